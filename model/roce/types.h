@@ -1,0 +1,69 @@
+// model/roce: RoCEv2 protocol library (plain C++, no SystemC).
+// Basic value types: byte buffers, MAC and IP addresses.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace roce {
+
+using Bytes = std::vector<uint8_t>;
+
+// 48-bit Ethernet MAC address, b[0] is the first byte on the wire.
+struct MacAddr {
+  std::array<uint8_t, 6> b{};
+  // "02:00:00:00:00:0a" (also accepts '-'); std::nullopt when malformed.
+  static std::optional<MacAddr> parse(const std::string& s);
+  std::string str() const;  // lower-case, colon-separated
+  bool operator==(const MacAddr& o) const { return b == o.b; }
+  bool operator!=(const MacAddr& o) const { return b != o.b; }
+};
+
+// IPv4 address as a host-order number: a.b.c.d = a<<24 | b<<16 | c<<8 | d
+// (the PG332 IPv4XADD / IPDESADDR1i register value).
+struct Ipv4Addr {
+  uint32_t v = 0;
+  static std::optional<Ipv4Addr> parse(const std::string& s);
+  std::string str() const;
+  bool operator==(const Ipv4Addr& o) const { return v == o.v; }
+  bool operator!=(const Ipv4Addr& o) const { return v != o.v; }
+};
+
+// IPv6 address, network byte order (b[0] first on the wire).
+struct Ipv6Addr {
+  std::array<uint8_t, 16> b{};
+  static std::optional<Ipv6Addr> parse(const std::string& s);
+  std::string str() const;
+  // ::ffff:a.b.c.d, the GID form of an IPv4 address used in CM REQ paths.
+  static Ipv6Addr v4_mapped(Ipv4Addr a);
+  bool operator==(const Ipv6Addr& o) const { return b == o.b; }
+};
+
+// Big-endian (network order) helpers.
+inline uint16_t get_be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
+inline uint32_t get_be24(const uint8_t* p) { return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]; }
+inline uint32_t get_be32(const uint8_t* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+inline uint64_t get_be64(const uint8_t* p) { return uint64_t(get_be32(p)) << 32 | get_be32(p + 4); }
+inline void put_be16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
+inline void put_be24(uint8_t* p, uint32_t v) { p[0] = uint8_t(v >> 16); p[1] = uint8_t(v >> 8); p[2] = uint8_t(v); }
+inline void put_be32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v >> 24); p[1] = uint8_t(v >> 16); p[2] = uint8_t(v >> 8); p[3] = uint8_t(v);
+}
+inline void put_be64(uint8_t* p, uint64_t v) { put_be32(p, uint32_t(v >> 32)); put_be32(p + 4, uint32_t(v)); }
+// Little-endian helpers (PG332 WQE/CQE layouts are little-endian).
+inline uint16_t get_le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
+inline uint32_t get_le32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+inline uint64_t get_le64(const uint8_t* p) { return uint64_t(get_le32(p)) | uint64_t(get_le32(p + 4)) << 32; }
+inline void put_le16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); }
+inline void put_le32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); p[2] = uint8_t(v >> 16); p[3] = uint8_t(v >> 24);
+}
+inline void put_le64(uint8_t* p, uint64_t v) { put_le32(p, uint32_t(v)); put_le32(p + 4, uint32_t(v >> 32)); }
+
+}  // namespace roce
