@@ -1,0 +1,74 @@
+// model/roce: address parsing and printing.
+#include "model/roce/types.h"
+
+#include <arpa/inet.h>
+
+#include <cstdio>
+
+namespace roce {
+
+namespace {
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::optional<MacAddr> MacAddr::parse(const std::string& s) {
+  // Exactly six two-digit hex groups separated by one kind of separator.
+  if (s.size() != 17) return std::nullopt;
+  const char sep = s[2];
+  if (sep != ':' && sep != '-') return std::nullopt;
+  MacAddr m;
+  for (size_t i = 0; i < 6; ++i) {
+    const size_t at = i * 3;
+    if (i > 0 && s[at - 1] != sep) return std::nullopt;
+    const int hi = hex_value(s[at]), lo = hex_value(s[at + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    m.b[i] = uint8_t(hi << 4 | lo);
+  }
+  return m;
+}
+
+std::string MacAddr::str() const {
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
+  return buf;
+}
+
+std::optional<Ipv4Addr> Ipv4Addr::parse(const std::string& s) {
+  in_addr a{};
+  if (inet_pton(AF_INET, s.c_str(), &a) != 1) return std::nullopt;
+  const auto* p = reinterpret_cast<const uint8_t*>(&a.s_addr);
+  return Ipv4Addr{get_be32(p)};
+}
+
+std::string Ipv4Addr::str() const {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", v >> 24 & 0xFF, v >> 16 & 0xFF, v >> 8 & 0xFF, v & 0xFF);
+  return buf;
+}
+
+std::optional<Ipv6Addr> Ipv6Addr::parse(const std::string& s) {
+  Ipv6Addr r;
+  if (inet_pton(AF_INET6, s.c_str(), r.b.data()) != 1) return std::nullopt;
+  return r;
+}
+
+std::string Ipv6Addr::str() const {
+  char buf[INET6_ADDRSTRLEN];
+  if (!inet_ntop(AF_INET6, b.data(), buf, sizeof buf)) return "";
+  return buf;
+}
+
+Ipv6Addr Ipv6Addr::v4_mapped(Ipv4Addr a) {
+  Ipv6Addr r;
+  r.b[10] = 0xFF;
+  r.b[11] = 0xFF;
+  put_be32(&r.b[12], a.v);
+  return r;
+}
+
+}  // namespace roce
