@@ -88,9 +88,11 @@ Bytes icrc_masked_input(const uint8_t* frame, size_t len) {
   const Layout l = layout_of(frame, len);
   uint8_t hdr[128];
   const size_t n = masked_headers(frame, len, l, hdr);
-  Bytes out(kDummyLrh, kDummyLrh + sizeof kDummyLrh);
-  out.insert(out.end(), hdr, hdr + n);
-  if (len > l.ip_off + n) out.insert(out.end(), frame + l.ip_off + n, frame + len);
+  const size_t tail = len > l.ip_off + n ? len - l.ip_off - n : 0;
+  Bytes out(sizeof kDummyLrh + n + tail);
+  std::memcpy(out.data(), kDummyLrh, sizeof kDummyLrh);
+  if (n) std::memcpy(out.data() + sizeof kDummyLrh, hdr, n);
+  if (tail) std::memcpy(out.data() + sizeof kDummyLrh + n, frame + l.ip_off + n, tail);
   return out;
 }
 
