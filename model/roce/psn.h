@@ -12,7 +12,7 @@ constexpr uint32_t kPsnHalf = 0x800000;  // 2^23: the duplicate/ahead window
 constexpr uint32_t psn_add(uint32_t psn, int64_t n) {
   return uint32_t((int64_t(psn) + n) & kPsnMask);
 }
-// Signed distance a - b in (-2^23, 2^23].
+// Signed distance a - b in [-2^23, 2^23 - 1] (half a turn apart reads as -2^23).
 constexpr int32_t psn_diff(uint32_t a, uint32_t b) {
   return int32_t(uint32_t((a - b) << 8)) >> 8;
 }
