@@ -1,0 +1,100 @@
+#include "model/link/pcap_writer.h"
+
+#include <pcap/pcap.h>
+
+#include <stdexcept>
+
+namespace ernic {
+
+namespace {
+std::runtime_error pcap_error(const std::string& what, const std::string& path,
+                              const char* detail) {
+  std::string msg = "pcap: " + what + " '" + path + "'";
+  if (detail && *detail) msg += std::string(": ") + detail;
+  return std::runtime_error(msg);
+}
+}  // namespace
+
+PcapWriter::PcapWriter(const std::string& path) : path_(path) {
+  pcap_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, kSnapLen,
+                                               PCAP_TSTAMP_PRECISION_NANO);
+  if (!pcap_) throw pcap_error("cannot create pcap handle for", path_, nullptr);
+  dumper_ = pcap_dump_open(pcap_, path_.c_str());
+  if (!dumper_) {
+    std::string err = pcap_geterr(pcap_);
+    pcap_close(pcap_);
+    pcap_ = nullptr;
+    throw pcap_error("cannot open", path_, err.c_str());
+  }
+}
+
+PcapWriter::~PcapWriter() {
+  if (dumper_) {
+    pcap_dump_flush(dumper_);
+    pcap_dump_close(dumper_);
+  }
+  if (pcap_) pcap_close(pcap_);
+}
+
+void PcapWriter::write(const uint8_t* frame, size_t len, uint64_t time_ps) {
+  if (!dumper_) throw pcap_error("write after close of", path_, nullptr);
+  const uint64_t ns = time_ps / 1000;  // truncated: see header
+  pcap_pkthdr hdr{};
+  hdr.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000ull);
+  // With a nanosecond-precision handle libpcap stores tv_usec as nanoseconds.
+  hdr.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000ull);
+  hdr.len = static_cast<bpf_u_int32>(len);
+  hdr.caplen = static_cast<bpf_u_int32>(len < size_t(kSnapLen) ? len : size_t(kSnapLen));
+  pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, frame);
+  ++frames_;
+}
+
+void PcapWriter::flush() {
+  if (dumper_ && pcap_dump_flush(dumper_) != 0)
+    throw pcap_error("write error on", path_, nullptr);
+}
+
+void PcapWriter::close() {
+  if (!dumper_) return;
+  const bool ok = pcap_dump_flush(dumper_) == 0;
+  pcap_dump_close(dumper_);
+  dumper_ = nullptr;
+  pcap_close(pcap_);
+  pcap_ = nullptr;
+  if (!ok) throw pcap_error("write error on", path_, nullptr);
+}
+
+PcapReader::PcapReader(const std::string& path) : path_(path) {
+  char err[PCAP_ERRBUF_SIZE] = {};
+  pcap_ = pcap_open_offline_with_tstamp_precision(path_.c_str(), PCAP_TSTAMP_PRECISION_NANO,
+                                                  err);
+  if (!pcap_) throw pcap_error("cannot read", path_, err);
+}
+
+PcapReader::~PcapReader() {
+  if (pcap_) pcap_close(pcap_);
+}
+
+std::optional<PcapFrame> PcapReader::next() {
+  pcap_pkthdr* hdr = nullptr;
+  const u_char* data = nullptr;
+  const int rc = pcap_next_ex(pcap_, &hdr, &data);
+  if (rc == PCAP_ERROR_BREAK) return std::nullopt;  // end of file
+  if (rc != 1) throw pcap_error("read error in", path_, pcap_geterr(pcap_));
+  PcapFrame f;
+  f.time_ns = uint64_t(hdr->ts.tv_sec) * 1'000'000'000ull + uint64_t(hdr->ts.tv_usec);
+  f.orig_len = hdr->len;
+  f.data.assign(data, data + hdr->caplen);
+  return f;
+}
+
+int PcapReader::linktype() const { return pcap_datalink(pcap_); }
+
+std::vector<PcapFrame> PcapReader::read_all(const std::string& path) {
+  PcapReader r(path);
+  std::vector<PcapFrame> out;
+  while (auto f = r.next()) out.push_back(std::move(*f));
+  return out;
+}
+
+}  // namespace ernic
