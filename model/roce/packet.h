@@ -117,7 +117,8 @@ struct EncodeOptions {
 
 // Encode to wire bytes (Ethernet header .. ICRC, no FCS). The extension
 // headers written are those of bth.opcode's table entry; a missing optional
-// header is written as zeros.
+// header is written as zeros. An IP EtherType (0x0800/0x86DD) is written to
+// match f.ipv6; any other EtherType is written as given.
 Bytes encode(const Frame& f, const EncodeOptions& opt = {});
 
 // Why a decode failed.

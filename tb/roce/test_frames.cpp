@@ -99,6 +99,16 @@ std::vector<TestFrame> build_test_frames() {
          {"infiniband.cm.req.serviceid.dport", "0x4853"},
          {"infiniband.cm.req.localqpn", "0x000011"},
          {"infiniband.cm.req.startpsn", "0xabcdef"},
+         {"infiniband.cm.req.responderres", "0x04"},
+         {"infiniband.cm.req.initdepth", "0x04"},
+         {"infiniband.cm.req.remoteresptout", "0x14"},
+         {"infiniband.cm.req.localresptout", "0x14"},
+         {"infiniband.cm.req.transpsvctype", "0x00"},
+         {"infiniband.cm.req.localcaguid", "0x0200000000000001"},
+         {"infiniband.cm.req.maxcmretr", "0x0f"},
+         {"infiniband.cm.req.rnrretrcount", "0x07"},
+         {"infiniband.cm.req.prim_localacktout", "0x0e"},
+         {"infiniband.cm.req.prim_hoplim", "0x40"},
          {"infiniband.cm.req.pppmtu", "0x03"},
          {"infiniband.cm.req.retrcount", "0x07"},
          {"infiniband.cm.req.prim_localgid_ipv4", "192.168.1.10"},
@@ -129,6 +139,10 @@ std::vector<TestFrame> build_test_frames() {
          {"infiniband.cm.rep.localqpn", "0x000022"},
          {"infiniband.cm.rep.startpsn", "0x123456"},
          {"infiniband.cm.rep.rnrretrcount", "0x07"},
+         {"infiniband.cm.rep.tgtackdelay", "0x0f"},
+         {"infiniband.cm.rep.respres", "0x04"},
+         {"infiniband.cm.rep.initdepth", "0x04"},
+         {"infiniband.cm.rep.localcaguid", "0x0200000000000002"},
          {"_ws.col.Info", "CM: ConnectReply"}});
   }
   // --- CM: RTU, REJ, DREQ, DREP -------------------------------------------

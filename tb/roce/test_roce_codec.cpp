@@ -464,7 +464,7 @@ TEST(Decode, TruncatedAndGarbageInput) {
   for (const Bytes& s : seeds) {
     for (size_t n = 0; n < s.size(); ++n) {
       std::unique_ptr<uint8_t[]> buf(new uint8_t[n ? n : 1]);
-      std::memcpy(buf.get(), s.data(), n);
+      if (n) std::memcpy(buf.get(), s.data(), n);
       DecodeError e = DecodeError::None;
       EXPECT_FALSE(decode(buf.get(), n, &e).has_value()) << n;
       EXPECT_NE(e, DecodeError::None);
@@ -491,7 +491,7 @@ TEST(Decode, TruncatedAndGarbageInput) {
       if (rng() % 2) b.resize(rng() % (b.size() + 1));
     }
     std::unique_ptr<uint8_t[]> buf(new uint8_t[b.size() ? b.size() : 1]);
-    std::memcpy(buf.get(), b.data(), b.size());
+    if (!b.empty()) std::memcpy(buf.get(), b.data(), b.size());
     const auto d = decode(buf.get(), b.size());
     if (d) {
       ++decoded;
