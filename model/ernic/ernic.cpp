@@ -1,0 +1,803 @@
+#include "model/ernic/ernic.h"
+
+#include <fmt/format.h>
+
+#include "model/ernic/tx_icrc.h"
+#include "model/roce/icrc.h"
+#include "model/roce/opcodes.h"
+#include "model/roce/psn.h"
+
+namespace ernic {
+
+using namespace sc_core;
+namespace R = regs;
+namespace F = regs::f;
+
+namespace {
+// WQE opcodes (PG332 Table 2-1, byte 16).
+constexpr uint8_t kWqeWrite = 0x00, kWqeWriteImm = 0x01, kWqeSend = 0x02, kWqeSendImm = 0x03,
+                  kWqeRead = 0x04, kWqeSendInv = 0x0C;
+// Fatal codes (PG332 error-status queue).
+constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatalRemote = 0x0A,
+                  kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
+                  kFatalRethLen = 0x16;
+constexpr size_t kWqeSize = 64;
+
+uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
+}  // namespace
+
+Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
+             const std::string& scope, ErnicConfig cfg)
+    : sc_module(name),
+      core_(core),
+      mem_(mem),
+      ctx_(ctx),
+      scope_(scope),
+      cfg_(cfg),
+      dma_wqe_(core, mem, ctx, scope + ".qp_mgr_m_axi", cfg.dma),
+      dma_payload_(core, mem, ctx, scope + ".wqe_proc_top_m_axi", cfg.dma),
+      dma_rx_(core, mem, ctx, scope + ".rx_pkt_hndler_ddr_m_axi", cfg.dma),
+      dma_cmpl_(core, mem, ctx, scope + ".resp_hndler_m_axi", cfg.dma),
+      icrc_(new TxIcrc("tx_icrc", core, ctx)) {
+  g_.assign(0x1000 / 4, 0);
+  q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
+  mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));
+  rq_int_.assign(cfg_.layout.int_banks, 0);
+  cq_int_.assign(cfg_.layout.int_banks, 0);
+  cnp_.assign(cfg_.layout.int_banks, 0);
+  qps_.resize(cfg_.num_qp + 1);
+  reset_registers();
+  v_intr_ = ctx.var(scope, "rnic_intr", 1);
+  v_req_state_ = ctx.var(scope + ".wqe_proc", "state", 2);
+  v_req_qpn_ = ctx.var(scope + ".wqe_proc", "qpn", 8);
+  v_tx_opcode_ = ctx.var(scope + ".wqe_proc", "tx_opcode", 8);
+  v_rx_valid_ = ctx.var(scope + ".rx_pkt_hndler", "pkt_valid", 1);
+  v_rx_opcode_ = ctx.var(scope + ".rx_pkt_hndler", "opcode", 8);
+  for (uint32_t n = 1; n <= cfg_.num_qp; ++n) {
+    Qp& qp = qps_[n];
+    qp.qpn = n;
+    const std::string s = fmt::format("{}.qp{}", scope, n);
+    qp.v_state = ctx.var(s, "enabled", 1);
+    qp.v_fatal = ctx.var(s, "fatal", 1);
+    qp.v_sq_pi = ctx.var(s, "SQPI", 16);
+    qp.v_sq_ci = ctx.var(s, "sq_ci", 16);
+    qp.v_cq_head = ctx.var(s, "CQHEAD", 16);
+    qp.v_next_psn = ctx.var(s, "SQPSN", 24);
+    qp.v_exp_psn = ctx.var(s, "expected_psn", 24);
+    qp.v_osq = ctx.var(s, "outstanding", 5);
+  }
+  SC_THREAD(qp_mgr_thread);
+  SC_THREAD(tx_thread);
+  SC_THREAD(rx_thread);
+}
+
+Ernic::~Ernic() = default;
+
+void Ernic::reset_registers() {
+  for (const auto& r : R::all_registers()) {
+    if (r.block == R::Block::Global) {
+      G(r.offset) = r.reset;
+    } else if (r.block == R::Block::Qp) {
+      for (uint32_t n = 1; n <= cfg_.num_qp; ++n) Q(n, r.offset) = r.reset;
+    } else {
+      for (uint32_t i = 0; i < cfg_.num_mr; ++i) M(i, r.offset) = r.reset;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- registers
+
+uint32_t Ernic::sq_depth(uint32_t qpn) const { return Q(qpn, R::q::QDEPTHi) & 0xFFFF; }
+uint32_t Ernic::rq_depth(uint32_t qpn) const { return Q(qpn, R::q::QDEPTHi) >> 16; }
+
+void Ernic::count16(uint32_t off, bool high, uint32_t n) {
+  uint32_t& r = G(off);
+  if (high) {
+    r = (r & 0xFFFF) | (((r >> 16) + n) & 0xFFFF) << 16;
+  } else {
+    r = (r & 0xFFFF0000u) | ((r + n) & 0xFFFF);
+  }
+}
+
+void Ernic::update_intr() {
+  bool on = (G(R::g::INTSTS) & G(R::g::INTEN)) != 0;
+  if (intr.read() != on) intr.write(on);
+  ctx_.set(v_intr_, on);
+}
+
+void Ernic::raise(uint32_t bits) {
+  G(R::g::INTSTS) |= bits;
+  update_intr();
+}
+
+void Ernic::qp_bank_set(uint32_t bank_off, uint32_t qpn) {
+  // PG31: bit j of bank n is QP 32(n-1)+j.
+  uint32_t bank = qpn / 32, bit = qpn % 32;
+  if (bank >= cfg_.layout.int_banks) return;
+  if (bank_off == cfg_.layout.rq_int_bank) rq_int_[bank] |= 1u << bit;
+  if (bank_off == cfg_.layout.cq_int_bank) cq_int_[bank] |= 1u << bit;
+}
+
+uint32_t Ernic::peek(uint32_t addr) const {
+  const auto& L = cfg_.layout;
+  R::Decoded d = R::decode_address(L, addr, cfg_.num_qp, cfg_.num_mr);
+  if (d.block == R::Block::Global && !d.reg) {
+    auto bank = [&](uint32_t base, const std::vector<uint32_t>& v) -> std::optional<uint32_t> {
+      if (d.offset >= base && d.offset < base + 4 * L.int_banks) return v[(d.offset - base) / 4];
+      return std::nullopt;
+    };
+    if (auto v = bank(L.rq_int_bank, rq_int_)) return *v;
+    if (auto v = bank(L.cq_int_bank, cq_int_)) return *v;
+    if (auto v = bank(L.cnp_bank, cnp_)) return *v;
+    return 0;  // reserved: reads as 0
+  }
+  if (!d.reg) return 0;
+  switch (d.block) {
+    case R::Block::Global:
+      return G(d.offset);
+    case R::Block::Qp: {
+      uint32_t v = Q(d.index, d.offset);
+      if (d.offset == R::q::STATQPi) {
+        const Qp& qp = qps_[d.index];
+        uint32_t depth = sq_depth(d.index);
+        uint32_t pending = depth ? (Q(d.index, R::q::SQPIi) % depth + depth - qp.sq_ci) % depth : 0;
+        v &= ~(F::STATQP_SQ_EMPTY | F::STATQP_OSQ_EMPTY | F::STATQP_OSQ_FULL);
+        if (pending == 0) v |= F::STATQP_SQ_EMPTY;
+        if (qp.osq.empty()) v |= F::STATQP_OSQ_EMPTY;
+        if (qp.osq.size() >= cfg_.timing.max_outstanding) v |= F::STATQP_OSQ_FULL;
+      }
+      return v;
+    }
+    case R::Block::Mr:
+      return mr_[d.index][d.offset / 4];
+  }
+  return 0;
+}
+
+uint32_t Ernic::axil_read(uint32_t addr) { return peek(addr); }
+
+void Ernic::axil_write(uint32_t addr, uint32_t data) {
+  const auto& L = cfg_.layout;
+  R::Decoded d = R::decode_address(L, addr, cfg_.num_qp, cfg_.num_mr);
+  if (d.block == R::Block::Global && !d.reg) {
+    auto w1c = [&](uint32_t base, std::vector<uint32_t>& v) {
+      if (d.offset >= base && d.offset < base + 4 * L.int_banks) {
+        v[(d.offset - base) / 4] &= ~data;
+        return true;
+      }
+      return false;
+    };
+    if (!w1c(L.rq_int_bank, rq_int_)) w1c(L.cq_int_bank, cq_int_);  // CNP bank is RO
+    return;
+  }
+  if (!d.reg) return;  // reserved: writes ignored
+  const bool swovr = G(R::g::XRNICADCONF) & F::XRNICADCONF_SWOVR;
+  switch (d.reg->access) {
+    case R::Access::RO:
+      return;  // writes to read-only registers have no effect
+    case R::Access::ROSW:
+      if (!swovr) return;
+      break;
+    case R::Access::W1C:
+      G(d.offset) &= ~data;
+      update_intr();
+      return;
+    case R::Access::RW:
+      break;
+  }
+  if (d.block == R::Block::Global) {
+    G(d.offset) = data;
+    if (d.offset == R::g::INTEN) update_intr();
+    return;
+  }
+  if (d.block == R::Block::Mr) {
+    mr_[d.index][d.offset / 4] = data;
+    return;
+  }
+  // Per-QP register.
+  const uint32_t n = d.index;
+  Qp& qp = qps_[n];
+  const uint32_t old = Q(n, d.offset);
+  Q(n, d.offset) = data;
+  switch (d.offset) {
+    case R::q::QPCONFi:
+      if ((data & F::QPCONF_EN) && !(old & F::QPCONF_EN)) {
+        qp.enabled = true;
+        uint32_t depth = sq_depth(n);
+        qp.sq_ci = depth ? lo16(Q(n, R::q::STATCURSQPTRi)) % depth : 0;
+        qp.osq.clear();
+        qp.nak_psn_sent = false;
+        qp.wr_active = false;
+        qp.send_off = 0;
+        doorbell_ev_.notify(core_.cycles(cfg_.timing.doorbell_cycles));
+      } else if (!(data & F::QPCONF_EN)) {
+        qp.enabled = false;
+      }
+      trace_qp(qp);
+      break;
+    case R::q::SQPIi:
+      Q(n, d.offset) = lo16(data);
+      ctx_.set(qp.v_sq_pi, lo16(data));
+      // AXI-Lite doorbells count only with HW handshake disabled (QPCONFi[4] = 1).
+      if (Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)
+        doorbell_ev_.notify(core_.cycles(cfg_.timing.doorbell_cycles));
+      break;
+    case R::q::RQCIi:
+      Q(n, d.offset) = lo16(data);
+      break;
+    case R::q::SQPSNi:
+    case R::q::LSTRQREQi:
+      trace_qp(qp);
+      break;
+    default:
+      break;
+  }
+}
+
+void Ernic::trace_qp(const Qp& qp) {
+  if (!ctx_.vcd) return;
+  ctx_.set(qp.v_state, qp.enabled);
+  ctx_.set(qp.v_fatal, Q(qp.qpn, R::q::STATQPi) & F::STATQP_FATAL);
+  ctx_.set(qp.v_sq_ci, qp.sq_ci);
+  ctx_.set(qp.v_cq_head, Q(qp.qpn, R::q::CQHEADi));
+  ctx_.set(qp.v_next_psn, Q(qp.qpn, R::q::SQPSNi) & roce::kPsnMask);
+  ctx_.set(qp.v_exp_psn, roce::psn_add(Q(qp.qpn, R::q::LSTRQREQi) & roce::kPsnMask, 1));
+  ctx_.set(qp.v_osq, qp.osq.size());
+}
+
+std::vector<std::string> Ernic::qp_status() const {
+  std::vector<std::string> out;
+  for (uint32_t n = 1; n <= cfg_.num_qp; ++n) {
+    const Qp& qp = qps_[n];
+    if (!qp.enabled && !(Q(n, R::q::QPCONFi) & F::QPCONF_EN)) continue;
+    out.push_back(fmt::format(
+        "QP{}: QPCONF=0x{:08x} STATQP=0x{:08x} SQPI={} sq_ci={} outstanding={} CQHEAD={} "
+        "SQPSN=0x{:06x} LSTRQREQ=0x{:08x} STATRQPIDB={} RQCI={}",
+        n, Q(n, R::q::QPCONFi), peek(cfg_.layout.qp(n, R::q::STATQPi)), Q(n, R::q::SQPIi), qp.sq_ci,
+        qp.osq.size(), Q(n, R::q::CQHEADi), Q(n, R::q::SQPSNi) & roce::kPsnMask,
+        Q(n, R::q::LSTRQREQi), Q(n, R::q::STATRQPIDBi), Q(n, R::q::RQCIi)));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- requester
+
+bool Ernic::qp_has_work(const Qp& qp) const {
+  const uint32_t n = qp.qpn;
+  if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
+  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return false;
+  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
+  const uint32_t depth = sq_depth(n);
+  if (depth == 0) return false;
+  const uint32_t pi = Q(n, R::q::SQPIi) % depth;  // a value equal to the depth means 0
+  if (pi == qp.sq_ci) return false;
+  return qp.osq.size() < cfg_.timing.max_outstanding;
+}
+
+roce::Frame Ernic::frame_template(uint32_t n) const {
+  roce::Frame f;
+  auto mac = [](uint32_t msb, uint32_t lsb) {
+    roce::MacAddr m;
+    m.b = {uint8_t(msb >> 8), uint8_t(msb), uint8_t(lsb >> 24), uint8_t(lsb >> 16), uint8_t(lsb >> 8),
+           uint8_t(lsb)};
+    return m;
+  };
+  f.eth.src = mac(G(R::g::MACXADDMSB), G(R::g::MACXADDLSB));
+  f.eth.dst = mac(Q(n, R::q::MACDESADDMSBi), Q(n, R::q::MACDESADDLSBi));
+  const uint32_t adv = Q(n, R::q::QPADVCONFi);
+  f.ip4.src.v = G(R::g::IPv4XADD);
+  f.ip4.dst.v = Q(n, R::q::IPDESADDR1i);
+  f.ip4.tos = uint8_t((adv & 0x3F) << 2);
+  f.ip4.ttl = (adv >> 8) & 0xFF ? uint8_t(adv >> 8) : 64;  // assumption A-ERNIC-4
+  f.udp.sport = uint16_t(G(R::g::XRNICCONF) >> F::XRNICCONF_UDPSPORT_SHIFT);
+  f.bth.pkey = (adv >> 16) ? uint16_t(adv >> 16) : 0xFFFF;
+  f.bth.dest_qp = Q(n, R::q::DESTQPCONFi) & 0xFFFFFF;
+  return f;
+}
+
+void Ernic::tx_enqueue(std::vector<uint8_t> bytes) {
+  while (txq_.size() >= cfg_.timing.tx_queue_frames) wait(tx_pop_ev_);
+  txq_.push_back(std::move(bytes));
+  tx_ev_.notify(SC_ZERO_TIME);
+}
+
+void Ernic::qp_mgr_thread() {
+  for (;;) {
+    Qp* next = nullptr;
+    for (uint32_t i = 0; i < cfg_.num_qp && !next; ++i) {
+      uint32_t n = 1 + (rr_next_ - 1 + i) % cfg_.num_qp;
+      if (qp_has_work(qps_[n])) next = &qps_[n];
+    }
+    if (!next) {
+      ctx_.set(v_req_state_, kReqIdle);
+      wait(doorbell_ev_ | ack_ev_);
+      continue;
+    }
+    Qp& qp = *next;
+    rr_next_ = qp.qpn % cfg_.num_qp + 1;
+    const uint32_t n = qp.qpn;
+    ctx_.set(v_req_state_, kReqFetch);
+    ctx_.set(v_req_qpn_, n);
+    uint8_t wqe[kWqeSize];
+    const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
+    const bool ok = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize);
+    qp.sq_ci = (qp.sq_ci + 1) % sq_depth(n);
+    Q(n, R::q::STATCURSQPTRi) = qp.sq_ci;
+    Q(n, R::q::STATWQEi) = lo16(Q(n, R::q::STATWQEi) + 1);
+    G(R::g::QPMSTS) = (G(R::g::QPMSTS) & 0xFFFF) + ((lo16((G(R::g::QPMSTS) >> 16) + 1)) << 16);
+    trace_qp(qp);
+    if (!ok) {
+      qp_fatal(qp, kFatalWqe, "WQE fetch outside host memory");
+      continue;
+    }
+    core_.wait_cycles(cfg_.timing.wqe_decode_cycles);
+    ctx_.set(v_req_state_, kReqSend);
+    execute_wqe(qp, wqe);
+    ++stats_.wqes_processed;
+    ctx_.set(v_req_state_, qp.osq.empty() ? kReqIdle : kReqWaitAck);
+  }
+}
+
+void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
+  const uint32_t n = qp.qpn;
+  const uint16_t wrid = roce::get_le16(w + 0);
+  const uint64_t laddr = roce::get_le64(w + 4);
+  const uint32_t length = roce::get_le32(w + 12);
+  const uint8_t opc = w[16];
+  const uint64_t roffset = roce::get_le64(w + 20);
+  const uint32_t rtag = roce::get_le32(w + 28);
+  const uint32_t immdt = roce::get_le32(w + 48);
+
+  if (n == 1) {
+    // QP1: software built the whole frame (Ethernet .. MAD); ERNIC sends the
+    // bytes as they are and appends the ICRC. UD: no ACK, the WQE completes
+    // once the frame has been handed to the datapath.
+    if (opc != kWqeSend) {
+      ++stats_.illegal_wqes;
+      raise(F::INT_ILLEGAL_OPC);
+      return;
+    }
+    std::vector<uint8_t> frame(length);
+    if (!dma_payload_.read(laddr, frame.data(), length)) {
+      complete(qp, wrid, opc, true);
+      return;
+    }
+    core_.wait_cycles(cfg_.timing.hdr_build_cycles);
+    ctx_.set(v_tx_opcode_, frame.size() > 42 ? frame[42] : 0);
+    tx_enqueue(std::move(frame));
+    count16(R::g::OUTAMPKTCNT, true);
+    complete(qp, wrid, opc, false);
+    return;
+  }
+
+  const bool is_write = opc == kWqeWrite || opc == kWqeWriteImm;
+  const bool is_send = opc == kWqeSend || opc == kWqeSendImm || opc == kWqeSendInv;
+  if (opc == kWqeRead) {
+    // RDMA READ (requester and responder) is issue 4; the skeleton refuses
+    // it visibly rather than pretending.
+    ctx_.error(fmt::format("{}.qp{}", scope_, n), "RDMA READ WQE: not modelled yet (issue 4)");
+    complete(qp, wrid, opc, true);
+    return;
+  }
+  if (!is_write && !is_send) {
+    ++stats_.illegal_wqes;
+    raise(F::INT_ILLEGAL_OPC);  // PG332 INTSTS[5]; the WQE is consumed (assumption A-ERNIC-5)
+    return;
+  }
+  const uint32_t pmtu = R::pmtu_bytes((Q(n, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
+  const uint32_t npkts = length == 0 ? 1 : (length + pmtu - 1) / pmtu;
+  const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
+  const uint32_t last_psn = roce::psn_add(first_psn, npkts - 1);
+  qp.osq.push_back({wrid, opc, first_psn, last_psn, false});
+  roce::Frame f = frame_template(n);
+  uint32_t off = 0;
+  for (uint32_t i = 0; i < npkts; ++i) {
+    const bool first = i == 0, last = i + 1 == npkts;
+    const uint32_t chunk = std::min(pmtu, length - off);
+    uint8_t op;
+    using namespace roce::op;
+    if (is_write) {
+      const bool imm = opc == kWqeWriteImm;
+      op = npkts == 1 ? (imm ? RC_WRITE_ONLY_IMM : RC_WRITE_ONLY)
+           : first    ? RC_WRITE_FIRST
+           : last     ? (imm ? RC_WRITE_LAST_IMM : RC_WRITE_LAST)
+                      : RC_WRITE_MIDDLE;
+    } else {
+      const bool imm = opc == kWqeSendImm, inv = opc == kWqeSendInv;
+      op = npkts == 1 ? (imm ? RC_SEND_ONLY_IMM : inv ? RC_SEND_ONLY_INV : RC_SEND_ONLY)
+           : first    ? RC_SEND_FIRST
+           : last     ? (imm ? RC_SEND_LAST_IMM : inv ? RC_SEND_LAST_INV : RC_SEND_LAST)
+                      : RC_SEND_MIDDLE;
+    }
+    f.bth.opcode = op;
+    f.bth.psn = roce::psn_add(first_psn, i);
+    f.bth.ack_req = last;  // assumption A-ERNIC-2: AckReq on the last packet of a message
+    f.reth.reset();
+    f.immdt.reset();
+    f.ieth.reset();
+    if (is_write && first) f.reth = roce::Reth{roffset, rtag, length};
+    if (last && (opc == kWqeWriteImm || opc == kWqeSendImm)) f.immdt = immdt;
+    if (last && opc == kWqeSendInv) f.ieth = rtag;
+    f.payload.resize(chunk);
+    if (!dma_payload_.read(laddr + off, f.payload.data(), chunk, /*with_latency=*/first)) {
+      qp_fatal(qp, kFatalWqe, "payload read outside host memory");
+      return;
+    }
+    core_.wait_cycles(cfg_.timing.hdr_build_cycles);
+    roce::EncodeOptions eo;
+    eo.fill_icrc = false;
+    std::vector<uint8_t> bytes = roce::encode(f, eo);
+    bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
+    Q(n, R::q::SQPSNi) = roce::psn_add(f.bth.psn, 1);
+    G(R::g::LSTOUTPKT) = op | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
+    count16(R::g::OUTIOPKTCNT, is_write);
+    ctx_.set(v_tx_opcode_, op);
+    trace_qp(qp);
+    tx_enqueue(std::move(bytes));
+    off += chunk;
+  }
+  Q(n, R::q::STATSSNi) = roce::psn_add(Q(n, R::q::STATSSNi), 1);
+}
+
+void Ernic::tx_thread() {
+  for (;;) {
+    while (txq_.empty()) wait(tx_ev_);
+    std::vector<uint8_t> bytes = std::move(txq_.front());
+    txq_.pop_front();
+    tx_pop_ev_.notify(SC_ZERO_TIME);
+    const uint32_t rtl = icrc_->compute(bytes.data(), bytes.size());
+    const uint32_t ref = roce::compute_icrc(bytes.data(), bytes.size());
+    ++stats_.icrc_frames;
+    if (rtl != ref) {
+      ++stats_.icrc_rtl_mismatches;
+      ctx_.error(scope_ + ".tx_icrc",
+                 fmt::format("rtl/icrc gave 0x{:08x}, C++ reference 0x{:08x} ({} bytes)", rtl, ref,
+                             bytes.size()));
+    }
+    // The datapath's (RTL) value goes on the wire, least-significant byte first.
+    for (int i = 0; i < 4; ++i) bytes.push_back(uint8_t(rtl >> (8 * i)));
+    ctx_.bump();
+    if (cmac) cmac->tx_push(std::move(bytes));
+  }
+}
+
+void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
+  const uint32_t n = qp.qpn;
+  const uint32_t depth = sq_depth(n) ? sq_depth(n) : 1;  // the CQ has the SQ's depth
+  const uint32_t head = lo16(Q(n, R::q::CQHEADi)) % depth;
+  if (Q(n, R::q::QPCONFi) & F::QPCONF_CQE_WR) {
+    const uint32_t cqe = wrid | uint32_t(wqe_opcode) << 16 | uint32_t(error ? 1 : 0) << 24;
+    dma_cmpl_.write32(q64(n, R::q::CQBAi, R::q::CQBAMSBi) + uint64_t(head) * 4, cqe);
+    ++stats_.cqes_written;
+  }
+  const uint32_t new_head = (head + 1) % depth;
+  Q(n, R::q::CQHEADi) = new_head;
+  dma_cmpl_.write32(q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head);
+  if (Q(n, R::q::QPCONFi) & F::QPCONF_CQ_IRQ) {
+    qp_bank_set(cfg_.layout.cq_int_bank, n);
+    raise(F::INT_WQE_DONE);
+  }
+  trace_qp(qp);
+  ack_ev_.notify(SC_ZERO_TIME);
+}
+
+void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
+  const uint32_t n = qp.qpn;
+  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
+  ++stats_.fatal_events;
+  Q(n, R::q::STATQPi) |= F::STATQP_FATAL;
+  ctx_.event(fmt::format("{}.qp{}", scope_, n), fmt::format("QP fatal, code 0x{:02x}: {}", code, why));
+  // Error-status queue entry: word 0 = QPN[31:16] | code[15:0] (64-bit entries).
+  const uint64_t base = uint64_t(G(R::g::IPKTERRQBA)) | uint64_t(G(R::g::IPKTERRQBAMSB)) << 32;
+  const uint32_t size = G(R::g::IPKTERRQSZ) & 0xFFFF;
+  if (base && size) {
+    const uint32_t wp = lo16(G(R::g::IPKTERRQWPTR)) % size;
+    dma_cmpl_.write32(base + uint64_t(wp) * 8, n << 16 | code);
+    dma_cmpl_.write32(base + uint64_t(wp) * 8 + 4, 0);
+    G(R::g::IPKTERRQWPTR) = (wp + 1) % size;  // the hardware wraps and never checks overflow
+  }
+  // Every outstanding WQE completes with ERRFLAG.
+  while (!qp.osq.empty()) {
+    Outstanding o = qp.osq.front();
+    qp.osq.pop_front();
+    complete(qp, o.wrid, o.wqe_opcode, true);
+  }
+  raise(F::INT_FATAL);
+  trace_qp(qp);
+}
+
+// ------------------------------------------------------------- RX / responder
+
+void Ernic::rx_push(FrameBytes frame) {
+  rxq_.push_back(std::move(frame));
+  rx_ev_.notify(SC_ZERO_TIME);
+}
+
+void Ernic::rx_thread() {
+  for (;;) {
+    while (rxq_.empty()) wait(rx_ev_);
+    FrameBytes raw = std::move(rxq_.front());
+    rxq_.pop_front();
+    ctx_.set(v_rx_valid_, 1);
+    core_.wait_cycles(cfg_.timing.rx_parse_cycles);
+    handle_rx(raw);
+    ctx_.set(v_rx_valid_, 0);
+    ctx_.bump();
+  }
+}
+
+void Ernic::drop(const std::string& why) {
+  ++stats_.rx_dropped;
+  count16(R::g::INALLDRPPKTCNT, true);
+  (void)why;
+}
+
+void Ernic::handle_rx(const FrameBytes& raw) {
+  count16(R::g::INALLDRPPKTCNT, false);
+  if (!(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return drop("ERNIC disabled");
+  if (raw.size() < roce::kEthHdrLen + roce::kIcrcLen) return drop("runt frame");
+  roce::DecodeError de;
+  auto fr = roce::decode(raw, &de);
+  if (!fr) return drop(std::string("undecodable: ") + roce::decode_error_name(de));
+  const roce::Frame& f = *fr;
+  ctx_.set(v_rx_opcode_, f.bth.opcode);
+  // ICRC over what the frame says its length is (IP length), excluding the ICRC.
+  {
+    const size_t ip_len = f.ipv6 ? roce::kIpv6HdrLen + f.ip6.payload_len : f.ip4.total_len;
+    const size_t end = roce::kEthHdrLen + ip_len;
+    if (end > raw.size() || end < roce::kIcrcLen) return drop("length");
+    if (roce::compute_icrc(raw.data(), end - roce::kIcrcLen) != f.icrc) {
+      ++stats_.rx_icrc_errors;
+      return drop("ICRC");
+    }
+  }
+  const roce::Frame tmpl_local = frame_template(1);
+  if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA");
+  if (f.ipv6) return drop("IPv6 not enabled on this node");
+  if (f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA");
+  if (f.bth.tver != 0) return drop("TVer");
+  const uint32_t n = f.bth.dest_qp;
+  const uint32_t enabled_qps = (G(R::g::XRNICCONF) & F::XRNICCONF_NUMQP_MASK) >> F::XRNICCONF_NUMQP_SHIFT;
+  if (n == 0 || n > cfg_.num_qp || n > enabled_qps) return drop("QP unsupported");
+  Qp& qp = qps_[n];
+  if (!qp.enabled) return drop("QP disabled");
+  G(R::g::LSTINPKT) = f.bth.opcode | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
+  if (n == 1) return rx_qp1(f, raw);
+  // RC: the source must be the QP's remote.
+  const roce::Frame t = frame_template(n);
+  if (f.eth.src != t.eth.dst || f.ip4.src.v != t.ip4.dst.v) return drop("source is not the QP's remote");
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  if (!oi) return drop("unknown opcode");
+  switch (oi->kind) {
+    case roce::OpKind::Ack:
+      return rx_ack(qp, f);
+    case roce::OpKind::Send:
+    case roce::OpKind::Write:
+      if ((f.bth.opcode >> 5) != 0) return drop("not an RC opcode");
+      return rx_request(qp, f);
+    default:
+      ctx_.error(fmt::format("{}.qp{}", scope_, n),
+                 fmt::format("incoming {}: not modelled yet (issue 4)", oi->name));
+      return drop("opcode not modelled");
+  }
+}
+
+void Ernic::rx_qp1(const roce::Frame& f, const FrameBytes& raw) {
+  if (f.bth.opcode != roce::op::UD_SEND_ONLY || !f.deth) return drop("QP1 accepts UD SEND_ONLY only");
+  const uint32_t depth = rq_depth(1);
+  if (depth == 0) return drop("QP1 RQ depth is 0");
+  const uint32_t pi = lo16(Q(1, R::q::STATRQPIDBi)) % depth;
+  const uint32_t ci = lo16(Q(1, R::q::RQCIi)) % depth;
+  if ((pi + 1) % depth == ci) return drop("QP1 RQ full");
+  // 3.x QP1 element: a 40-byte L3 slot (IPv4: 20 zero bytes then the IPv4
+  // header; IPv6: the IPv6 header), then UDP, BTH, DETH and the MAD.
+  const size_t ip_len = f.ipv6 ? roce::kIpv6HdrLen : roce::kIpv4HdrLen;
+  const size_t end = raw.size() - roce::kIcrcLen;
+  std::vector<uint8_t> elem(40 - ip_len, 0);
+  elem.insert(elem.end(), raw.begin() + roce::kEthHdrLen, raw.begin() + long(end));
+  const uint64_t esz = uint64_t(Q(1, R::q::QPCONFi) >> F::QPCONF_RQBUFSZ_SHIFT) * 256;
+  if (elem.size() > esz) return drop("MAD larger than the QP1 RQ element");
+  const uint64_t rqba = q64(1, R::q::RQBAi, R::q::RQBAMSBi);
+  dma_rx_.write(rqba + pi * esz, elem.data(), elem.size());
+  const uint32_t npi = (pi + 1) % depth;
+  Q(1, R::q::STATRQPIDBi) = npi;
+  Q(1, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
+  dma_rx_.write32(q64(1, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi);
+  count16(R::g::INAMPKTCNT, true);
+  ++stats_.mads_received;
+  if (Q(1, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) qp_bank_set(cfg_.layout.rq_int_bank, 1);
+  raise(F::INT_MAD);
+}
+
+void Ernic::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
+  core_.wait_cycles(cfg_.timing.ack_build_cycles);
+  roce::Frame a = frame_template(n);
+  a.bth.opcode = roce::op::RC_ACK;
+  a.bth.psn = psn & roce::kPsnMask;
+  a.aeth = roce::Aeth{syndrome, Q(n, R::q::STATMSNi) & roce::kPsnMask};
+  roce::EncodeOptions eo;
+  eo.fill_icrc = false;
+  std::vector<uint8_t> bytes = roce::encode(a, eo);
+  bytes.resize(bytes.size() - roce::kIcrcLen);
+  G(R::g::LSTOUTPKT) = roce::op::RC_ACK | (n & 0xFF) << 8 | (psn & 0xFFFF) << 16;
+  if (roce::aeth::type(syndrome) == 0) {
+    count16(R::g::OUTAMPKTCNT, false);
+    ++stats_.acks_sent;
+  } else {
+    G(R::g::OUTNAKPKTCNT) = lo16(G(R::g::OUTNAKPKTCNT) + 1);
+    ++stats_.naks_sent;
+  }
+  tx_enqueue(std::move(bytes));
+}
+
+void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
+  using roce::OpPos;
+  const uint32_t n = qp.qpn;
+  const roce::OpcodeInfo& oi = *roce::opcode_info(f.bth.opcode);
+  const uint32_t last = Q(n, R::q::LSTRQREQi);
+  const uint32_t expected = roce::psn_add(last & roce::kPsnMask, 1);
+  switch (roce::psn_classify(f.bth.psn, expected)) {
+    case roce::PsnClass::Duplicate:
+      // Re-ACK without re-executing (IBTA 9.9.4.1).
+      ++stats_.duplicates;
+      count16(R::g::ININVDUPCNT, true);
+      send_ack(n, roce::aeth::ack(), roce::psn_add(expected, -1));
+      return;
+    case roce::PsnClass::OutOfSequence:
+      count16(R::g::ININVDUPCNT, false);
+      if (!qp.nak_psn_sent) {
+        qp.nak_psn_sent = true;
+        send_ack(n, roce::aeth::kNakPsnSeq, expected);
+      }
+      return;
+    case roce::PsnClass::Expected:
+      qp.nak_psn_sent = false;
+      break;
+  }
+  const bool is_write = oi.kind == roce::OpKind::Write;
+  // Opcode sequence: after a FIRST/MIDDLE of a kind, only MIDDLE/LAST of the
+  // same kind; otherwise only FIRST/ONLY.
+  const roce::OpcodeInfo* prev = roce::opcode_info(uint8_t(last >> 24));
+  const bool in_msg = prev && (prev->pos == OpPos::First || prev->pos == OpPos::Middle);
+  const bool continues = oi.pos == OpPos::Middle || oi.pos == OpPos::Last;
+  if (in_msg != continues || (in_msg && prev->kind != oi.kind)) {
+    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+    return qp_fatal(qp, is_write ? kFatalWriteOpSeq : kFatalOpSeq, "opcode sequence");
+  }
+  const uint32_t pmtu = R::pmtu_bytes((Q(n, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
+  const size_t len = f.payload.size();
+  const bool full_pkt = oi.pos == OpPos::First || oi.pos == OpPos::Middle;
+  if ((full_pkt && (len != pmtu || f.bth.pad_cnt != 0)) || len > pmtu) {
+    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+    return qp_fatal(qp, is_write ? kFatalWriteLen : kFatalLen, "payload length / pad");
+  }
+  if (is_write) {
+    if (oi.pos == OpPos::First || oi.pos == OpPos::Only) {
+      // PG332 Fig. 2-9: index from the R_Key, PD, key byte, bounds, access.
+      const roce::Reth& r = *f.reth;
+      const uint32_t idx = r.rkey >> 8;
+      uint8_t code = 0;
+      std::string why;
+      if (idx >= cfg_.num_mr) {
+        code = kFatalRkey, why = "R_Key index beyond the MR table";
+      } else {
+        auto& e = mr_[idx];
+        const uint64_t va0 = uint64_t(e[R::m::VIRTADDRLSB / 4]) | uint64_t(e[R::m::VIRTADDRMSB / 4]) << 32;
+        const uint64_t mlen = uint64_t(e[R::m::WRRDBUFLEN / 4]) |
+                              uint64_t(e[R::m::ACCESSDESC / 4] >> 16) << 32;
+        const uint32_t acc = e[R::m::ACCESSDESC / 4] & 0xF;
+        if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) {
+          code = kFatalRkey, why = "PD mismatch";
+        } else if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) {
+          code = kFatalRkey, why = "R_Key key byte mismatch";
+        } else if (acc != F::ACCESS_WRITE && acc != F::ACCESS_RW) {
+          code = kFatalRkey, why = "MR does not allow remote write";
+        } else if (r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0)) {
+          code = kFatalRethLen, why = "RETH range outside the MR";
+        }
+        if (!code) {
+          const uint64_t base = uint64_t(e[R::m::BUFBASEADDRLSB / 4]) |
+                                uint64_t(e[R::m::BUFBASEADDRMSB / 4]) << 32;
+          qp.wr_phys = base + (r.va - va0);
+          qp.wr_left = r.dma_len;
+          qp.wr_active = true;
+        }
+      }
+      if (code) {
+        send_ack(n, roce::aeth::kNakRemoteAccess, f.bth.psn);
+        return qp_fatal(qp, code, why);
+      }
+    }
+    if (len > qp.wr_left || ((oi.pos == OpPos::Last || oi.pos == OpPos::Only) && len != qp.wr_left)) {
+      send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+      return qp_fatal(qp, kFatalRethLen, "WRITE payload does not match the RETH DMA length");
+    }
+    if (len) dma_rx_.write(qp.wr_phys, f.payload.data(), len);
+    qp.wr_phys += len;
+    qp.wr_left -= len;
+    if (oi.pos == OpPos::Last || oi.pos == OpPos::Only) qp.wr_active = false;
+  } else {
+    const uint32_t depth = rq_depth(n);
+    const uint32_t pi = depth ? lo16(Q(n, R::q::STATRQPIDBi)) % depth : 0;
+    const uint32_t ci = depth ? lo16(Q(n, R::q::RQCIi)) % depth : 0;
+    if (oi.pos == OpPos::First || oi.pos == OpPos::Only) {
+      if (depth == 0 || (pi + 1) % depth == ci) {
+        // RQ full: RNR NAK with TIMEOUTCONFi[20:16]; the PSN is not consumed.
+        const uint8_t timer = (Q(n, R::q::TIMEOUTCONFi) >> 16) & 0x1F;
+        Q(n, R::q::STATQPi) |= F::STATQP_RQ_OVF;
+        G(R::g::OUTRNRPKTSTS) = (n & 0xFF) | (lo16((G(R::g::OUTRNRPKTSTS) >> 16) + 1) << 16);
+        raise(F::INT_RNR_NAK);
+        send_ack(n, roce::aeth::rnr_nak(timer), f.bth.psn);
+        return;
+      }
+      qp.send_off = 0;
+    }
+    const uint64_t esz = uint64_t(Q(n, R::q::QPCONFi) >> F::QPCONF_RQBUFSZ_SHIFT) * 256;
+    if (qp.send_off + len > esz) {
+      send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+      return qp_fatal(qp, kFatalLen, "SEND larger than the RQ element");
+    }
+    const uint64_t rqba = q64(n, R::q::RQBAi, R::q::RQBAMSBi);
+    if (len) dma_rx_.write(rqba + pi * esz + qp.send_off, f.payload.data(), len);
+    qp.send_off += len;
+    if (oi.pos == OpPos::Last || oi.pos == OpPos::Only) {
+      const uint32_t npi = (pi + 1) % depth;
+      Q(n, R::q::STATRQPIDBi) = npi;
+      Q(n, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
+      dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi);
+      count16(R::g::INSRRPKTCNT, false);
+      if (Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
+        qp_bank_set(cfg_.layout.rq_int_bank, n);
+        raise(F::INT_RQ_PKT);
+      }
+      qp.send_off = 0;
+    }
+  }
+  // Accepted.
+  Q(n, R::q::LSTRQREQi) = uint32_t(f.bth.opcode) << 24 | f.bth.psn;
+  if (oi.pos == OpPos::Last || oi.pos == OpPos::Only)
+    Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), 1);
+  trace_qp(qp);
+  // XRNICCONF[4:3] = 00 / 10: ACK when the packet asks for one. The
+  // timeout-driven and coalesced ACKs (mode 01) are issue 4.
+  if (f.bth.ack_req) send_ack(n, roce::aeth::ack(), f.bth.psn);
+}
+
+void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
+  const uint32_t n = qp.qpn;
+  if (!f.aeth) return drop("ACK without AETH");
+  const uint8_t syn = f.aeth->syndrome;
+  switch (roce::aeth::type(syn)) {
+    case 0: {  // ACK: retire every covered WQE, oldest first, exactly once
+      count16(R::g::INAMPKTCNT, false);
+      ++stats_.acks_received;
+      while (!qp.osq.empty() && roce::psn_le(qp.osq.front().last_psn, f.bth.psn)) {
+        Outstanding o = qp.osq.front();
+        qp.osq.pop_front();
+        complete(qp, o.wrid, o.wqe_opcode, false);
+      }
+      Q(n, R::q::STATRESPSNi) = roce::psn_add(f.bth.psn, 1);
+      trace_qp(qp);
+      ack_ev_.notify(SC_ZERO_TIME);
+      return;
+    }
+    case 3: {  // NAK
+      ++stats_.naks_received;
+      G(R::g::INNAKPKTCNT) = lo16(G(R::g::INNAKPKTCNT) + 1);
+      G(R::g::INNCKPKTSTS) = (n & 0xFF) | (lo16((G(R::g::INNCKPKTSTS) >> 16) + 1) << 16);
+      Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
+      if (syn == roce::aeth::kNakPsnSeq) {
+        ctx_.error(fmt::format("{}.qp{}", scope_, n),
+                   "NAK PSN sequence error received: go-back-N retransmission is issue 4");
+        return;
+      }
+      return qp_fatal(qp, kFatalRemote, fmt::format("NAK 0x{:02x} received", syn));
+    }
+    default:  // RNR NAK (type 01)
+      ++stats_.naks_received;
+      ctx_.error(fmt::format("{}.qp{}", scope_, n), "RNR NAK received: RNR retry is issue 4");
+      return;
+  }
+}
+
+}  // namespace ernic

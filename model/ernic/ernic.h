@@ -1,0 +1,190 @@
+// model/ernic: the ERNIC IP (AMD/Xilinx PG332 v3.1) as a SystemC model.
+//
+// Walking-skeleton scope (issue 2; issues 4 and 5 complete it):
+//  - the PG332 3.1 register map (global, per-QP, MR table) behind a timed
+//    AXI4-Lite slave (AxiLiteTarget), with RW / RO / W1C / SW-override
+//    access rules from model/regs/ernic_regs.def;
+//  - QP1 (GSI, UD SEND_ONLY with DETH: CM MADs built by software) and RC QPs;
+//  - the SQPIi doorbell (AXI-Lite, QPCONFi[4] = 1), WQE fetch from the SQ in
+//    host memory (64-byte WQEs, PG332 Table 2-1), RDMA WRITE / SEND (and
+//    their immediate forms) segmented at the PMTU, AckReq on the last packet;
+//  - the responder: PSN and opcode-sequence checks, the R_Key / PD / key /
+//    bounds / access checks of PG332 Fig. 2-9 before any payload is written,
+//    SEND payload into RQ elements (STATRQPIDBi + RQWPTRDBADDi write), ACK
+//    generation (XRNICCONF[4:3] mode 00: on AckReq), duplicate re-ACK, NAKs;
+//  - the response handler: an ACK retires every covered WQE once, writes the
+//    4-byte CQE at CQBAi + idx*4 (QPCONFi[5]), CQHEADi and its mirror write
+//    to CQDBADDi, INTSTS[4] and the CQ interrupt bank (QPCONFi[3]); fatal
+//    NAKs take the fatal path (STATQPi[0], error-status queue, CQEs with
+//    ERRFLAG, INTSTS[7]).
+//
+// Clock: everything runs on the core clock (m_axi_aclk, 200 MHz default).
+// Processes: qp_mgr (doorbells, WQE fetch and execution, one QP at a time,
+// round robin), tx (frames through the Verilated rtl/icrc, which computes
+// every transmitted ICRC, into the CMAC), rx (validation, responder,
+// response handler). Latencies are ErnicTiming parameters.
+//
+// Seam to the datapath (design.md): the TX side hands complete frames
+// (Ethernet header .. last payload/pad byte) to TxIcrc as 512-bit beats;
+// the RX side receives frames from the CMAC after the CDC crossing.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "model/dma/dma.h"
+#include "model/host/host_memory.h"
+#include "model/link/axil.h"
+#include "model/link/cmac.h"
+#include "model/regs/regs.h"
+#include "model/roce/packet.h"
+#include "model/system/clock.h"
+#include "model/system/sim_context.h"
+
+namespace ernic {
+
+class TxIcrc;
+
+struct ErnicTiming {
+  uint32_t doorbell_cycles = 2;    // SQPIi write -> QP manager sees it (assumption A-ERNIC-1)
+  uint32_t wqe_decode_cycles = 2;  // WQE parse + opcode dispatch
+  uint32_t hdr_build_cycles = 2;   // header descriptor build per packet
+  uint32_t rx_parse_cycles = 4;    // header parse + validation per packet
+  uint32_t ack_build_cycles = 2;   // ACK/NAK frame build
+  uint32_t max_outstanding = 16;   // outstanding requests per QP (PG332)
+  uint32_t tx_queue_frames = 4;    // frames between the WQE processor and the TX datapath
+};
+
+struct ErnicConfig {
+  uint32_t num_qp = 8;             // C_NUM_QP (QP1 + RC QPs 2..num_qp)
+  uint32_t num_mr = 256;           // MR table entries (3.x)
+  regs::Layout layout = regs::kLayout31;
+  ErnicTiming timing;
+  DmaTiming dma;
+};
+
+// Statistics the summary prints (beyond the PG332 counter registers).
+struct ErnicStats {
+  uint64_t wqes_processed = 0, cqes_written = 0, acks_sent = 0, naks_sent = 0, acks_received = 0,
+           naks_received = 0, rx_dropped = 0, rx_icrc_errors = 0, duplicates = 0, mads_received = 0,
+           icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0;
+};
+
+class Ernic : public sc_core::sc_module, public AxiLiteTarget {
+ public:
+  SC_HAS_PROCESS(Ernic);
+  Ernic(sc_core::sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
+        const std::string& scope, ErnicConfig cfg);
+  ~Ernic() override;
+
+  // AXI4-Lite slave (called at the handshake edge by AxiLitePort).
+  uint32_t axil_read(uint32_t addr) override;
+  void axil_write(uint32_t addr, uint32_t data) override;
+
+  // rnic_intr: OR of the enabled INTSTS bits.
+  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> intr{"rnic_intr"};
+
+  // Datapath connections (before sc_start).
+  Cmac* cmac = nullptr;
+  void rx_push(FrameBytes frame);  // from the CMAC after the CDC crossing
+
+  const ErnicStats& stats() const { return stats_; }
+  const ErnicConfig& config() const { return cfg_; }
+  // Register value by absolute address, without side effects (reports, tests).
+  uint32_t peek(uint32_t addr) const;
+  // A short description of each enabled QP's state (watchdog, failures).
+  std::vector<std::string> qp_status() const;
+  TxIcrc& tx_icrc() { return *icrc_; }
+
+ private:
+  struct Outstanding {
+    uint16_t wrid;
+    uint8_t wqe_opcode;
+    uint32_t first_psn, last_psn;
+    bool is_read;
+  };
+  struct Qp {
+    uint32_t qpn = 0;
+    bool enabled = false;
+    // requester
+    uint32_t sq_ci = 0;            // next WQE index to fetch (mod depth)
+    std::deque<Outstanding> osq;
+    // responder
+    bool nak_psn_sent = false;
+    uint64_t wr_phys = 0;          // next byte of a multi-packet WRITE
+    uint64_t wr_left = 0;          // bytes the RETH still allows
+    bool wr_active = false;
+    uint64_t send_off = 0;         // bytes written into the current RQ element
+    // trace vars
+    int v_state = -1, v_sq_pi = -1, v_sq_ci = -1, v_cq_head = -1, v_next_psn = -1, v_exp_psn = -1,
+        v_fatal = -1, v_osq = -1;
+  };
+  enum ReqState : uint8_t { kReqIdle = 0, kReqFetch = 1, kReqSend = 2, kReqWaitAck = 3 };
+
+  // registers
+  uint32_t& G(uint32_t off) { return g_[off / 4]; }
+  uint32_t G(uint32_t off) const { return g_[off / 4]; }
+  uint32_t& Q(uint32_t qpn, uint32_t off) { return q_[qpn][off / 4]; }
+  uint32_t Q(uint32_t qpn, uint32_t off) const { return q_[qpn][off / 4]; }
+  uint32_t& M(uint32_t idx, uint32_t off) { return mr_[idx][off / 4]; }
+  void reset_registers();
+  void update_intr();
+  void raise(uint32_t intsts_bits);
+  void qp_bank_set(uint32_t bank_off, uint32_t qpn);
+  uint32_t sq_depth(uint32_t qpn) const;
+  uint32_t rq_depth(uint32_t qpn) const;
+  uint64_t q64(uint32_t qpn, uint32_t lo, uint32_t hi) const {
+    return uint64_t(Q(qpn, lo)) | uint64_t(Q(qpn, hi)) << 32;
+  }
+  void count16(uint32_t off, bool high, uint32_t n = 1);
+
+  // processes
+  void qp_mgr_thread();
+  void tx_thread();
+  void rx_thread();
+
+  // requester
+  bool qp_has_work(const Qp& qp) const;
+  void execute_wqe(Qp& qp, const uint8_t* wqe);
+  roce::Frame frame_template(uint32_t qpn) const;
+  void tx_enqueue(std::vector<uint8_t> bytes);
+  void complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
+
+  // responder / response handler
+  void handle_rx(const FrameBytes& raw);
+  void rx_qp1(const roce::Frame& f, const FrameBytes& raw);
+  void rx_request(Qp& qp, const roce::Frame& f);
+  void rx_ack(Qp& qp, const roce::Frame& f);
+  void send_ack(uint32_t qpn, uint8_t syndrome, uint32_t psn);
+  void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
+  void drop(const std::string& why);
+  void trace_qp(const Qp& qp);
+
+  const ClockDomain& core_;
+  HostMemory& mem_;
+  SimContext& ctx_;
+  std::string scope_;
+  ErnicConfig cfg_;
+  ErnicStats stats_;
+
+  std::vector<uint32_t> g_;                       // GCSR words
+  std::vector<std::vector<uint32_t>> q_;          // [qpn][word], qpn 1..num_qp
+  std::vector<std::vector<uint32_t>> mr_;         // [idx][word]
+  std::vector<uint32_t> rq_int_, cq_int_, cnp_;   // interrupt banks
+  std::vector<Qp> qps_;                           // index = qpn
+
+  Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_;  // PG332's masters
+  std::unique_ptr<TxIcrc> icrc_;
+
+  sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_;
+  std::deque<std::vector<uint8_t>> txq_;
+  std::deque<FrameBytes> rxq_;
+  uint32_t rr_next_ = 1;
+  int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,
+      v_tx_opcode_ = -1;
+};
+
+}  // namespace ernic

@@ -1,0 +1,495 @@
+#include "model/host/driver.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "model/roce/opcodes.h"
+#include "model/roce/packet.h"
+#include "model/roce/psn.h"
+
+namespace ernic::host {
+
+using namespace sc_core;
+namespace R = regs;
+namespace F = regs::f;
+
+const char* verbs_state_name(VerbsState s) {
+  switch (s) {
+    case VerbsState::Reset: return "RESET";
+    case VerbsState::Init: return "INIT";
+    case VerbsState::Rtr: return "RTR";
+    case VerbsState::Rts: return "RTS";
+    case VerbsState::Err: return "ERR";
+  }
+  return "?";
+}
+
+Driver::Driver(sc_module_name name, const ClockDomain& core, AxiLitePort& axil, HostMemory& mem,
+               const sc_signal_in_if<bool>& intr, SimContext& ctx, DriverConfig cfg)
+    : sc_module(name), core_(core), axil_(axil), mem_(mem), intr_(intr), ctx_(ctx), cfg_(std::move(cfg)),
+      rng_(cfg_.seed) {
+  qpn_used_.assign(cfg_.num_qp + 1, false);
+  qpn_used_[0] = qpn_used_[1] = true;
+  SC_THREAD(irq_thread);
+}
+
+void Driver::fail(const std::string& what) const {
+  throw DriverError(fmt::format("node {}: {}", cfg_.node, what));
+}
+
+uint64_t Driver::alloc(uint64_t bytes, uint64_t align) {
+  uint64_t a = (brk_ + align - 1) / align * align;
+  if (bytes > mem_.size() || a > mem_.size() - bytes)
+    fail(fmt::format("host memory exhausted: {} bytes wanted, {} bytes of {} used", bytes, brk_, mem_.size()));
+  brk_ = a + bytes;
+  return a;
+}
+
+// ------------------------------------------------------------------ init
+
+void Driver::init() {
+  if (initialised_) fail("init: already initialised");
+  const auto& mac = cfg_.mac.b;
+  // 1. Error buffer first (seed 000: without it nothing is logged).
+  const uint32_t errbuf_n = 64, errbuf_sz = 256;
+  const uint64_t errbuf = alloc(uint64_t(errbuf_n) * errbuf_sz);
+  wr(greg(R::g::ERRBUFBA), uint32_t(errbuf));
+  wr(greg(R::g::ERRBUFBAMSB), uint32_t(errbuf >> 32));
+  wr(greg(R::g::ERRBUFSZ), errbuf_n | errbuf_sz << 16);  // [15:0] count, [31:16] size (PG332)
+  // 2. MAC and IP.
+  wr(greg(R::g::MACXADDLSB), uint32_t(mac[2]) << 24 | uint32_t(mac[3]) << 16 | uint32_t(mac[4]) << 8 | mac[5]);
+  wr(greg(R::g::MACXADDMSB), uint32_t(mac[0]) << 8 | mac[1]);
+  wr(greg(R::g::IPv4XADD), cfg_.ip.v);
+  // 3. Incoming error-status queue, write-retry data buffers, response-error buffer.
+  const uint32_t errq_n = 64;
+  const uint64_t errq = alloc(uint64_t(errq_n) * 8);
+  wr(greg(R::g::IPKTERRQBA), uint32_t(errq));
+  wr(greg(R::g::IPKTERRQBAMSB), uint32_t(errq >> 32));
+  wr(greg(R::g::IPKTERRQSZ), errq_n);
+  const uint32_t datbuf_n = 16 * cfg_.num_qp, datbuf_sz = 4096;  // 16 outstanding per QP
+  const uint64_t datbuf = alloc(uint64_t(datbuf_n) * datbuf_sz);
+  wr(greg(R::g::DATBUFBA), uint32_t(datbuf));
+  wr(greg(R::g::DATBUFBAMSB), uint32_t(datbuf >> 32));
+  wr(greg(R::g::DATBUFSZ), datbuf_n | datbuf_sz << 16);
+  const uint64_t resperr = alloc(64 * 256);
+  wr(greg(R::g::RESPERRPKTBA), uint32_t(resperr));
+  wr(greg(R::g::RESPERRPKTBAMSB), uint32_t(resperr >> 32));
+  wr(greg(R::g::RESPERRSZ), 64 | 256u << 16);  // LX: count | size << 16
+  // 4. Interrupts, base count, enable.
+  wr(greg(R::g::INTEN), 0xFF);
+  const uint32_t basecnt = uint32_t(std::ceil(std::log2(4.096 * cfg_.core_mhz)));
+  wr(greg(R::g::XRNICADCONF), basecnt << F::XRNICADCONF_BASECNT_SHIFT);
+  wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | (cfg_.num_qp & 0xFF) << 8 |
+                                uint32_t(cfg_.udp_sport) << F::XRNICCONF_UDPSPORT_SHIFT);
+  // 5. QP1 (GSI): SQ, RQ (512-byte elements), CQ, doorbell mirrors.
+  qp1_sq_ = alloc(kQp1Depth * 64);
+  qp1_rq_ = alloc(kQp1Depth * kQp1Elem);
+  qp1_cq_ = alloc(kQp1Depth * 4);
+  qp1_send_buf_ = alloc(kQp1Depth * kQp1SendSlot);
+  const uint64_t dbpool = alloc(8 * (cfg_.num_qp + 1), 64);
+  qp1_cq_db_ = dbpool;
+  qp1_rq_db_ = dbpool + 4;
+  wr(qreg(1, R::q::RQBAi), uint32_t(qp1_rq_));
+  wr(qreg(1, R::q::RQBAMSBi), uint32_t(qp1_rq_ >> 32));
+  wr(qreg(1, R::q::SQBAi), uint32_t(qp1_sq_));
+  wr(qreg(1, R::q::SQBAMSBi), uint32_t(qp1_sq_ >> 32));
+  wr(qreg(1, R::q::CQBAi), uint32_t(qp1_cq_));
+  wr(qreg(1, R::q::CQBAMSBi), uint32_t(qp1_cq_ >> 32));
+  wr(qreg(1, R::q::RQWPTRDBADDi), uint32_t(qp1_rq_db_));
+  wr(qreg(1, R::q::RQWPTRDBADDMSBi), uint32_t(qp1_rq_db_ >> 32));
+  wr(qreg(1, R::q::CQDBADDi), uint32_t(qp1_cq_db_));
+  wr(qreg(1, R::q::CQDBADDMSBi), uint32_t(qp1_cq_db_ >> 32));
+  wr(qreg(1, R::q::QDEPTHi), kQp1Depth | kQp1Depth << 16);
+  wr(qreg(1, R::q::DESTQPCONFi), 1);
+  wr(qreg(1, R::q::QPCONFi), F::QPCONF_EN | F::QPCONF_RQ_IRQ | F::QPCONF_HWHS_DIS | F::QPCONF_CQE_WR |
+                                 R::pmtu_code(4096) << F::QPCONF_PMTU_SHIFT |
+                                 (kQp1Elem / 256) << F::QPCONF_RQBUFSZ_SHIFT);
+  initialised_ = true;
+}
+
+// -------------------------------------------------------------------- MRs
+
+const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t access, uint32_t pd) {
+  if (!initialised_) fail("register_mr before init");
+  if (mrs_.size() >= 256) fail("MR table full (256 entries)");
+  if (length == 0 || length >> 48) fail(fmt::format("MR '{}': length {} not in 1..2^48-1", name, length));
+  auto mr = std::make_unique<Mr>();
+  mr->name = name;
+  mr->index = uint32_t(mrs_.size());
+  mr->pd = pd & 0xFFFFFF;
+  mr->pa = alloc(length, 4096);
+  mr->va = 0x00007F0000000000ull + mr->pa;  // a user-space-like VA, distinct from the PA
+  mr->length = length;
+  mr->access = access;
+  mr->rkey = mr->index << 8 | uint32_t(rng_() & 0xFF);  // XIB: index << 8 | random key byte
+  const uint32_t i = mr->index;
+  wr(mreg(i, R::m::PDPDNUM), mr->pd);
+  wr(mreg(i, R::m::VIRTADDRLSB), uint32_t(mr->va));
+  wr(mreg(i, R::m::VIRTADDRMSB), uint32_t(mr->va >> 32));
+  wr(mreg(i, R::m::BUFBASEADDRLSB), uint32_t(mr->pa));
+  wr(mreg(i, R::m::BUFBASEADDRMSB), uint32_t(mr->pa >> 32));
+  wr(mreg(i, R::m::BUFRKEY), mr->rkey & 0xFF);
+  wr(mreg(i, R::m::WRRDBUFLEN), uint32_t(length));
+  wr(mreg(i, R::m::ACCESSDESC), (access & 0xF) | uint32_t(length >> 32) << 16);
+  mrs_.push_back(std::move(mr));
+  return *mrs_.back();
+}
+
+const Mr* Driver::find_mr(const std::string& name) const {
+  for (const auto& m : mrs_)
+    if (m->name == name) return m.get();
+  return nullptr;
+}
+
+// -------------------------------------------------------------- RC QPs
+
+uint32_t Driver::alloc_qpn(std::optional<uint32_t> want) {
+  if (want) {
+    if (*want < 2 || *want > cfg_.num_qp) fail(fmt::format("QPN {} outside 2..{}", *want, cfg_.num_qp));
+    if (qpn_used_[*want]) fail(fmt::format("QPN {} already in use", *want));
+    qpn_used_[*want] = true;
+    return *want;
+  }
+  for (uint32_t n = 2; n <= cfg_.num_qp; ++n)
+    if (!qpn_used_[n]) {
+      qpn_used_[n] = true;
+      return n;
+    }
+  fail("no free QP");
+}
+
+void Driver::setup_queues(Connection& c) {
+  const QpParams& p = c.params;
+  if (p.rq_elem_bytes % 256 || p.rq_elem_bytes == 0) fail("RQ element size must be a multiple of 256");
+  c.sq_base = alloc(uint64_t(p.sq_depth) * 64);
+  c.cq_base = alloc(uint64_t(p.sq_depth) * 4);
+  c.rq_base = alloc(uint64_t(p.rq_depth) * p.rq_elem_bytes);
+  const uint64_t db = alloc(64, 64);
+  c.cq_db = db;
+  c.rq_db = db + 4;
+}
+
+void Driver::program_rc_qp(Connection& c) {
+  const uint32_t n = c.qpn;
+  const QpParams& p = c.params;
+  const auto& m = c.remote_mac.b;
+  wr(qreg(n, R::q::QDEPTHi), p.sq_depth | p.rq_depth << 16);
+  wr(qreg(n, R::q::SQBAi), uint32_t(c.sq_base));
+  wr(qreg(n, R::q::SQBAMSBi), uint32_t(c.sq_base >> 32));
+  wr(qreg(n, R::q::CQBAi), uint32_t(c.cq_base));
+  wr(qreg(n, R::q::CQBAMSBi), uint32_t(c.cq_base >> 32));
+  wr(qreg(n, R::q::RQBAi), uint32_t(c.rq_base));
+  wr(qreg(n, R::q::RQBAMSBi), uint32_t(c.rq_base >> 32));
+  wr(qreg(n, R::q::CQDBADDi), uint32_t(c.cq_db));
+  wr(qreg(n, R::q::CQDBADDMSBi), uint32_t(c.cq_db >> 32));
+  wr(qreg(n, R::q::RQWPTRDBADDi), uint32_t(c.rq_db));
+  wr(qreg(n, R::q::RQWPTRDBADDMSBi), uint32_t(c.rq_db >> 32));
+  wr(qreg(n, R::q::DESTQPCONFi), c.remote_qpn & 0xFFFFFF);
+  wr(qreg(n, R::q::SQPSNi), c.local_psn);
+  // (expected PSN - 1) with a message-ending opcode (RecoNIC: WRITE_ONLY).
+  wr(qreg(n, R::q::LSTRQREQi), uint32_t(roce::op::RC_WRITE_ONLY) << 24 | roce::psn_add(c.remote_psn, -1));
+  wr(qreg(n, R::q::MACDESADDLSBi), uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]);
+  wr(qreg(n, R::q::MACDESADDMSBi), uint32_t(m[0]) << 8 | m[1]);
+  wr(qreg(n, R::q::IPDESADDR1i), c.remote_ip.v);
+  // ACK timeout exponent 14, retry 3, RNR retry 3, RNR timer 0x1F (LX values but the timeout).
+  wr(qreg(n, R::q::TIMEOUTCONFi), 14 | 3u << 8 | 3u << 11 | 0x1Fu << 16);
+  wr(qreg(n, R::q::PDi), p.mr ? p.mr->pd : 0);
+  wr(qreg(n, R::q::QPADVCONFi), 0 | 64u << 8 | 0xFFFFu << 16);  // TC 0, TTL 64, P_Key 0xFFFF
+  c.state = VerbsState::Init;
+  wr(qreg(n, R::q::QPCONFi), F::QPCONF_EN | F::QPCONF_HWHS_DIS | F::QPCONF_CQE_WR |
+                                 R::pmtu_code(p.pmtu) << F::QPCONF_PMTU_SHIFT |
+                                 (p.rq_elem_bytes / 256) << F::QPCONF_RQBUFSZ_SHIFT);
+}
+
+// -------------------------------------------------------------------- CM
+
+void Driver::send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t attr_id) {
+  auto it = neigh_.find(dst.v);
+  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + dst.str());
+  roce::Frame f;
+  f.eth.src = cfg_.mac;
+  f.eth.dst = it->second;
+  f.ip4.src = cfg_.ip;
+  f.ip4.dst = dst;
+  f.ip4.ttl = 64;
+  f.udp.sport = cfg_.qp1_udp_sport;
+  f.bth.opcode = roce::op::UD_SEND_ONLY;
+  f.bth.pkey = 0xFFFF;
+  f.bth.dest_qp = 1;
+  f.bth.psn = qp1_psn_;
+  qp1_psn_ = roce::psn_add(qp1_psn_, 1);
+  f.deth = roce::Deth{roce::cm::kGsiQkey, 0, 1};
+  roce::cm::MadHeader h;
+  h.attr_id = attr_id;
+  h.tid = rng_();
+  f.payload = roce::cm::encode_mad(h, msg);
+  roce::EncodeOptions eo;
+  eo.fill_icrc = false;
+  std::vector<uint8_t> bytes = roce::encode(f, eo);
+  bytes.resize(bytes.size() - roce::kIcrcLen);  // lengths count the ICRC; ERNIC appends it
+  // One send slot per SQ entry; the slot is free again once its WQE has
+  // completed, which the CQ head mirror tells.
+  const uint32_t done = mem_.read32(qp1_cq_db_);
+  if ((qp1_sq_pi_ + 1) % kQp1Depth == done % kQp1Depth) fail("QP1 SQ full");
+  const uint64_t slot = qp1_send_buf_ + uint64_t(qp1_sq_pi_) * kQp1SendSlot;
+  mem_.write(slot, bytes);
+  uint8_t wqe[64] = {};
+  roce::put_le16(wqe + 0, uint16_t(qp1_sq_pi_));
+  roce::put_le64(wqe + 4, slot);
+  roce::put_le32(wqe + 12, uint32_t(bytes.size()));
+  wqe[16] = 0x02;  // SEND
+  mem_.write(qp1_sq_ + uint64_t(qp1_sq_pi_) * 64, wqe, 64);
+  qp1_sq_pi_ = (qp1_sq_pi_ + 1) % kQp1Depth;
+  wr(qreg(1, R::q::SQPIi), qp1_sq_pi_);
+}
+
+Connection& Driver::listen(const QpParams& p) {
+  if (!initialised_) fail("listen before init");
+  if (listener_) fail("a listen is already pending");
+  auto c = std::make_unique<Connection>();
+  c->params = p;
+  conns_.push_back(std::move(c));
+  listener_ = conns_.back().get();
+  return *listener_;
+}
+
+Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t service_port) {
+  if (!initialised_) fail("connect before init");
+  auto cp = std::make_unique<Connection>();
+  Connection& c = *cp;
+  conns_.push_back(std::move(cp));
+  c.params = p;
+  c.qpn = alloc_qpn(p.qpn);
+  c.local_psn = p.start_psn ? (*p.start_psn & 0xFFFFFF) : rand24();
+  c.local_comm_id = rand32();
+  c.remote_ip = server;
+  auto it = neigh_.find(server.v);
+  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + server.str());
+  c.remote_mac = it->second;
+  setup_queues(c);
+
+  roce::cm::Req req;
+  req.local_comm_id = c.local_comm_id;
+  req.service_id = 0x0000000001060000ull | service_port;  // rdma_cm, RDMA_PS_TCP
+  req.local_ca_guid = 0x0200000000000000ull | (uint64_t(cfg_.ip.v) << 8);
+  req.local_qpn = c.qpn;
+  req.resp_resources = 16;
+  req.initiator_depth = 16;
+  req.remote_cm_timeout = 20;
+  req.transport_type = 0;  // RC
+  req.start_psn = c.local_psn;
+  req.local_cm_timeout = 20;
+  req.retry_count = 3;
+  req.pkey = 0xFFFF;
+  req.path_mtu = uint8_t(R::pmtu_code(p.pmtu) + 1);  // IB enum: 1 = 256 .. 5 = 4096
+  req.rnr_retry_count = 3;
+  req.max_cm_retries = 3;
+  req.primary_local_gid = roce::Ipv6Addr::v4_mapped(cfg_.ip);
+  req.primary_remote_gid = roce::Ipv6Addr::v4_mapped(server);
+  req.primary_hop_limit = 64;
+  req.primary_local_ack_timeout = 14;
+  roce::cm::RdmaCmIpHdr iph;
+  iph.ip_version = 4;
+  iph.port = uint16_t(0xC000 | (rng_() & 0x3FFF));
+  iph.src = roce::Ipv6Addr::v4_mapped(cfg_.ip);
+  iph.dst = roce::Ipv6Addr::v4_mapped(server);
+  roce::cm::MrInfo mi;
+  if (p.mr) mi = {p.mr->va, p.mr->rkey, p.mr->length};
+  req.private_data = roce::cm::make_private_data(iph, mi);
+
+  connecting_ = &c;
+  rep_ok_ = false;
+  for (int attempt = 0; attempt < 3 && !rep_ok_; ++attempt) {
+    send_mad(server, req, roce::cm::attr::REQ);
+    wait(sc_time(cfg_.cm_timeout_us, SC_US), rep_ev_);
+  }
+  connecting_ = nullptr;
+  if (!rep_ok_) {
+    c.state = VerbsState::Err;
+    fail(fmt::format("connect to {}: no ConnectReply after 3 ConnectRequests", server.str()));
+  }
+  // REP gave the remote QPN and PSN: program the QP (RESET -> INIT -> RTR -> RTS).
+  program_rc_qp(c);
+  c.state = VerbsState::Rts;
+  roce::cm::Rtu rtu;
+  rtu.local_comm_id = c.local_comm_id;
+  rtu.remote_comm_id = c.remote_comm_id;
+  send_mad(server, rtu, roce::cm::attr::RTU);
+  c.established.notify(SC_ZERO_TIME);
+  return c;
+}
+
+void Driver::handle_mad(const uint8_t* e, size_t len) {
+  // QP1 RQ element (3.x): 40-byte L3 slot, UDP(8), BTH(12), DETH(8), MAD(256).
+  const size_t kMadOff = 40 + 8 + 12 + 8;
+  if (len < kMadOff + roce::cm::kMadLen || e[48] != roce::op::UD_SEND_ONLY) return;
+  const roce::Ipv4Addr src{roce::get_be32(e + 20 + 12)};
+  auto mad = roce::cm::decode_mad(e + kMadOff, roce::cm::kMadLen);
+  if (!mad) return;
+  if (auto* req = std::get_if<roce::cm::Req>(&mad->msg)) {
+    if (!listener_) {
+      roce::cm::Rej rej;
+      rej.remote_comm_id = req->local_comm_id;
+      rej.local_comm_id = rand32();
+      rej.msg_rejected = 0;
+      rej.reason = 28;  // consumer reject: nobody listens
+      send_mad(src, rej, roce::cm::attr::REJ);
+      return;
+    }
+    Connection& c = *listener_;
+    listener_ = nullptr;
+    c.qpn = alloc_qpn(c.params.qpn);
+    c.local_psn = c.params.start_psn ? (*c.params.start_psn & 0xFFFFFF) : rand24();
+    c.local_comm_id = rand32();
+    c.remote_comm_id = req->local_comm_id;
+    c.remote_qpn = req->local_qpn;
+    c.remote_psn = req->start_psn;
+    c.remote_ip = src;
+    auto it = neigh_.find(src.v);
+    if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + src.str());
+    c.remote_mac = it->second;
+    if (req->private_data.size() >= roce::cm::RdmaCmIpHdr::kLen + roce::cm::MrInfo::kLen) {
+      if (auto mi = roce::cm::decode_mr_info(req->private_data.data() + roce::cm::RdmaCmIpHdr::kLen,
+                                             roce::cm::MrInfo::kLen))
+        c.remote_mr = *mi;
+    }
+    setup_queues(c);
+    program_rc_qp(c);  // enabled before the REP leaves: requests may follow the RTU at once
+    c.state = VerbsState::Rtr;
+    roce::cm::Rep rep;
+    rep.local_comm_id = c.local_comm_id;
+    rep.remote_comm_id = c.remote_comm_id;
+    rep.local_qpn = c.qpn;
+    rep.start_psn = c.local_psn;
+    rep.resp_resources = 16;
+    rep.initiator_depth = 16;
+    rep.target_ack_delay = 15;
+    rep.rnr_retry_count = 3;
+    rep.local_ca_guid = 0x0200000000000000ull | (uint64_t(cfg_.ip.v) << 8);
+    roce::cm::MrInfo mi;
+    if (c.params.mr) mi = {c.params.mr->va, c.params.mr->rkey, c.params.mr->length};
+    rep.private_data = roce::cm::encode_mr_info(mi);
+    send_mad(src, rep, roce::cm::attr::REP);
+  } else if (auto* rep = std::get_if<roce::cm::Rep>(&mad->msg)) {
+    if (!connecting_ || rep->remote_comm_id != connecting_->local_comm_id) return;
+    Connection& c = *connecting_;
+    c.remote_comm_id = rep->local_comm_id;
+    c.remote_qpn = rep->local_qpn;
+    c.remote_psn = rep->start_psn;
+    if (auto mi = roce::cm::decode_mr_info(rep->private_data.data(), rep->private_data.size()))
+      c.remote_mr = *mi;
+    rep_ok_ = true;
+    rep_ev_.notify(SC_ZERO_TIME);
+  } else if (auto* rtu = std::get_if<roce::cm::Rtu>(&mad->msg)) {
+    for (auto& c : conns_)
+      if (c->state == VerbsState::Rtr && c->local_comm_id == rtu->remote_comm_id) {
+        c->state = VerbsState::Rts;
+        c->established.notify(SC_ZERO_TIME);
+      }
+  } else if (std::get_if<roce::cm::Rej>(&mad->msg)) {
+    if (connecting_) {
+      connecting_->state = VerbsState::Err;
+      rep_ev_.notify(SC_ZERO_TIME);  // connect() sees rep_ok_ == false
+    }
+  }
+}
+
+void Driver::service_qp1_rq() {
+  const uint32_t pi = mem_.read32(qp1_rq_db_) % kQp1Depth;  // STATRQPIDB1 mirror
+  bool any = false;
+  while (qp1_rq_ci_ != pi) {
+    const uint64_t e = qp1_rq_ + uint64_t(qp1_rq_ci_) * kQp1Elem;
+    std::vector<uint8_t> elem = mem_.read(e, kQp1Elem);
+    qp1_rq_ci_ = (qp1_rq_ci_ + 1) % kQp1Depth;
+    any = true;
+    handle_mad(elem.data(), elem.size());
+  }
+  if (any) wr(qreg(1, R::q::RQCIi), qp1_rq_ci_);
+}
+
+void Driver::irq_thread() {
+  for (;;) {
+    if (!intr_.read()) wait(intr_.posedge_event());
+    const uint32_t sts = rd(greg(R::g::INTSTS));
+    if (sts) wr(greg(R::g::INTSTS), sts);  // W1C
+    if (sts & F::INT_MAD) {
+      wr(greg(cfg_.layout.rq_int_bank), 0xFFFFFFFF);
+      try {
+        service_qp1_rq();
+      } catch (const DriverError& e) {
+        ctx_.error(cfg_.node + ".driver", e.what());
+      }
+    }
+    if (sts & F::INT_WQE_DONE)
+      for (uint32_t b = 0; b < cfg_.layout.int_banks; ++b) wr(greg(cfg_.layout.cq_int_bank + 4 * b), 0xFFFFFFFF);
+    if (sts & F::INT_FATAL) ++fatal_irqs_;
+    if (!sts) wait(intr_.value_changed_event());
+  }
+}
+
+// ------------------------------------------------------------ data path
+
+void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each) {
+  if (c.state != VerbsState::Rts)
+    fail(fmt::format("post on QP{} in state {}: the driver posts only in RTS", c.qpn, verbs_state_name(c.state)));
+  const uint32_t depth = c.params.sq_depth;
+  for (const Wqe& w : wqes) {
+    if (c.posted - c.completed >= depth - 1) {
+      // SQ full: wait for completions (they stay queued for poll()).
+      auto got = poll(c, 0, 0);
+      (void)got;
+      while (c.posted - c.completed >= depth - 1) {
+        wait(mem_.write_event());
+        poll(c, 0, 0);
+      }
+    }
+    uint8_t b[64] = {};
+    roce::put_le16(b + 0, w.wr_id);
+    roce::put_le64(b + 4, w.laddr);
+    roce::put_le32(b + 12, w.length);
+    b[16] = w.opcode;
+    roce::put_le64(b + 20, w.remote_va);
+    roce::put_le32(b + 28, w.rkey);
+    roce::put_le32(b + 48, w.immdt);
+    mem_.write(c.sq_base + uint64_t(c.sq_pi) * 64, b, 64);
+    c.sq_pi = (c.sq_pi + 1) % depth;
+    ++c.posted;
+    if (doorbell_each) wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+  }
+  if (!doorbell_each && !wqes.empty()) wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+}
+
+std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps) {
+  const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
+  const uint32_t depth = c.params.sq_depth;
+  auto drain = [&] {
+    const uint32_t head = mem_.read32(c.cq_db) % depth;  // CQHEADi mirror
+    while (c.cq_ci != head) {
+      Cqe q;
+      q.raw = mem_.read32(c.cq_base + uint64_t(c.cq_ci) * 4);
+      q.wr_id = uint16_t(q.raw);
+      q.opcode = uint8_t(q.raw >> 16);
+      q.error = (q.raw >> 24) != 0;
+      q.time_ps = sc_time_stamp().value();
+      c.cqes.push_back(q);
+      c.cq_ci = (c.cq_ci + 1) % depth;
+      ++c.completed;
+      if (q.error) c.state = VerbsState::Err;
+    }
+  };
+  drain();
+  while (c.cqes.size() < count) {
+    const uint64_t now = sc_time_stamp().value();
+    if (now >= deadline) break;
+    wait(sc_time(double(deadline - now), SC_PS), mem_.write_event());
+    drain();
+  }
+  std::vector<Cqe> out;
+  while (!c.cqes.empty() && out.size() < count) {
+    out.push_back(c.cqes.front());
+    c.cqes.pop_front();
+  }
+  return out;
+}
+
+}  // namespace ernic::host

@@ -1,0 +1,190 @@
+// model/host: the host driver, following PG332's software flow (3.x) and
+// the Xilinx xib/LX drivers' conventions (../shared/spec/ernic-pg332.md).
+//
+// It reaches the NIC only as a real driver would: timed AXI4-Lite
+// transactions (AxiLitePort: register reads and writes, doorbells), host
+// memory (queues, buffers, doorbell mirrors the NIC writes), and the
+// rnic_intr line. It includes no ERNIC model header (a test checks).
+//
+// - init(): error buffer first, MAC and IP, error-status queue and write-
+//   retry data buffers, interrupts, XRNICADCONF base count, XRNICCONF
+//   enable; then QP1's queues and doorbell addresses.
+// - register_mr(): PD, VA, PA, R_Key = index << 8 | key byte, length, access.
+// - CM over QP1 (IBTA ch.12, as ERNIC requires: software builds the whole
+//   frame, ERNIC appends the ICRC): connect() sends ConnectRequest, waits for
+//   ConnectReply (3 tries), programs the RC QP, sends ReadyToUse; listen()
+//   lets the interrupt thread answer a ConnectRequest with ConnectReply and
+//   mark the QP RTS on ReadyToUse. Private data: rdma_cm IP header (REQ) and
+//   the MR advertisement (VA, R_Key, length).
+// - post(): 64-byte WQEs into the SQ, SQPIi doorbell once or per WQE;
+//   poll(): 4-byte CQEs from the CQ, using the CQ head mirror (CQDBADDi).
+// IB verbs states (RESET/INIT/RTR/RTS/ERR) are this driver's bookkeeping.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "model/host/host_memory.h"
+#include "model/link/axil.h"
+#include "model/regs/regs.h"
+#include "model/roce/cm.h"
+#include "model/roce/types.h"
+#include "model/system/clock.h"
+#include "model/system/sim_context.h"
+
+namespace ernic::host {
+
+class DriverError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DriverConfig {
+  std::string node;              // node name, for messages
+  roce::MacAddr mac;
+  roce::Ipv4Addr ip;
+  uint32_t num_qp = 8;           // C_NUM_QP of the NIC
+  double core_mhz = 200.0;       // for XRNICADCONF's base count
+  uint64_t seed = 1;
+  regs::Layout layout = regs::kLayout31;
+  uint16_t udp_sport = 0x12B7;   // XRNICCONF[31:16] (LX uses 4791)
+  uint16_t qp1_udp_sport = 0x8CD1;  // software-built QP1 frames (XIB)
+  uint32_t cm_timeout_us = 100;  // per try; 3 tries (LX)
+};
+
+enum class VerbsState { Reset, Init, Rtr, Rts, Err };
+const char* verbs_state_name(VerbsState s);
+
+struct Mr {
+  std::string name;
+  uint32_t index = 0;            // MR table index
+  uint32_t pd = 0;
+  uint64_t va = 0, pa = 0, length = 0;
+  uint32_t rkey = 0;
+  uint32_t access = 2;           // ACCESSDESC[3:0]
+};
+
+// WQE as the driver posts it (PG332 Table 2-1).
+struct Wqe {
+  uint16_t wr_id = 0;
+  uint8_t opcode = 0;            // 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM, 4 READ, 0x0C SEND_INV
+  uint64_t laddr = 0;            // physical address of the local buffer
+  uint32_t length = 0;
+  uint64_t remote_va = 0;
+  uint32_t rkey = 0;             // RTAG (also the invalidate key for SEND_INV)
+  uint32_t immdt = 0;
+};
+
+struct Cqe {
+  uint16_t wr_id = 0;
+  uint8_t opcode = 0;
+  bool error = false;
+  uint32_t raw = 0;
+  uint64_t time_ps = 0;          // when the driver saw it
+};
+
+struct QpParams {
+  uint32_t pmtu = 4096;
+  uint32_t sq_depth = 64;
+  uint32_t rq_depth = 16;
+  uint32_t rq_elem_bytes = 4096; // multiple of 256, power-of-two units
+  std::optional<uint32_t> qpn;   // explicit QPN, else the lowest free one
+  std::optional<uint32_t> start_psn;  // else drawn from the seed
+  const Mr* mr = nullptr;        // advertised to the peer; its PD becomes PDi
+};
+
+struct Connection {
+  uint32_t qpn = 0, remote_qpn = 0;
+  uint32_t local_psn = 0, remote_psn = 0;
+  uint32_t local_comm_id = 0, remote_comm_id = 0;
+  roce::MacAddr remote_mac;
+  roce::Ipv4Addr remote_ip;
+  roce::cm::MrInfo remote_mr;
+  QpParams params;
+  VerbsState state = VerbsState::Reset;
+  uint64_t sq_base = 0, cq_base = 0, rq_base = 0, cq_db = 0, rq_db = 0;
+  uint32_t sq_pi = 0;            // next SQ slot (mod depth)
+  uint32_t cq_ci = 0;            // next CQE to read (mod depth)
+  uint32_t posted = 0, completed = 0;
+  std::deque<Cqe> cqes;          // polled, not yet handed out
+  sc_core::sc_event established;
+};
+
+class Driver : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Driver);
+  Driver(sc_core::sc_module_name name, const ClockDomain& core, AxiLitePort& axil, HostMemory& mem,
+         const sc_core::sc_signal_in_if<bool>& intr, SimContext& ctx, DriverConfig cfg);
+
+  // Neighbour table (what ARP would give): IPv4 -> MAC.
+  void add_neighbour(roce::Ipv4Addr ip, roce::MacAddr mac) { neigh_[ip.v] = mac; }
+
+  void init();
+  const Mr& register_mr(const std::string& name, uint64_t length, uint32_t access, uint32_t pd);
+  const Mr* find_mr(const std::string& name) const;
+
+  // Passive side: the next ConnectRequest is answered with these parameters.
+  Connection& listen(const QpParams& p);
+  // Active side: blocks until ReadyToUse has been sent (or throws).
+  Connection& connect(roce::Ipv4Addr server, const QpParams& p, uint16_t service_port = 18515);
+
+  void post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each);
+  // Collects up to count CQEs, waiting until timeout_ps of simulated time
+  // has passed; returns what arrived.
+  std::vector<Cqe> poll(Connection& c, uint32_t count, uint64_t timeout_ps);
+
+  uint64_t alloc(uint64_t bytes, uint64_t align = 4096);
+  HostMemory& memory() { return mem_; }
+  const DriverConfig& config() const { return cfg_; }
+  const std::vector<std::unique_ptr<Connection>>& connections() const { return conns_; }
+  uint64_t fatal_interrupts() const { return fatal_irqs_; }
+
+ private:
+  void irq_thread();
+  void service_qp1_rq();
+  void handle_mad(const uint8_t* elem, size_t len);
+  void send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t attr_id);
+  void setup_queues(Connection& c);
+  void program_rc_qp(Connection& c);
+  uint32_t alloc_qpn(std::optional<uint32_t> want);
+  uint32_t rand24() { return uint32_t(rng_() & 0xFFFFFF); }
+  uint32_t rand32() { return uint32_t(rng_()); }
+  void wr(uint32_t addr, uint32_t v) { axil_.write(addr, v); }
+  uint32_t rd(uint32_t addr) { return axil_.read(addr); }
+  uint32_t greg(uint32_t off) const { return cfg_.layout.global(off); }
+  uint32_t qreg(uint32_t qpn, uint32_t off) const { return cfg_.layout.qp(qpn, off); }
+  uint32_t mreg(uint32_t idx, uint32_t off) const { return cfg_.layout.mr(idx, off); }
+  [[noreturn]] void fail(const std::string& what) const;
+
+  const ClockDomain& core_;
+  AxiLitePort& axil_;
+  HostMemory& mem_;
+  const sc_core::sc_signal_in_if<bool>& intr_;
+  SimContext& ctx_;
+  DriverConfig cfg_;
+  std::mt19937_64 rng_;
+  uint64_t brk_ = 0x100000;      // bump allocator (physical); the first MiB stays unused
+  std::map<uint32_t, roce::MacAddr> neigh_;
+  std::vector<std::unique_ptr<Mr>> mrs_;
+  std::vector<std::unique_ptr<Connection>> conns_;
+  std::vector<bool> qpn_used_;
+  bool initialised_ = false;
+  // QP1
+  static constexpr uint32_t kQp1Depth = 16, kQp1Elem = 512, kQp1SendSlot = 512;
+  uint64_t qp1_sq_ = 0, qp1_rq_ = 0, qp1_cq_ = 0, qp1_cq_db_ = 0, qp1_rq_db_ = 0, qp1_send_buf_ = 0;
+  uint32_t qp1_sq_pi_ = 0, qp1_rq_ci_ = 0, qp1_psn_ = 0;
+  Connection* listener_ = nullptr;
+  Connection* connecting_ = nullptr;
+  sc_core::sc_event rep_ev_;
+  bool rep_ok_ = false;
+  uint64_t fatal_irqs_ = 0;
+  uint16_t cm_port_ = 0;
+};
+
+}  // namespace ernic::host

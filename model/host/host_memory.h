@@ -1,0 +1,73 @@
+// model/host: host memory (DDR behind PCIe, seen by the NIC through its AXI4
+// masters and by the driver directly). Flat, zero-initialised, byte
+// addressed from physical address 0. Every write notifies write_event() so
+// that a polling driver can sleep until memory changes instead of spinning.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <systemc>
+#include <vector>
+
+namespace ernic {
+
+class HostMemory {
+ public:
+  explicit HostMemory(uint64_t size_bytes) : mem_(size_bytes, 0) {}
+  uint64_t size() const { return mem_.size(); }
+  bool in_range(uint64_t addr, uint64_t len) const {
+    return addr <= mem_.size() && len <= mem_.size() - addr;
+  }
+  // Out-of-range accesses throw std::out_of_range naming the address; the
+  // NIC's DMA checks in_range first and takes its error path instead.
+  void read(uint64_t addr, uint8_t* dst, uint64_t len) const {
+    check(addr, len);
+    if (len) std::memcpy(dst, &mem_[addr], len);
+  }
+  std::vector<uint8_t> read(uint64_t addr, uint64_t len) const {
+    std::vector<uint8_t> v(len);
+    read(addr, v.data(), len);
+    return v;
+  }
+  void write(uint64_t addr, const uint8_t* src, uint64_t len) {
+    check(addr, len);
+    if (len) std::memcpy(&mem_[addr], src, len);
+    ev_.notify(sc_core::SC_ZERO_TIME);
+  }
+  void write(uint64_t addr, const std::vector<uint8_t>& v) { write(addr, v.data(), v.size()); }
+  uint32_t read32(uint64_t addr) const {
+    uint8_t b[4];
+    read(addr, b, 4);
+    return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+  }
+  void write32(uint64_t addr, uint32_t v) {
+    uint8_t b[4] = {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+    write(addr, b, 4);
+  }
+  uint8_t* data(uint64_t addr, uint64_t len) {
+    check(addr, len);
+    return &mem_[addr];
+  }
+  const uint8_t* data(uint64_t addr, uint64_t len) const {
+    check(addr, len);
+    return &mem_[addr];
+  }
+  const sc_core::sc_event& write_event() const { return ev_; }
+
+ private:
+  void check(uint64_t addr, uint64_t len) const {
+    if (!in_range(addr, len))
+      throw std::out_of_range("host memory access [0x" + hex(addr) + ", +" + std::to_string(len) +
+                              ") outside 0x" + hex(mem_.size()) + " bytes");
+  }
+  static std::string hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "%llx", (unsigned long long)v);
+    return b;
+  }
+  std::vector<uint8_t> mem_;
+  sc_core::sc_event ev_;
+};
+
+}  // namespace ernic

@@ -1,0 +1,143 @@
+#include "model/link/cmac.h"
+
+#include <cmath>
+
+#include "model/roce/packet.h"
+
+namespace ernic {
+
+using namespace sc_core;
+
+void OpcodeCounts::add(const FrameBytes& f) {
+  uint32_t key = 0x100;  // non-RoCE
+  if (roce::is_roce(f.data(), f.size())) {
+    size_t off = roce::kEthHdrLen + roce::kUdpHdrLen +
+                 (roce::get_be16(&f[12]) == roce::kEtherTypeIpv6 ? roce::kIpv6HdrLen : roce::kIpv4HdrLen);
+    if (off < f.size()) key = f[off];
+  }
+  auto& c = by_opcode[key];
+  ++c.packets;
+  c.bytes += f.size();
+  ++packets;
+  bytes += f.size();
+}
+
+Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& core_clk,
+           SimContext& ctx, const std::string& scope, LinkParams p)
+    : sc_module(name), cmac_clk_(cmac_clk), core_clk_(core_clk), ctx_(ctx), p_(p) {
+  ps_per_byte_x1000_ = uint64_t(std::llround(8.0e6 / p_.rate_gbps));
+  v_tx_tvalid_ = ctx.var(scope, "tx_axis_tvalid", 1);
+  v_tx_tready_ = ctx.var(scope, "tx_axis_tready", 1, 1);
+  v_tx_tlast_ = ctx.var(scope, "tx_axis_tlast", 1);
+  v_rx_tvalid_ = ctx.var(scope, "rx_axis_tvalid", 1);
+  v_rx_tlast_ = ctx.var(scope, "rx_axis_tlast", 1);
+  v_tx_fifo_level_ = ctx.var(scope, "tx_fifo_level", 8);
+  SC_THREAD(tx_thread);
+  SC_THREAD(rx_thread);
+}
+
+void Cmac::tx_push(FrameBytes frame) {
+  while (fifo_.size() >= p_.tx_fifo_frames) wait(fifo_pop_ev_);
+  fifo_.push_back(std::move(frame));
+  ctx_.set(v_tx_fifo_level_, fifo_.size());
+  fifo_push_ev_.notify(SC_ZERO_TIME);
+}
+
+void Cmac::tx_thread() {
+  const uint64_t bpb = 64;  // bytes a beat on the 512-bit stream
+  for (;;) {
+    while (fifo_.empty()) wait(fifo_push_ev_);
+    tx_busy_ = true;
+    // Async FIFO crossing: the frame is visible to the CMAC domain after
+    // cdc_cycles of its clock.
+    cmac_clk_.wait_cycles(p_.cdc_cycles);
+    // Wait for the line (the previous frame's IFG) to be free.
+    uint64_t now = ClockDomain::now_ps();
+    if (line_free_ps_ > now) {
+      ctx_.set(v_tx_tready_, 0);
+      wait(ps(line_free_ps_ - now));
+      cmac_clk_.sync();
+      ctx_.set(v_tx_tready_, 1);
+    }
+    FrameBytes f = std::move(fifo_.front());
+    fifo_.pop_front();
+    ctx_.set(v_tx_fifo_level_, fifo_.size());
+    fifo_pop_ev_.notify(SC_ZERO_TIME);
+
+    const uint64_t t0 = ClockDomain::now_ps();
+    const uint64_t first_byte = t0 + line_ps(LinkParams::kPreambleSfd);
+    const uint64_t last_byte = t0 + line_ps(LinkParams::kPreambleSfd + f.size() + LinkParams::kFcs);
+    line_free_ps_ = last_byte + line_ps(LinkParams::kIfg);
+    tx_counts_.add(f);
+    if (tap_tx) tap_tx->write(f.data(), f.size(), first_byte);
+    if (tap_wire) tap_wire->write(f.data(), f.size(), first_byte);
+    ctx_.bump();
+    // AXI4-Stream beats: one a cycle, tlast on the last.
+    const uint64_t beats = (f.size() + bpb - 1) / bpb;
+    ctx_.set(v_tx_tvalid_, 1);
+    if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
+    ctx_.set(v_tx_tlast_, 1);
+    wait(cmac_clk_.period());
+    ctx_.set(v_tx_tlast_, 0);
+    ctx_.set(v_tx_tvalid_, 0);
+    if (wire_out) wire_out->send(std::move(f), first_byte, last_byte);
+    tx_busy_ = false;
+  }
+}
+
+void Cmac::rx_arrive(FrameBytes frame, uint64_t first_byte_ps) {
+  // Called at the time the last byte arrived.
+  uint64_t now = ClockDomain::now_ps();
+  uint64_t edge = now + cmac_clk_.ps_to_edge();
+  uint64_t ready = edge + p_.rx_latency_cycles * cmac_clk_.period_ps();
+  rxq_.push_back({std::move(frame), first_byte_ps, ready});
+  rx_ev_.notify(SC_ZERO_TIME);
+}
+
+void Cmac::rx_thread() {
+  const uint64_t bpb = 64;
+  for (;;) {
+    while (rxq_.empty()) wait(rx_ev_);
+    RxItem it = std::move(rxq_.front());
+    rxq_.pop_front();
+    uint64_t now = ClockDomain::now_ps();
+    if (it.ready_ps > now) wait(ps(it.ready_ps - now));
+    rx_counts_.add(it.f);
+    if (tap_rx) tap_rx->write(it.f.data(), it.f.size(), it.first_byte_ps);
+    ctx_.bump();
+    // The RX stream presents the frame's beats (no tready), then the async
+    // FIFO hands it to the core domain.
+    const uint64_t beats = (it.f.size() + bpb - 1) / bpb;
+    ctx_.set(v_rx_tvalid_, 1);
+    if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
+    ctx_.set(v_rx_tlast_, 1);
+    wait(cmac_clk_.period());
+    ctx_.set(v_rx_tlast_, 0);
+    ctx_.set(v_rx_tvalid_, 0);
+    core_clk_.wait_cycles(p_.cdc_cycles);
+    if (rx_sink) rx_sink(std::move(it.f));
+  }
+}
+
+Wire::Wire(sc_module_name name, uint64_t delay_ps) : sc_module(name), delay_ps_(delay_ps) {
+  SC_THREAD(thread);
+}
+
+void Wire::send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps) {
+  q_.push_back({std::move(f), first_byte_ps, last_byte_ps});
+  ev_.notify(SC_ZERO_TIME);
+}
+
+void Wire::thread() {
+  for (;;) {
+    while (q_.empty()) wait(ev_);
+    Item it = std::move(q_.front());
+    q_.pop_front();
+    uint64_t arrive = it.last_ps + delay_ps_;
+    uint64_t now = ClockDomain::now_ps();
+    if (arrive > now) wait(ps(arrive - now));
+    if (dst) dst->rx_arrive(std::move(it.f), it.first_ps + delay_ps_);
+  }
+}
+
+}  // namespace ernic

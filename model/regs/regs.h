@@ -1,0 +1,142 @@
+// model/regs: ERNIC register map (PG332 v3.1 "Register Space"), generated
+// by the preprocessor from the single description ernic_regs.def.
+// All registers are 32 bits. Addresses are byte offsets in the ERNIC
+// AXI4-Lite window (256 KB in 3.x, 2 MB in 4.x).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ernic::regs {
+
+enum class Access : uint8_t { RW, RO, W1C, ROSW };
+enum class Block : uint8_t { Global, Qp, Mr };
+
+// Offsets inside the global (GCSR) block.
+namespace g {
+#define ERNIC_GREG(name, off, acc, rst, doc) constexpr uint32_t name = off;
+#define ERNIC_QREG(name, off, acc, rst, qp1, doc)
+#define ERNIC_MREG(name, off, acc, rst, doc)
+#include "model/regs/ernic_regs.def"
+#undef ERNIC_GREG
+#undef ERNIC_QREG
+#undef ERNIC_MREG
+}  // namespace g
+
+// Offsets inside one QP block (QCSR base + (qpn-1)*0x100).
+namespace q {
+#define ERNIC_GREG(name, off, acc, rst, doc)
+#define ERNIC_QREG(name, off, acc, rst, qp1, doc) constexpr uint32_t name = off;
+#define ERNIC_MREG(name, off, acc, rst, doc)
+#include "model/regs/ernic_regs.def"
+#undef ERNIC_GREG
+#undef ERNIC_QREG
+#undef ERNIC_MREG
+}  // namespace q
+
+// Offsets inside one MR table entry (i*0x100).
+namespace m {
+#define ERNIC_GREG(name, off, acc, rst, doc)
+#define ERNIC_QREG(name, off, acc, rst, qp1, doc)
+#define ERNIC_MREG(name, off, acc, rst, doc) constexpr uint32_t name = off;
+#include "model/regs/ernic_regs.def"
+#undef ERNIC_GREG
+#undef ERNIC_QREG
+#undef ERNIC_MREG
+}  // namespace m
+
+constexpr uint32_t kQpBlockStride = 0x100;
+constexpr uint32_t kMrEntryStride = 0x100;
+
+// Interrupt banks (32 QPs a register; bit j of bank n is QP 32(n-1)+j, PG31).
+constexpr uint32_t kRqIntStsBank31 = 0x190, kCqIntStsBank31 = 0x1B0, kCnpSchdStsBank31 = 0x1D0;
+constexpr uint32_t kRqIntStsBank4x = 0x190, kCqIntStsBank4x = 0x290, kCnpSchdStsBank4x = 0x390;
+
+// Register layout: 3.1 (default) or 4.x (PG332 4.0+: global block at
+// 0x100000, QP blocks at 0x180000, 64 interrupt banks).
+struct Layout {
+  const char* name;
+  uint32_t gcsr_base;
+  uint32_t qcsr_base;
+  uint32_t mr_base;
+  uint32_t window_bytes;
+  uint32_t max_qps;     // C_NUM_QP upper bound
+  uint32_t int_banks;   // registers per interrupt bank group
+  uint32_t rq_int_bank, cq_int_bank, cnp_bank;  // offsets in the GCSR block
+
+  uint32_t global(uint32_t off) const { return gcsr_base + off; }
+  // qpn is 1-based (QP1 = GSI).
+  uint32_t qp(uint32_t qpn, uint32_t off) const { return qcsr_base + (qpn - 1) * kQpBlockStride + off; }
+  uint32_t mr(uint32_t idx, uint32_t off) const { return mr_base + idx * kMrEntryStride + off; }
+};
+constexpr Layout kLayout31{"3.1", 0x20000, 0x20200, 0x0, 0x40000, 256, 8,
+                           kRqIntStsBank31, kCqIntStsBank31, kCnpSchdStsBank31};
+constexpr Layout kLayout4x{"4.x", 0x100000, 0x180000, 0x0, 0x200000, 2048, 64,
+                           kRqIntStsBank4x, kCqIntStsBank4x, kCnpSchdStsBank4x};
+
+// Description of one register, for lookup by name (scenarios, logs, docs).
+struct RegInfo {
+  const char* name;    // as PG332 spells it; per-QP names end in "i"
+  Block block;
+  uint32_t offset;     // inside its block
+  Access access;
+  uint32_t reset;
+  bool exists_on_qp1;  // per-QP registers only
+  const char* doc;
+};
+const std::vector<RegInfo>& all_registers();
+const RegInfo* find_register(const std::string& name);  // exact, case-sensitive
+const char* access_name(Access a);
+
+// Decoded address: which register (if any) an AXI4-Lite address hits.
+struct Decoded {
+  const RegInfo* reg = nullptr;  // nullptr: reserved address or interrupt bank
+  Block block = Block::Global;
+  uint32_t index = 0;            // QPN (1-based) or MR index
+  uint32_t offset = 0;           // inside the block
+};
+Decoded decode_address(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
+// "SQPIi[2]" / "XRNICCONF" / "ACCESSDESC[0]" for logs.
+std::string address_name(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
+
+// Field helpers (PG332 3.1 bit positions).
+namespace f {
+// XRNICCONF
+constexpr uint32_t XRNICCONF_EN = 1u << 0;
+constexpr uint32_t XRNICCONF_ACKMODE_SHIFT = 3, XRNICCONF_ACKMODE_MASK = 0x3u << 3;
+constexpr uint32_t XRNICCONF_ERRBUF_EN = 1u << 5;
+constexpr uint32_t XRNICCONF_NUMQP_SHIFT = 8, XRNICCONF_NUMQP_MASK = 0xFFu << 8;
+constexpr uint32_t XRNICCONF_UDPSPORT_SHIFT = 16;
+// XRNICADCONF
+constexpr uint32_t XRNICADCONF_SWOVR = 1u << 0;
+constexpr uint32_t XRNICADCONF_BASECNT_SHIFT = 16, XRNICADCONF_BASECNT_MASK = 0xFu << 16;
+// INTSTS / INTEN bits
+constexpr uint32_t INT_PKT_VALID_ERR = 1u << 0, INT_MAD = 1u << 1, INT_RNR_NAK = 1u << 3,
+                   INT_WQE_DONE = 1u << 4, INT_ILLEGAL_OPC = 1u << 5, INT_RQ_PKT = 1u << 6,
+                   INT_FATAL = 1u << 7, INT_CNP = 1u << 8;
+// QPCONFi
+constexpr uint32_t QPCONF_EN = 1u << 0, QPCONF_RQ_IRQ = 1u << 2, QPCONF_CQ_IRQ = 1u << 3,
+                   QPCONF_HWHS_DIS = 1u << 4, QPCONF_CQE_WR = 1u << 5, QPCONF_RECOVERY = 1u << 6,
+                   QPCONF_IPV6 = 1u << 7;
+constexpr uint32_t QPCONF_PMTU_SHIFT = 8, QPCONF_PMTU_MASK = 0x7u << 8;
+constexpr uint32_t QPCONF_RQBUFSZ_SHIFT = 16;
+// STATQPi
+constexpr uint32_t STATQP_FATAL = 1u << 0, STATQP_RQ_OVF = 1u << 1, STATQP_SQ_FULL = 1u << 2,
+                   STATQP_OSQ_FULL = 1u << 3, STATQP_CQ_FULL = 1u << 4, STATQP_SQ_EMPTY = 1u << 9,
+                   STATQP_OSQ_EMPTY = 1u << 10, STATQP_RETRIED = 1u << 11;
+constexpr uint32_t STATQP_NAKSYN_SHIFT = 16;
+// ACCESSDESC[3:0]
+constexpr uint32_t ACCESS_READ = 0, ACCESS_WRITE = 1, ACCESS_RW = 2;
+}  // namespace f
+
+// QPCONFi[10:8] PMTU code -> bytes (codes 5..7 are reserved: the model
+// treats them as 4096 and records the assumption).
+inline uint32_t pmtu_bytes(uint32_t code) { return code <= 4 ? (256u << code) : 4096u; }
+inline uint32_t pmtu_code(uint32_t bytes) {
+  uint32_t c = 0;
+  while (c < 4 && (256u << c) < bytes) ++c;
+  return c;
+}
+
+}  // namespace ernic::regs

@@ -1,0 +1,138 @@
+#include "model/system/report.h"
+
+#include <fmt/format.h>
+
+#include "model/ernic/tx_icrc.h"
+#include "model/roce/opcodes.h"
+#include "model/system/assumptions.h"
+
+#ifndef ERNIC_GIT_HASH
+#define ERNIC_GIT_HASH "unknown"
+#endif
+#ifndef ERNIC_VERILATOR_VERSION
+#define ERNIC_VERILATOR_VERSION "unknown"
+#endif
+
+namespace ernic {
+
+using nlohmann::json;
+
+namespace {
+json counts_json(const OpcodeCounts& c) {
+  json by = json::object();
+  for (const auto& [op, v] : c.by_opcode) {
+    const std::string name = op == 0x100 ? "NON_ROCE" : roce::opcode_name(uint8_t(op));
+    by[name] = {{"packets", v.packets}, {"bytes", v.bytes}};
+  }
+  return {{"packets", c.packets}, {"bytes", c.bytes}, {"by_opcode", by}};
+}
+std::string loc_str(const SourceLoc& l) { return l.file.empty() ? "" : l.str(); }
+}  // namespace
+
+json make_report(System& sys, const std::vector<std::string>& argv, const WallClock& wall,
+                 const std::string& scenario_path) {
+  const uint64_t t = sc_core::sc_time_stamp().value();
+  json r;
+  r["scenario"] = sys.scenario.name;
+  r["file"] = scenario_path;
+  r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? "no-progress" : "fail";
+  r["exit_code"] = sys.exit_code;
+  json fails = json::array();
+  for (const auto& f : sys.failures)
+    fails.push_back({{"what", f.what}, {"step", loc_str(f.loc)}, {"time_ps", f.time_ps}});
+  r["failures"] = fails;
+  json errs = json::array();
+  for (const auto& e : sys.ctx.errors) errs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
+  r["model_errors"] = errs;
+  json evs = json::array();
+  for (const auto& e : sys.ctx.events) evs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
+  r["events"] = evs;
+  if (!sys.stall_report.empty()) r["stall_report"] = sys.stall_report;
+  r["sim_time_ps"] = t;
+  r["sim_time_us"] = double(t) / 1e6;
+  r["clocks"] = {
+      {"core", {{"mhz", sys.core.mhz()}, {"period_ps", sys.core.period_ps()}, {"cycles", sys.core.cycle_at(t)}}},
+      {"cmac", {{"mhz", sys.cmac_clk.mhz()}, {"period_ps", sys.cmac_clk.period_ps()}, {"cycles", sys.cmac_clk.cycle_at(t)}}}};
+  json steps = json::array();
+  for (const auto& s : sys.steps_done)
+    steps.push_back({{"step", s.kind}, {"at", loc_str(s.loc)}, {"start_ps", s.start_ps}, {"end_ps", s.end_ps}});
+  r["steps"] = steps;
+  json nodes = json::object();
+  for (auto& n : sys.nodes) {
+    const ErnicStats& s = n->ernic->stats();
+    json cq = json::array();
+    for (const auto& c : n->driver->connections())
+      cq.push_back({{"qpn", c->qpn}, {"remote_qpn", c->remote_qpn}, {"state", host::verbs_state_name(c->state)},
+                    {"local_psn", c->local_psn}, {"remote_psn", c->remote_psn}, {"posted", c->posted},
+                    {"completed", c->completed}});
+    nodes[n->cfg.name] = {
+        {"tx", counts_json(n->cmac->tx_counts())},
+        {"rx", counts_json(n->cmac->rx_counts())},
+        {"connections", cq},
+        {"ernic",
+         {{"wqes_processed", s.wqes_processed}, {"cqes_written", s.cqes_written}, {"acks_sent", s.acks_sent},
+          {"naks_sent", s.naks_sent}, {"acks_received", s.acks_received}, {"naks_received", s.naks_received},
+          {"rx_dropped", s.rx_dropped}, {"rx_icrc_errors", s.rx_icrc_errors}, {"duplicates", s.duplicates},
+          {"mads_received", s.mads_received}, {"illegal_wqes", s.illegal_wqes}, {"fatal_events", s.fatal_events}}},
+        {"icrc_rtl", {{"frames", s.icrc_frames}, {"mismatches", s.icrc_rtl_mismatches},
+                      {"cycles_clocked", n->ernic->tx_icrc().cycles_clocked()}}},
+        {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}}};
+  }
+  r["nodes"] = nodes;
+  json as = json::array();
+  for (const auto& a : assumptions()) as.push_back({{"id", a.id}, {"text", a.text}, {"reason", a.reason}});
+  r["assumptions"] = as;
+  r["reproduce"] = {{"git", ERNIC_GIT_HASH},
+                    {"command_line", argv},
+                    {"seed", sys.scenario.seed},
+                    {"tools",
+                     {{"systemc", sc_core::sc_release()},
+                      {"verilator", ERNIC_VERILATOR_VERSION},
+                      {"compiler", __VERSION__},
+                      {"cplusplus", __cplusplus}}}};
+  const double cyc = double(sys.core.cycle_at(t));
+  r["wall"] = {{"seconds", wall.seconds},
+               {"sim_core_cycles_per_wall_second", wall.seconds > 0 ? cyc / wall.seconds : 0.0},
+               {"sim_time_per_wall_time", wall.seconds > 0 ? (double(t) * 1e-12) / wall.seconds : 0.0}};
+  return r;
+}
+
+std::string summary_text(const json& r) {
+  std::string o;
+  o += fmt::format("scenario  {} ({})\n", r["scenario"].get<std::string>(), r["file"].get<std::string>());
+  o += fmt::format("result    {} (exit {})\n", r["result"].get<std::string>(), r["exit_code"].get<int>());
+  for (const auto& f : r["failures"])
+    o += fmt::format("  FAILED  {}{}{} at {:.3f} us\n", f["step"].get<std::string>(),
+                     f["step"].get<std::string>().empty() ? "" : ": ", f["what"].get<std::string>(),
+                     f["time_ps"].get<uint64_t>() / 1e6);
+  for (const auto& e : r["model_errors"])
+    o += fmt::format("  MODEL ERROR {} at {:.3f} us: {}\n", e["where"].get<std::string>(),
+                     e["time_ps"].get<uint64_t>() / 1e6, e["what"].get<std::string>());
+  for (const auto& e : r["events"])
+    o += fmt::format("  event   {} at {:.3f} us: {}\n", e["where"].get<std::string>(),
+                     e["time_ps"].get<uint64_t>() / 1e6, e["what"].get<std::string>());
+  if (r.contains("stall_report"))
+    for (const auto& s : r["stall_report"]) o += fmt::format("  stalled {}\n", s.get<std::string>());
+  o += fmt::format("sim time  {:.3f} us\n", r["sim_time_us"].get<double>());
+  for (const auto& [name, c] : r["clocks"].items())
+    o += fmt::format("cycles    {:<5} {:>12} ({} MHz, {} ps)\n", name, c["cycles"].get<uint64_t>(),
+                     c["mhz"].get<double>(), c["period_ps"].get<uint64_t>());
+  for (const auto& [name, n] : r["nodes"].items()) {
+    for (const char* dir : {"tx", "rx"}) {
+      const auto& d = n[dir];
+      o += fmt::format("node {} {} {:>6} packets {:>10} bytes:", name, dir, d["packets"].get<uint64_t>(),
+                       d["bytes"].get<uint64_t>());
+      for (const auto& [op, v] : d["by_opcode"].items())
+        o += fmt::format(" {} {}/{}B", op, v["packets"].get<uint64_t>(), v["bytes"].get<uint64_t>());
+      o += "\n";
+    }
+    o += fmt::format("node {} rtl/icrc: {} frames, {} mismatches vs C++\n", name,
+                     n["icrc_rtl"]["frames"].get<uint64_t>(), n["icrc_rtl"]["mismatches"].get<uint64_t>());
+  }
+  const auto& w = r["wall"];
+  o += fmt::format("wall      {:.3f} s, {:.0f} simulated core cycles per wall second\n", w["seconds"].get<double>(),
+                   w["sim_core_cycles_per_wall_second"].get<double>());
+  return o;
+}
+
+}  // namespace ernic

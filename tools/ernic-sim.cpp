@@ -1,0 +1,133 @@
+// ernic-sim: the simulator's command line.
+//
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet]
+//
+// Exit codes: 0 pass; 1 an expectation failed (or the model reported an
+// internal error); 2 bad usage or a bad scenario file (file, line, column and
+// key named); 3 no progress (watchdog) or the simulated-time limit reached.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <verilated.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <systemc>
+
+#include "model/system/report.h"
+#include "model/system/scenario.h"
+#include "model/system/system.h"
+
+using namespace ernic;
+
+namespace {
+
+int run(const std::string& path, const RunOptions& opt, const std::string& json_path, bool quiet,
+        const std::vector<std::string>& argv) {
+  Scenario sc;
+  try {
+    sc = load_scenario(path);
+  } catch (const ScenarioError& e) {
+    std::fprintf(stderr, "ernic-sim: %s\n", e.what());
+    return 2;
+  }
+  if (sc.nodes.size() > 2) {
+    const auto& l = sc.nodes[2].loc;
+    std::fprintf(stderr, "ernic-sim: %s: key 'nodes': the link joins at most two nodes (a switch model does not exist yet)\n",
+                 l.str().c_str());
+    return 2;
+  }
+  sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+  SimContext ctx;
+  std::unique_ptr<trace::VcdWriter> vcd;
+  const std::string rtl_vcd = opt.vcd.empty() ? "" : opt.vcd + ".rtl.tmp";
+  if (!opt.vcd.empty()) {
+    Verilated::traceEverOn(true);
+    vcd = std::make_unique<trace::VcdWriter>(opt.vcd + ".model.tmp");
+    ctx.vcd = vcd.get();
+  }
+  std::unique_ptr<System> sys;
+  try {
+    sys = std::make_unique<System>("top", sc, opt, ctx);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ernic-sim: cannot build the system: %s\n", e.what());
+    return 2;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  if (!opt.vcd.empty()) sys->open_rtl_trace(rtl_vcd);
+  sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
+  auto t1 = std::chrono::steady_clock::now();
+  if (!sys->finished && sys->exit_code == 0) {
+    sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
+                             SourceLoc{}, sc_core::sc_time_stamp().value()});
+    sys->exit_code = 3;
+    for (auto& n : sys->nodes)
+      for (auto& s : n->ernic->qp_status()) sys->stall_report.push_back(n->cfg.name + " " + s);
+  }
+  if (sys->exit_code == 0 && !ctx.errors.empty()) sys->exit_code = 1;
+  sys->close_taps();
+  sys->close_rtl_trace();
+  if (vcd) {
+    vcd->finish_merged(opt.vcd, rtl_vcd);
+    std::remove(rtl_vcd.c_str());
+  }
+  WallClock wall;
+  wall.seconds = std::chrono::duration<double>(t1 - t0).count();
+  nlohmann::json rep = make_report(*sys, argv, wall, path);
+  if (!quiet) std::cout << summary_text(rep);
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    f << rep.dump(2) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "ernic-sim: cannot write %s\n", json_path.c_str());
+      return 2;
+    }
+  }
+  if (sys->exit_code != 0) {
+    std::fprintf(stderr, "ernic-sim: %s: %s\n", path.c_str(), rep["result"].get<std::string>().c_str());
+    if (!opt.pcap.empty()) std::fprintf(stderr, "  pcap: %s (+ per-tap files beside it)\n", opt.pcap.c_str());
+    if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s\n", opt.vcd.c_str());
+    if (!json_path.empty()) std::fprintf(stderr, "  json: %s\n", json_path.c_str());
+  }
+  return sys->exit_code;
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  // sc_stop() is how a run ends; its info message is noise.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  std::vector<std::string> args(argv, argv + argc);
+  args[0] = "ernic-sim";
+  CLI::App app{"ernic-sim: cycle-accurate co-simulation of ERNIC (PG332) RoCEv2 NICs"};
+  app.set_version_flag("--version", "ernic-sim 0.1.0");
+  app.require_subcommand(1);
+  auto* runc = app.add_subcommand("run", "run a scenario file");
+  std::string scenario, json_path;
+  RunOptions opt;
+  bool quiet = false;
+  runc->add_option("scenario", scenario, "scenario file (YAML)")->required();
+  runc->add_option("--pcap", opt.pcap, "pcap of the wire (taps <stem>.<node>-tx/-rx.pcap beside it)");
+  runc->add_option("--vcd", opt.vcd, "waveform: RTL and model signals in one VCD");
+  runc->add_option("--json", json_path, "report as JSON");
+  runc->add_flag("--quiet", quiet, "no summary on stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  return run(scenario, opt, json_path, quiet, args);
+}
+
+// Our own main so that SystemC's banner is off before the kernel starts
+// (libsystemc's main prints it before calling sc_main).
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
