@@ -299,13 +299,18 @@ Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t s
 
   connecting_ = &c;
   rep_ok_ = false;
-  for (int attempt = 0; attempt < 3 && !rep_ok_; ++attempt) {
+  for (int attempt = 0; attempt < 3 && !rep_ok_ && c.state != VerbsState::Err; ++attempt) {
     send_mad(server, req, roce::cm::attr::REQ);
     wait(sc_time(cfg_.cm_timeout_us, SC_US), rep_ev_);
   }
   connecting_ = nullptr;
+  if (c.state == VerbsState::Err) {
+    qpn_used_[c.qpn] = false;
+    fail(fmt::format("connect to {}: ConnectReject received", server.str()));
+  }
   if (!rep_ok_) {
     c.state = VerbsState::Err;
+    qpn_used_[c.qpn] = false;
     fail(fmt::format("connect to {}: no ConnectReply after 3 ConnectRequests", server.str()));
   }
   // REP gave the remote QPN and PSN: program the QP (RESET -> INIT -> RTR -> RTS).
@@ -319,6 +324,23 @@ Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t s
   return c;
 }
 
+void Driver::send_rep(const Connection& c) {
+  roce::cm::Rep rep;
+  rep.local_comm_id = c.local_comm_id;
+  rep.remote_comm_id = c.remote_comm_id;
+  rep.local_qpn = c.qpn;
+  rep.start_psn = c.local_psn;
+  rep.resp_resources = 16;
+  rep.initiator_depth = 16;
+  rep.target_ack_delay = 15;
+  rep.rnr_retry_count = 3;
+  rep.local_ca_guid = 0x0200000000000000ull | (uint64_t(cfg_.ip.v) << 8);
+  roce::cm::MrInfo mi;
+  if (c.params.mr) mi = {c.params.mr->va, c.params.mr->rkey, c.params.mr->length};
+  rep.private_data = roce::cm::encode_mr_info(mi);
+  send_mad(c.remote_ip, rep, roce::cm::attr::REP);
+}
+
 void Driver::handle_mad(const uint8_t* e, size_t len) {
   // QP1 RQ element (3.x): 40-byte L3 slot, UDP(8), BTH(12), DETH(8), MAD(256).
   const size_t kMadOff = 40 + 8 + 12 + 8;
@@ -327,6 +349,12 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
   auto mad = roce::cm::decode_mad(e + kMadOff, roce::cm::kMadLen);
   if (!mad) return;
   if (auto* req = std::get_if<roce::cm::Req>(&mad->msg)) {
+    for (auto& k : conns_)
+      if (k->qpn && k->remote_comm_id == req->local_comm_id && k->remote_ip == src) {
+        // A repeated ConnectRequest (our ConnectReply was lost): answer again.
+        send_rep(*k);
+        return;
+      }
     if (!listener_) {
       roce::cm::Rej rej;
       rej.remote_comm_id = req->local_comm_id;
@@ -356,20 +384,7 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
     setup_queues(c);
     program_rc_qp(c);  // enabled before the REP leaves: requests may follow the RTU at once
     c.state = VerbsState::Rtr;
-    roce::cm::Rep rep;
-    rep.local_comm_id = c.local_comm_id;
-    rep.remote_comm_id = c.remote_comm_id;
-    rep.local_qpn = c.qpn;
-    rep.start_psn = c.local_psn;
-    rep.resp_resources = 16;
-    rep.initiator_depth = 16;
-    rep.target_ack_delay = 15;
-    rep.rnr_retry_count = 3;
-    rep.local_ca_guid = 0x0200000000000000ull | (uint64_t(cfg_.ip.v) << 8);
-    roce::cm::MrInfo mi;
-    if (c.params.mr) mi = {c.params.mr->va, c.params.mr->rkey, c.params.mr->length};
-    rep.private_data = roce::cm::encode_mr_info(mi);
-    send_mad(src, rep, roce::cm::attr::REP);
+    send_rep(c);
   } else if (auto* rep = std::get_if<roce::cm::Rep>(&mad->msg)) {
     if (!connecting_ || rep->remote_comm_id != connecting_->local_comm_id) return;
     Connection& c = *connecting_;
@@ -386,8 +401,8 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
         c->state = VerbsState::Rts;
         c->established.notify(SC_ZERO_TIME);
       }
-  } else if (std::get_if<roce::cm::Rej>(&mad->msg)) {
-    if (connecting_) {
+  } else if (auto* rej = std::get_if<roce::cm::Rej>(&mad->msg)) {
+    if (connecting_ && rej->remote_comm_id == connecting_->local_comm_id) {
       connecting_->state = VerbsState::Err;
       rep_ev_.notify(SC_ZERO_TIME);  // connect() sees rep_ok_ == false
     }

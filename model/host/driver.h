@@ -149,6 +149,7 @@ class Driver : public sc_core::sc_module {
   void irq_thread();
   void service_qp1_rq();
   void handle_mad(const uint8_t* elem, size_t len);
+  void send_rep(const Connection& c);
   void send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t attr_id);
   void setup_queues(Connection& c);
   void program_rc_qp(Connection& c);

@@ -4,7 +4,9 @@
 // that a polling driver can sleep until memory changes instead of spinning.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <systemc>
@@ -14,10 +16,18 @@ namespace ernic {
 
 class HostMemory {
  public:
-  explicit HostMemory(uint64_t size_bytes) : mem_(size_bytes, 0) {}
-  uint64_t size() const { return mem_.size(); }
+  // calloc: large sizes come from mmap as zero pages that cost nothing
+  // until touched, so a 4 GiB node is as cheap as a 64 MiB one.
+  explicit HostMemory(uint64_t size_bytes)
+      : mem_(static_cast<uint8_t*>(std::calloc(size_bytes ? size_bytes : 1, 1))), size_(size_bytes) {
+    if (!mem_) throw std::bad_alloc();
+  }
+  ~HostMemory() { std::free(mem_); }
+  HostMemory(const HostMemory&) = delete;
+  HostMemory& operator=(const HostMemory&) = delete;
+  uint64_t size() const { return size_; }
   bool in_range(uint64_t addr, uint64_t len) const {
-    return addr <= mem_.size() && len <= mem_.size() - addr;
+    return addr <= size_ && len <= size_ - addr;
   }
   // Out-of-range accesses throw std::out_of_range naming the address; the
   // NIC's DMA checks in_range first and takes its error path instead.
@@ -59,14 +69,15 @@ class HostMemory {
   void check(uint64_t addr, uint64_t len) const {
     if (!in_range(addr, len))
       throw std::out_of_range("host memory access [0x" + hex(addr) + ", +" + std::to_string(len) +
-                              ") outside 0x" + hex(mem_.size()) + " bytes");
+                              ") outside 0x" + hex(size_) + " bytes");
   }
   static std::string hex(uint64_t v) {
     char b[24];
     std::snprintf(b, sizeof b, "%llx", (unsigned long long)v);
     return b;
   }
-  std::vector<uint8_t> mem_;
+  uint8_t* mem_;
+  uint64_t size_;
   sc_core::sc_event ev_;
 };
 

@@ -162,7 +162,7 @@ void System::watchdog() {
   for (;;) {
     wait(period);
     if (finished) return;
-    if (ctx.progress == last && !idle_wait_) {
+    if (ctx.progress == last && !bounded_wait_) {
       fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
                                     scenario.limits.watchdog_us),
            3);
@@ -253,10 +253,15 @@ void System::run_step(const Step& step) {
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
     Node* n = node(s->node);
     host::Connection& c = side(it->second, s->node);
+    bounded_wait_ = true;  // the step times out by itself; the watchdog stays out of it
     auto got = n->driver->poll(c, s->count, s->timeout_us * 1000000ull);
-    if (got.size() < s->count)
+    bounded_wait_ = false;
+    if (got.size() < s->count) {
+      for (auto& nn : nodes)
+        for (auto& st : nn->ernic->qp_status()) stall_report.push_back(nn->cfg.name + " " + st);
       return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s->count, s->node,
                                    c.qpn, s->timeout_us, got.size()));
+    }
     for (size_t i = 0; i < s->expect.size() && i < got.size(); ++i) {
       const CompletionExpect& e = s->expect[i];
       const host::Cqe& q = got[i];
@@ -288,9 +293,9 @@ void System::run_step(const Step& step) {
       fail(loc, fmt::format("memory of {} MR '{}' differs in {} of {} bytes; first at offset {}: 0x{:02x}, expected 0x{:02x}",
                             s->node, s->mr, diffs, s->length, s->offset + first, got[first], want[first]));
   } else if (auto* s = std::get_if<WaitStep>(&step)) {
-    idle_wait_ = true;
+    bounded_wait_ = true;
     wait(sc_time(double(s->us), SC_US));
-    idle_wait_ = false;
+    bounded_wait_ = false;
   }
 }
 

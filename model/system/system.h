@@ -106,7 +106,7 @@ class System : public sc_core::sc_module {
   host::Connection& side(const Conn& k, const std::string& node_name);
 
   std::map<std::string, Conn> conns_;
-  bool idle_wait_ = false;      // a `wait` step: no progress is expected
+  bool bounded_wait_ = false;   // a step that times out by itself: the watchdog stays out
   std::vector<int> clk_vars_;
   std::unique_ptr<VerilatedVcdSc> rtl_vcd_;
 };
