@@ -1,0 +1,150 @@
+// The ERNIC model's register file through its AXI4-Lite slave: reset values,
+// access rules (RW, RO, W1C, RO-unless-SW-override), QP1's missing
+// registers, the interrupt line, and a doorbell that reaches the QP
+// manager. Expected values come from PG332 v3.1 (../shared/spec/ernic-pg332.md).
+#include <gtest/gtest.h>
+
+#include <systemc>
+
+#include "model/ernic/ernic.h"
+#include "model/host/host_memory.h"
+#include "model/regs/regs.h"
+
+using namespace ernic;
+namespace R = ernic::regs;
+namespace F = ernic::regs::f;
+
+namespace {
+
+// One ERNIC with host memory; a test body runs as an SC_THREAD so that the
+// AXI4-Lite transactions take their cycles.
+struct Bench : sc_core::sc_module {
+  SC_HAS_PROCESS(Bench);
+  ClockDomain core{"core", 200.0};
+  SimContext ctx;
+  HostMemory mem{1 << 20};
+  Ernic ernic;
+  AxiLitePort axil;
+  std::function<void(Bench&)> body;
+  bool done = false;
+  explicit Bench(std::function<void(Bench&)> b)
+      : sc_module("bench"), ernic("ernic", core, mem, ctx, "top.ernic", ErnicConfig{}),
+        axil(core, ernic, ctx, "top.axil"), body(std::move(b)) {
+    SC_THREAD(run);
+  }
+  void run() {
+    body(*this);
+    done = true;
+    sc_core::sc_stop();
+  }
+  uint32_t g(uint32_t off) { return axil.read(R::kLayout31.global(off)); }
+  void gw(uint32_t off, uint32_t v) { axil.write(R::kLayout31.global(off), v); }
+  uint32_t q(uint32_t qpn, uint32_t off) { return axil.read(R::kLayout31.qp(qpn, off)); }
+  void qw(uint32_t qpn, uint32_t off, uint32_t v) { axil.write(R::kLayout31.qp(qpn, off), v); }
+};
+
+void run_bench(std::function<void(Bench&)> body) {
+  sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+  Bench b(std::move(body));
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  ASSERT_TRUE(b.done);
+}
+
+}  // namespace
+
+TEST(ErnicRegs, ResetValuesFromPg332) {
+  run_bench([](Bench& b) {
+    EXPECT_EQ(b.g(R::g::XRNICCONF), 0u);
+    EXPECT_EQ(b.g(R::g::XRNIC_BUF_THRESHOLD_ROCE), 0x965Au);
+    EXPECT_EQ(b.g(R::g::XRNIC_BUF_THRESHOLD_NON_ROCE), 0x965Au);
+    EXPECT_EQ(b.g(R::g::XRNIC_PAUSE_CONF), 0x800u);
+    // A fresh QP: SQ empty (bit 9) and outstanding queue empty (bit 10).
+    EXPECT_EQ(b.q(2, R::q::STATQPi), (1u << 9) | (1u << 10));
+    EXPECT_EQ(b.q(2, R::q::QPCONFi), 0u);
+    // Absolute 3.1 addresses: XRNICCONF at 0x20000, QPCONF2 at 0x20300.
+    EXPECT_EQ(R::kLayout31.global(R::g::XRNICCONF), 0x20000u);
+    EXPECT_EQ(R::kLayout31.qp(2, R::q::QPCONFi), 0x20300u);
+    EXPECT_EQ(R::kLayout31.qp(1, R::q::SQPIi), 0x20238u);
+    EXPECT_EQ(R::kLayout4x.qp(2, R::q::SQPIi), 0x180138u);
+  });
+}
+
+TEST(ErnicRegs, AccessRules) {
+  run_bench([](Bench& b) {
+    // RW keeps every bit.
+    b.gw(R::g::IPv4XADD, 0x0A000001);
+    EXPECT_EQ(b.g(R::g::IPv4XADD), 0x0A000001u);
+    // RO ignores writes.
+    b.gw(R::g::ERRBUFWPTR, 0x1234);
+    EXPECT_EQ(b.g(R::g::ERRBUFWPTR), 0u);
+    b.qw(2, R::q::STATWQEi, 7);
+    EXPECT_EQ(b.q(2, R::q::STATWQEi), 0u);
+    // CQHEADi is RO unless XRNICADCONF[0] (SW override) is set.
+    b.qw(2, R::q::CQHEADi, 5);
+    EXPECT_EQ(b.q(2, R::q::CQHEADi), 0u);
+    b.gw(R::g::XRNICADCONF, F::XRNICADCONF_SWOVR);
+    b.qw(2, R::q::CQHEADi, 5);
+    EXPECT_EQ(b.q(2, R::q::CQHEADi), 5u);
+    b.gw(R::g::XRNICADCONF, 0);
+    b.qw(2, R::q::CQHEADi, 9);
+    EXPECT_EQ(b.q(2, R::q::CQHEADi), 5u);
+    // QP1 has no QPADVCONFi / SQPSNi: writes vanish, reads give 0.
+    b.qw(1, R::q::QPADVCONFi, 0xFFFF4000);
+    EXPECT_EQ(b.q(1, R::q::QPADVCONFi), 0u);
+    b.qw(2, R::q::QPADVCONFi, 0xFFFF4000);
+    EXPECT_EQ(b.q(2, R::q::QPADVCONFi), 0xFFFF4000u);
+    // Reserved addresses read 0.
+    EXPECT_EQ(b.axil.read(R::kLayout31.global(0x030)), 0u);
+    // The MR table: entry 3's ACCESSDESC at 3*0x100 + 0x1C.
+    b.axil.write(0x31C, 0x0002);
+    EXPECT_EQ(b.axil.read(0x31C), 2u);
+  });
+}
+
+TEST(ErnicRegs, IllegalOpcodeRaisesIntsts5AndW1CClearsIt) {
+  run_bench([](Bench& b) {
+    // QP1 with an SQ at 0x1000 holding one WQE whose opcode (0x07) is illegal.
+    uint8_t wqe[64] = {};
+    wqe[16] = 0x07;
+    b.mem.write(0x1000, wqe, 64);
+    b.gw(R::g::XRNICCONF, F::XRNICCONF_EN | 8u << F::XRNICCONF_NUMQP_SHIFT);
+    b.gw(R::g::INTEN, F::INT_ILLEGAL_OPC);
+    b.qw(1, R::q::SQBAi, 0x1000);
+    b.qw(1, R::q::QDEPTHi, 16 | 16u << 16);
+    b.qw(1, R::q::QPCONFi, F::QPCONF_EN | F::QPCONF_HWHS_DIS);
+    EXPECT_FALSE(b.ernic.intr.read());
+    b.qw(1, R::q::SQPIi, 1);
+    wait(sc_core::sc_time(2, sc_core::SC_US));  // WQE fetch: 100-cycle DMA latency
+    EXPECT_EQ(b.g(R::g::INTSTS), F::INT_ILLEGAL_OPC);
+    EXPECT_TRUE(b.ernic.intr.read());
+    EXPECT_EQ(b.q(1, R::q::STATWQEi), 1u);         // the QP manager took it
+    EXPECT_EQ(b.q(1, R::q::STATCURSQPTRi), 1u);
+    b.gw(R::g::INTSTS, F::INT_ILLEGAL_OPC);         // W1C
+    EXPECT_EQ(b.g(R::g::INTSTS), 0u);
+    EXPECT_FALSE(b.ernic.intr.read());
+  });
+}
+
+TEST(ErnicRegs, AxiLiteTiming) {
+  run_bench([](Bench& b) {
+    // A write is 2 core cycles (AW/W handshake, B); a read 3 (AR, wait, R).
+    b.core.sync();
+    const uint64_t t0 = sc_core::sc_time_stamp().value();
+    b.gw(R::g::IPv4XADD, 1);
+    const uint64_t t1 = sc_core::sc_time_stamp().value();
+    (void)b.g(R::g::IPv4XADD);
+    const uint64_t t2 = sc_core::sc_time_stamp().value();
+    EXPECT_EQ(t1 - t0, 2 * 5000u);
+    EXPECT_EQ(t2 - t1, 3 * 5000u);
+  });
+}
+
+TEST(ErnicRegs, AddressNames) {
+  EXPECT_EQ(R::address_name(R::kLayout31, 0x20238 + 0x100, 8, 256), "SQPIi[2]");
+  EXPECT_EQ(R::address_name(R::kLayout31, 0x20184, 8, 256), "INTSTS");
+  EXPECT_EQ(R::address_name(R::kLayout31, 0x201B0, 8, 256), "CQINTSTS1");
+  EXPECT_EQ(R::address_name(R::kLayout31, 0x0214, 8, 256), "BUFRKEY[2]");
+  ASSERT_NE(R::find_register("TIMEOUTCONFi"), nullptr);
+  EXPECT_EQ(R::find_register("TIMEOUTCONFi")->offset, 0x4Cu);
+  EXPECT_EQ(R::find_register("NOPE"), nullptr);
+}
