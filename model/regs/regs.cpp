@@ -17,6 +17,34 @@ const std::vector<RegInfo>& all_registers() {
   return v;
 }
 
+const std::vector<FieldInfo>& all_fields() {
+  static const std::vector<FieldInfo> v = {
+#define ERNIC_GREG(name, off, acc, rst, doc)
+#define ERNIC_QREG(name, off, acc, rst, qp1, doc)
+#define ERNIC_MREG(name, off, acc, rst, doc)
+#define ERNIC_FIELD(reg, name, lsb, width, doc) {#reg, #name, lsb, width, doc},
+#include "model/regs/ernic_regs.def"
+#undef ERNIC_GREG
+#undef ERNIC_QREG
+#undef ERNIC_MREG
+#undef ERNIC_FIELD
+  };
+  return v;
+}
+
+const FieldInfo* find_field(const std::string& reg, const std::string& field) {
+  for (const auto& f : all_fields())
+    if (reg == f.reg && field == f.name) return &f;
+  return nullptr;
+}
+
+std::vector<const FieldInfo*> fields_of(const std::string& reg) {
+  std::vector<const FieldInfo*> out;
+  for (const auto& f : all_fields())
+    if (reg == f.reg) out.push_back(&f);
+  return out;
+}
+
 const RegInfo* find_register(const std::string& name) {
   for (const auto& r : all_registers())
     if (name == r.name) return &r;

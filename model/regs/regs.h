@@ -86,6 +86,21 @@ struct RegInfo {
   const char* doc;
 };
 const std::vector<RegInfo>& all_registers();
+
+// A named bit field of a register (ernic_regs.def ERNIC_FIELD entries).
+struct FieldInfo {
+  const char* reg;     // register name
+  const char* name;    // field name, e.g. "PMTU"
+  uint32_t lsb;
+  uint32_t width;
+  const char* doc;
+  uint32_t mask() const { return (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1)) << lsb; }
+  uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
+  uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
+};
+const std::vector<FieldInfo>& all_fields();
+const FieldInfo* find_field(const std::string& reg, const std::string& field);
+std::vector<const FieldInfo*> fields_of(const std::string& reg);
 const RegInfo* find_register(const std::string& name);  // exact, case-sensitive
 const char* access_name(Access a);
 

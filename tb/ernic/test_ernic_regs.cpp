@@ -148,3 +148,23 @@ TEST(ErnicRegs, AddressNames) {
   EXPECT_EQ(R::find_register("TIMEOUTCONFi")->offset, 0x4Cu);
   EXPECT_EQ(R::find_register("NOPE"), nullptr);
 }
+
+TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
+  // Every field names a register of the description and fits in 32 bits;
+  // no two fields of a register overlap.
+  for (const auto& f : R::all_fields()) {
+    ASSERT_NE(R::find_register(f.reg), nullptr) << f.reg << "." << f.name;
+    EXPECT_LE(f.lsb + f.width, 32u) << f.reg << "." << f.name;
+    for (const auto* g : R::fields_of(f.reg))
+      if (g != &f) EXPECT_EQ(f.mask() & g->mask(), 0u) << f.reg << "." << f.name << " vs " << g->name;
+  }
+  // Positions from PG332 v3.1 (spec sections 1-3).
+  EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->mask(), 0x700u);
+  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT")->mask(), 0xFFFF0000u);
+  EXPECT_EQ(R::find_field("TIMEOUTCONFi", "RNR_TIMER")->mask(), 0x1F0000u);
+  EXPECT_EQ(R::find_field("STATQPi", "OSQ_EMPTY")->mask(), F::STATQP_OSQ_EMPTY);
+  EXPECT_EQ(R::find_field("QPCONFi", "CQE_WRITE_EN")->mask(), F::QPCONF_CQE_WR);
+  EXPECT_EQ(R::find_field("INTSTS", "MAD")->mask(), F::INT_MAD);
+  EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->set(0x21, 4), 0x421u);
+  EXPECT_EQ(R::find_field("LSTRQREQi", "OPCODE")->get(0x0A123456), 0x0Au);
+}
