@@ -114,8 +114,15 @@ void fill_pattern(uint8_t* dst, size_t len, Pattern p, uint64_t seed, uint8_t va
   }
 }
 
+namespace {
+template <class T>
+const SourceLoc& loc_of(const T& st) { return st.loc; }
+template <class T>
+const SourceLoc& loc_of(const std::shared_ptr<T>& st) { return st->loc; }
+}  // namespace
+
 const SourceLoc& step_loc(const Step& s) {
-  return std::visit([](const auto& st) -> const SourceLoc& { return st.loc; }, s);
+  return std::visit([](const auto& st) -> const SourceLoc& { return loc_of(st); }, s);
 }
 
 namespace {
@@ -127,11 +134,41 @@ struct KindName {
   const char* operator()(const PostStep&) const { return "post"; }
   const char* operator()(const WaitCompletionsStep&) const { return "wait_completions"; }
   const char* operator()(const CheckMemoryStep&) const { return "check_memory"; }
+  const char* operator()(const RegWriteStep&) const { return "reg_write"; }
+  const char* operator()(const RegReadStep&) const { return "reg_read"; }
+  const char* operator()(const RegExpectStep&) const { return "reg_expect"; }
+  const char* operator()(const RegPollStep&) const { return "reg_poll"; }
+  const char* operator()(const MemWriteStep&) const { return "mem_write"; }
+  const char* operator()(const MemExpectStep&) const { return "mem_expect"; }
+  const char* operator()(const DeregisterMrStep&) const { return "deregister_mr"; }
+  const char* operator()(const ConnectRejectStep&) const { return "connect_reject"; }
+  const char* operator()(const DisconnectStep&) const { return "disconnect"; }
+  const char* operator()(const FaultStep&) const { return "fault"; }
+  const char* operator()(const LinkStep&) const { return "link"; }
+  const char* operator()(const ExpectFramesStep&) const { return "expect_frames"; }
+  const char* operator()(const ExpectIdleStep&) const { return "expect_idle"; }
+  const char* operator()(const WaitUntilStep&) const { return "wait_until"; }
+  const char* operator()(const BarrierStep&) const { return "barrier"; }
+  const char* operator()(const std::shared_ptr<RepeatStep>&) const { return "repeat"; }
+  const char* operator()(const std::shared_ptr<ParallelStep>&) const { return "parallel"; }
   const char* operator()(const WaitStep&) const { return "wait"; }
 };
 }  // namespace
 
 const char* step_kind(const Step& s) { return std::visit(KindName{}, s); }
+
+const char* to_string(FaultAction a) {
+  switch (a) {
+    case FaultAction::drop: return "drop";
+    case FaultAction::duplicate: return "duplicate";
+    case FaultAction::reorder: return "reorder";
+    case FaultAction::corrupt: return "corrupt";
+    case FaultAction::delay: return "delay";
+  }
+  return "?";
+}
+const char* to_string(Datapath d) { return d == Datapath::rtl ? "rtl" : "model"; }
+const char* to_string(RegLayout l) { return l == RegLayout::v31 ? "3.1" : "4.x"; }
 
 const NodeConfig* Scenario::find_node(const std::string& n) const {
   for (const auto& node : nodes)

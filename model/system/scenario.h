@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -102,6 +103,19 @@ struct LinkConfig {
   uint32_t rate_gbps = 100;  // only 100 for now
   uint64_t delay_ns = 100;
 };
+
+struct PcieConfig {          // PCIe link behind the DMA masters
+  uint32_t gen = 3;          // 3 (8 GT/s) or 4 (16 GT/s), 128b/130b
+  uint32_t lanes = 16;       // 1, 2, 4, 8, 16
+  uint32_t mps = 256;        // max payload size: 128, 256, 512, 1024
+  uint32_t mrrs = 512;       // max read request size: 128 .. 4096, power of two
+  uint32_t read_latency_ns = 500;  // read request to first completion
+};
+
+enum class Datapath { rtl, model };
+enum class RegLayout { v31, v4x };
+const char* to_string(Datapath d);
+const char* to_string(RegLayout l);
 
 struct NodeConfig {
   std::string name;
@@ -217,8 +231,182 @@ struct WaitStep {
   uint64_t us = 0;
 };
 
+// ---------------------------------------------------- issue 3 additions ----
+// (parsing: see scenarios/README.md for the YAML form of each.)
+
+// A register named as PG332 spells it (model/regs/ernic_regs.def), per node,
+// per QP (registers whose name ends in "i") or per MR-table entry.
+struct RegRef {
+  std::string node;
+  std::string reg;                 // "XRNICCONF", "QPCONFi", "ACCESSDESC", ...
+  std::optional<uint32_t> qp;      // required for per-QP registers (1..num_qp)
+  std::optional<uint32_t> mr;      // required for MR-table registers (0..255)
+  std::string field;               // "" = the whole register; else a field of it
+};
+
+struct RegWriteStep {              // reg_write: whole register, or read-modify-write of a field
+  SourceLoc loc;
+  RegRef ref;
+  uint32_t value = 0;
+};
+
+struct RegReadStep {               // reg_read: read (timed) and log the value
+  SourceLoc loc;
+  RegRef ref;
+};
+
+struct RegExpectStep {             // reg_expect: (value & mask) == expected, or != with `not`
+  SourceLoc loc;
+  RegRef ref;
+  uint32_t value = 0;
+  uint32_t mask = 0xFFFFFFFF;      // applied to the register or field value
+  bool negate = false;             // YAML key `not: true`
+};
+
+struct RegPollStep {               // reg_poll: re-read until (value & mask) == expected
+  SourceLoc loc;
+  RegRef ref;
+  uint32_t value = 0;
+  uint32_t mask = 0xFFFFFFFF;
+  uint64_t timeout_us = 100;
+  uint64_t interval_ns = 100;      // between reads
+};
+
+struct MemWriteStep {              // mem_write: host memory at a physical address
+  SourceLoc loc;
+  std::string node;
+  uint64_t addr = 0;
+  std::vector<uint8_t> bytes;      // from `bytes: [..]`, `u32: [..]` or `u64: [..]` (little-endian)
+};
+
+struct MemExpectStep {             // mem_expect: host memory equals the given bytes
+  SourceLoc loc;
+  std::string node;
+  uint64_t addr = 0;
+  std::vector<uint8_t> bytes;
+};
+
+struct DeregisterMrStep {
+  SourceLoc loc;
+  std::string node;
+  std::string name;                // an MR registered earlier on that node
+};
+
+struct ConnectRejectStep {         // the server refuses: ConnectRequest answered by ConnectReject
+  SourceLoc loc;
+  std::string client;
+  std::string server;
+  uint32_t reason = 28;            // IBTA REJ reason (28 = consumer reject)
+};
+
+struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both QPs deleted (PG332 flow)
+  SourceLoc loc;
+  std::string conn;
+  std::string node;                // the end that sends the DREQ
+};
+
+// Direction of the link, "A->B".
+struct Direction {
+  std::string from, to;
+};
+
+enum class FaultAction { drop, duplicate, reorder, corrupt, delay };
+const char* to_string(FaultAction a);
+
+struct FrameMatch {                // every given key must match
+  std::vector<uint8_t> opcodes;    // `opcode: RC_WRITE_MIDDLE` or a list; names as roce::opcode_name or numbers
+  std::optional<uint32_t> psn;
+  std::optional<uint32_t> dest_qp;
+  std::optional<uint32_t> nth;     // only the n-th (1-based) frame that matches the other keys
+  std::optional<double> probability;  // each matching frame independently, from the seeded RNG
+};
+
+struct FaultStep {                 // fault: installs a rule on a direction from now on
+  SourceLoc loc;
+  std::string name;                // for logs; default "fault@LINE"
+  std::vector<Direction> dirs;     // `dir: A->B` or `dir: both`
+  FrameMatch match;
+  FaultAction action = FaultAction::drop;
+  uint32_t count = 1;              // applications before the rule retires; 0 = unlimited
+  uint32_t reorder_after = 1;      // reorder: hold the frame until this many later frames have passed
+  uint64_t delay_ns = 0;           // delay: extra latency
+  std::optional<uint32_t> corrupt_byte;   // corrupt: byte offset in the frame, or
+  std::string corrupt_field;       //   a named field: "bth.psn", "bth.opcode", "bth.dest_qp", "ip.ttl", "icrc", "payload"
+  uint32_t corrupt_bit = 0;        //   bit 0..7 of that byte (of the field's first byte)
+};
+
+struct LinkStep {                  // link: down / up (frames sent while down are lost)
+  SourceLoc loc;
+  std::vector<Direction> dirs;
+  bool up = true;
+};
+
+// One element of an expected frame sequence. Fields not given are wildcards.
+struct FramePattern {
+  std::vector<uint8_t> opcodes;    // empty = any opcode
+  std::optional<uint32_t> psn;
+  bool psn_next = false;           // `psn: next`: previous matched frame's PSN + 1
+  std::optional<uint8_t> syndrome; // AETH syndrome
+  std::optional<uint32_t> dest_qp;
+  uint32_t min = 1, max = 1;       // repetition: `repeat: "*"` (0..inf), "+" (1..inf), N, or [min, max]
+};
+
+enum class Tap { tx, rx };
+
+struct ExpectFramesStep {          // frames seen on a direction since the previous expect_frames on it
+  SourceLoc loc;
+  Direction dir;
+  Tap tap = Tap::tx;               // tx: as the sender transmitted them; rx: as the receiver got them
+  std::vector<FramePattern> frames;  // the whole window must match, in order
+};
+
+struct ExpectIdleStep {            // nothing happens for `us`: no frame on any given direction, no CQE
+  SourceLoc loc;
+  uint64_t us = 0;
+  std::vector<Direction> dirs;     // default both
+};
+
+struct WaitUntilStep {             // wait until a condition, bounded
+  SourceLoc loc;
+  uint64_t timeout_us = 1000;
+  // exactly one of:
+  std::optional<Direction> frames_dir;   // `frames: { dir: A->B, count: N, opcode: X }`
+  uint32_t frames_count = 1;
+  std::vector<uint8_t> frames_opcodes;
+  std::optional<RegRef> reg;             // `reg: {...}, value: V, mask: M` (like reg_poll)
+  uint32_t value = 0, mask = 0xFFFFFFFF;
+};
+
+struct BarrierStep {               // inside `parallel` branches: all branches meet here
+  SourceLoc loc;
+  std::string name;
+};
+
+struct RepeatStep;
+struct ParallelStep;
+
 using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostStep,
-                          WaitCompletionsStep, CheckMemoryStep, WaitStep>;
+                          WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
+                          RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
+                          ConnectRejectStep, DisconnectStep, FaultStep, LinkStep, ExpectFramesStep,
+                          ExpectIdleStep, WaitUntilStep, BarrierStep, std::shared_ptr<RepeatStep>,
+                          std::shared_ptr<ParallelStep>>;
+
+struct RepeatStep {                // repeat: { count: N, steps: [...] }
+  SourceLoc loc;
+  uint32_t count = 1;
+  std::vector<Step> steps;
+};
+
+struct ParallelStep {              // parallel: [ { name: x, steps: [...] }, ... ] run concurrently
+  SourceLoc loc;
+  struct Branch {
+    std::string name;
+    SourceLoc loc;
+    std::vector<Step> steps;
+  };
+  std::vector<Branch> branches;
+};
 
 const SourceLoc& step_loc(const Step& s);
 const char* step_kind(const Step& s);  // the YAML key: "init", "register_mr", ...
@@ -233,6 +421,9 @@ struct Scenario {
   Limits limits;
   Clocks clocks;
   LinkConfig link;
+  PcieConfig pcie;
+  Datapath datapath = Datapath::rtl;
+  RegLayout layout = RegLayout::v31;   // `layout: "3.1"` or `"4.x"`
   std::vector<NodeConfig> nodes;  // in file order
   std::vector<Step> steps;
 
