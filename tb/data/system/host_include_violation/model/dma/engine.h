@@ -1,0 +1,2 @@
+// fixture: a DMA model header.
+#pragma once

@@ -1,0 +1,2 @@
+// fixture: an ERNIC model header.
+#pragma once

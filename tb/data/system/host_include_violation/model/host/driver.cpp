@@ -1,0 +1,2 @@
+// fixture: a clean host file.
+#include "model/host/driver.h"

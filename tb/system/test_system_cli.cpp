@@ -1,0 +1,135 @@
+// tb/system: ernic-sim's exit codes and messages.
+//
+// Exit 2, naming file:line:column and the key, for bad scenario files
+// (tb/system/bad/: an unknown key, a wrong type, a missing required key),
+// for a missing scenario file and for a bad command line. Exit 1, naming
+// the failing step's file:line, when an expectation of a copy of the default
+// scenario fails (a check_memory against another pattern seed; a
+// wait_completions that expects wr_id 2).
+//
+// The expected positions are found in the files themselves by text search
+// (scenarios/README.md section 7: the position of a misspelt key, of a value
+// of the wrong type, of the enclosing map for a missing key; 1-based).
+#include <regex>
+
+#include "tb/system/system_test_util.h"
+
+namespace {
+
+using namespace system_test;
+
+// 1-based line and column of the first occurrence of `needle` on a line
+// that also contains `on_line`.
+std::pair<int, int> find_pos(const fs::path& file, const std::string& on_line, const std::string& needle) {
+  std::istringstream s(read_text(file));
+  std::string line;
+  for (int n = 1; std::getline(s, line); ++n) {
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;  // comments
+    if (line.find(on_line) == std::string::npos) continue;
+    const size_t c = line.find(needle);
+    if (c != std::string::npos) return {n, int(c) + 1};
+  }
+  ADD_FAILURE() << "'" << needle << "' not found in " << file;
+  return {0, 0};
+}
+
+struct BadCase {
+  const char* file;
+  const char* on_line;
+  const char* at;   // text at the reported position
+  const char* key;  // full key path
+  const char* what; // part of the message
+};
+
+void expect_bad_scenario(const BadCase& c) {
+  const fs::path dir = test_dir();
+  const fs::path file = fs::path(kSystemDir) / "bad" / c.file;
+  ASSERT_TRUE(fs::exists(file));
+  const auto [line, col] = find_pos(file, c.on_line, c.at);
+  SimResult r = run_sim(dir, {"run", file.string(), "--pcap", "out.pcap", "--json", "out.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  const std::string want = file.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": key '" +
+                           c.key + "': ";
+  EXPECT_NE(r.err.find("ernic-sim: " + want), std::string::npos) << "stderr:\n" << r.err << "wanted: " << want;
+  EXPECT_NE(r.err.find(c.what), std::string::npos) << r.err;
+  // The scenario is rejected before anything runs: no outputs.
+  EXPECT_FALSE(fs::exists(dir / "out.pcap"));
+  EXPECT_FALSE(fs::exists(dir / "out.json"));
+}
+
+TEST(SystemBadScenario, UnknownKeyExits2NamingFileLineColumnAndKey) {
+  expect_bad_scenario({"unknown_key.yaml", "remote_ofset: 0", "remote_ofset", "steps[5].post.wqes[0].remote_ofset",
+                       "unknown key 'remote_ofset' (did you mean 'remote_offset'?)"});
+}
+
+TEST(SystemBadScenario, WrongTypeExits2NamingFileLineColumnAndKey) {
+  expect_bad_scenario({"wrong_type.yaml", "delay_ns:", "\"100\"", "link.delay_ns", "integer"});
+}
+
+TEST(SystemBadScenario, MissingRequiredKeyExits2NamingFileLineColumnAndKey) {
+  expect_bad_scenario({"missing_required.yaml", "- connect:", "{", "steps[4].connect.server",
+                       "missing required key 'server'"});
+}
+
+TEST(SystemCli, MissingScenarioFileExits2) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", "no_such_scenario.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no_such_scenario.yaml"), std::string::npos) << r.err;
+}
+
+TEST(SystemCli, BadOptionExits2) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kDefaultScenario, "--no-such-option"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("--no-such-option"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out.pcap"));
+  // No subcommand, an unknown subcommand, a missing option value.
+  EXPECT_EQ(run_sim(dir, {}).exit_code, 2);
+  EXPECT_EQ(run_sim(dir, {"frobnicate", kDefaultScenario}).exit_code, 2);
+  EXPECT_EQ(run_sim(dir, {"run", kDefaultScenario, "--json"}).exit_code, 2);
+}
+
+// A copy of the default scenario with one text replaced; returns its path.
+fs::path edited_default(const fs::path& dir, const std::string& from, const std::string& to) {
+  std::string text = read_text(kDefaultScenario);
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' not in " << kDefaultScenario;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  const fs::path p = dir / "scenario.yaml";
+  write_text(p, text);
+  return p;
+}
+
+void expect_step_failure(const fs::path& dir, const fs::path& scenario, const std::string& step_kind) {
+  const auto [line, col] = find_pos(scenario, "- " + step_kind + ":", "-");
+  (void)col;
+  SimResult r = run_sim(dir, {"run", scenario.filename().string(), "--json", "out.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string where = scenario.filename().string() + ":" + std::to_string(line) + ":";
+  EXPECT_NE((r.out + r.err).find(where), std::string::npos)
+      << "the message should name " << where << "\nstdout:\n" << r.out << "stderr:\n" << r.err;
+  // The FAILED line names that step, and no other.
+  std::regex failed("FAILED +([^ ]+):([0-9]+):([0-9]+):");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, failed)) << r.out;
+  EXPECT_EQ(m[1].str(), scenario.filename().string());
+  EXPECT_EQ(std::stoi(m[2].str()), line);
+}
+
+TEST(SystemExpectationFailure, CheckMemoryAgainstAnotherSeedExits1NamingTheStep) {
+  const fs::path dir = test_dir();
+  const fs::path sc = edited_default(dir, "check_memory: { node: B, mr: dst, equals: { node: A, mr: src } }",
+                                     "check_memory: { node: B, mr: dst, pattern: { pattern: random, seed: 8 } }");
+  ASSERT_NO_FATAL_FAILURE(expect_step_failure(dir, sc, "check_memory"));
+}
+
+TEST(SystemExpectationFailure, WaitCompletionsExpectingWrId2Exits1NamingTheStep) {
+  const fs::path dir = test_dir();
+  const fs::path sc = edited_default(dir, "{ wr_id: 1, opcode: write, error: false }",
+                                     "{ wr_id: 2, opcode: write, error: false }");
+  ASSERT_NO_FATAL_FAILURE(expect_step_failure(dir, sc, "wait_completions"));
+}
+
+}  // namespace
