@@ -21,18 +21,32 @@ namespace system_test {
 
 namespace fs = std::filesystem;
 
-inline const std::string kSim = ERNIC_SIM_PROGRAM;
+// The binary under test: the build's ernic-sim, or $ERNIC_SIM when set (to
+// run these tests against another build or an installed binary).
+inline const std::string kSim = std::getenv("ERNIC_SIM") && *std::getenv("ERNIC_SIM") ? std::getenv("ERNIC_SIM")
+                                                                                       : ERNIC_SIM_PROGRAM;
 inline const std::string kDefaultScenario = ERNIC_DEFAULT_SCENARIO;
 inline const std::string kSourceDir = ERNIC_SOURCE_DIR;
 inline const std::string kSystemDir = ERNIC_SYSTEM_TEST_DIR;  // tb/system
 inline const std::string kTshark = TSHARK_PROGRAM;
 
-// The default scenario's link delay (scenarios/handshake/rc_write_64k.yaml,
-// link.delay_ns) and the line time of preamble+SFD at 100 Gb/s (8 bytes of
-// 80 ps): what the pcap timestamps (first byte after the SFD) are offset by.
-constexpr uint64_t kLinkDelayNs = 100;
+// The line time of preamble+SFD at 100 Gb/s (8 bytes of 80 ps): how long
+// before the pcap timestamp (first byte after the SFD) a frame starts.
 constexpr uint64_t kPreamblePs = 8 * 80;
 constexpr uint64_t kCmacPeriodPs = 3103;  // 322.265625 MHz as simulated (assumption A-CLK-1)
+
+inline std::string read_text(const fs::path& p);
+
+// The default scenario's link.delay_ns, read from the file (100).
+inline uint64_t default_link_delay_ns() {
+  std::istringstream s(read_text(kDefaultScenario));
+  for (std::string line; std::getline(s, line);) {
+    const size_t k = line.find("delay_ns:");
+    if (k != std::string::npos && line.find('#') > k) return std::stoull(line.substr(k + 9));
+  }
+  ADD_FAILURE() << "no delay_ns in " << kDefaultScenario;
+  return 0;
+}
 
 // A fresh, empty output directory for the running test.
 inline fs::path test_dir(const std::string& suffix = "") {

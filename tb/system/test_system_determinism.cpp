@@ -52,4 +52,25 @@ TEST(SystemDeterminism, TwoRunsGiveIdenticalOutputs) {
   EXPECT_EQ(j1["exit_code"], 0);
 }
 
+// Waveform tracing is an observer: the same scenario with and without --vcd
+// puts the same frames on the wire at the same times.
+// DISABLED: fails as of ffab95f (simulator bug, reported): with
+// --vcd the RTU and every later frame leave 12-15 ns earlier (RTU at
+// 5.108 us instead of 5.120 us; sim_time 13.440 us instead of 13.455 us).
+// Run with --gtest_also_run_disabled_tests once fixed, then drop the prefix.
+TEST(SystemDeterminism, DISABLED_TracingDoesNotChangeTheSimulation) {
+  const fs::path d1 = test_dir(".plain"), d2 = test_dir(".traced");
+  SimResult r1 = run_sim(d1, {"run", kDefaultScenario, "--pcap", "out.pcap", "--json", "out.json", "--quiet"});
+  SimResult r2 = run_sim(d2, {"run", kDefaultScenario, "--pcap", "out.pcap", "--json", "out.json", "--quiet",
+                              "--vcd", "out.vcd"});
+  ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
+  ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
+  for (const auto& name : {"out.pcap", "out.A-tx.pcap", "out.A-rx.pcap", "out.B-tx.pcap", "out.B-rx.pcap"})
+    EXPECT_TRUE(read_text(d1 / name) == read_text(d2 / name)) << name << " differs with --vcd";
+  auto j1 = nlohmann::json::parse(read_text(d1 / "out.json"));
+  auto j2 = nlohmann::json::parse(read_text(d2 / "out.json"));
+  for (const char* k : {"sim_time_ps", "clocks", "steps", "nodes"})
+    EXPECT_EQ(j1[k], j2[k]) << k << " differs with --vcd:\n" << nlohmann::json::diff(j1[k], j2[k]).dump(2);
+}
+
 }  // namespace

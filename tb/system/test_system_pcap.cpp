@@ -65,6 +65,8 @@ TEST_F(SystemPcap, HandshakeThenWriteThenAck) {
       "_ws.col.Info",                // 12
       "infiniband.reth.dmalen",      // 13
       "infiniband.aeth.syndrome",    // 14
+      "infiniband.deth.q_key",       // 15
+      "infiniband.cm.req.pppmtu",    // 16
   };
   int st = 0;
   auto rows = tshark_fields(dir_ / "out.pcap", f, &st);
@@ -88,11 +90,13 @@ TEST_F(SystemPcap, HandshakeThenWriteThenAck) {
     EXPECT_EQ(to_u64(r[3]), uint64_t(kUdSendOnly)) << "frame " << r[0];
     EXPECT_EQ(to_u64(r[4]), 1u) << "CM MADs go to QP1";
     EXPECT_EQ(r[1], src[k]);
+    EXPECT_EQ(to_u64(r[15]), 0x80010000u) << "frame " << r[0] << ": GSI well-known Q_Key";
   }
   const auto& req = rows[mads[0]];
   const auto& rep = rows[mads[1]];
   const uint64_t req_qpn = to_u64(req[8]), start_psn = to_u64(req[9]);
   const uint64_t rep_qpn = to_u64(rep[10]);
+  EXPECT_EQ(to_u64(req[16]), 5u) << "REQ path MTU: IB enum 5 = 4096 (the connect step's pmtu)";
   EXPECT_GE(req_qpn, 2u);
   EXPECT_GE(rep_qpn, 2u);
 
@@ -180,13 +184,15 @@ TEST_F(SystemPcap, TapsAreConsistent) {
   EXPECT_EQ(a_tx.size(), 18u);  // REQ, RTU, 16 WRITE packets
   EXPECT_EQ(b_tx.size(), 2u);   // REP, ACK
 
-  auto same_delayed = [](const std::vector<PcapFrame>& tx, const std::vector<PcapFrame>& rx, const char* what) {
+  const uint64_t delay_ns = default_link_delay_ns();
+  EXPECT_EQ(delay_ns, 100u);
+  auto same_delayed = [delay_ns](const std::vector<PcapFrame>& tx, const std::vector<PcapFrame>& rx, const char* what) {
     ASSERT_EQ(tx.size(), rx.size()) << what;
     for (size_t i = 0; i < tx.size(); ++i) {
       EXPECT_EQ(tx[i].data, rx[i].data) << what << " frame " << i + 1;
       EXPECT_EQ(tx[i].orig_len, rx[i].orig_len) << what << " frame " << i + 1;
       EXPECT_EQ(tx[i].orig_len, tx[i].data.size()) << what << " frame " << i + 1 << " truncated";
-      EXPECT_EQ(rx[i].time_ns, tx[i].time_ns + kLinkDelayNs) << what << " frame " << i + 1;
+      EXPECT_EQ(rx[i].time_ns, tx[i].time_ns + delay_ns) << what << " frame " << i + 1;
     }
   };
   same_delayed(a_tx, b_rx, "A-tx vs B-rx");
