@@ -1,0 +1,410 @@
+// model/system: the transaction log (see txlog.h for the record layout).
+//
+// The typed calls write each record with a moving char pointer into a buffer
+// that has room for the record's worst case (every string byte escaped to
+// six), so the hot path has no per-field capacity checks; the buffer goes to
+// the file in pieces of at least kDrainBytes.
+#include "model/system/txlog.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace ernic {
+
+namespace {
+
+constexpr size_t kDrainBytes = size_t(1) << 18;   // write to the file in 256 KiB pieces
+constexpr size_t kInitialCap = size_t(1) << 19;
+constexpr size_t kFixedBound = 1024;              // keys, punctuation and numbers of any record
+
+// Worst-case escaped size of a string (with its quotes): \u00XX for every byte.
+inline size_t esc_bound(size_t n) { return 6 * n + 2; }
+inline size_t esc_bound(const std::string& s) { return esc_bound(s.size()); }
+inline size_t esc_bound(const char* s) { return esc_bound(s ? std::strlen(s) : 0); }
+
+template <size_t N>
+inline char* lit(char* p, const char (&s)[N]) {
+  std::memcpy(p, s, N - 1);
+  return p + N - 1;
+}
+
+inline char* put_u(char* p, uint64_t v) {
+  const fmt::format_int f(v);
+  std::memcpy(p, f.data(), f.size());
+  return p + f.size();
+}
+
+inline char* put_i(char* p, int64_t v) {
+  const fmt::format_int f(v);
+  std::memcpy(p, f.data(), f.size());
+  return p + f.size();
+}
+
+inline char* put_bool(char* p, bool v) { return v ? lit(p, "true") : lit(p, "false"); }
+
+// Bytes that JSON strings carry unchanged (printable ASCII but " and \).
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x80; ++c) t[c] = c != '"' && c != '\\';
+  return t;
+}();
+
+// Non-ASCII text: nlohmann's serializer decides (UTF-8 validation and U+FFFD
+// replacement), so the typed writer cannot differ from write(). Its output
+// is at most esc_bound(n) bytes.
+char* put_str_slow(char* p, const char* s, size_t n) {
+  const std::string q = nlohmann::json(std::string(s, n)).dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::memcpy(p, q.data(), q.size());
+  return p + q.size();
+}
+
+// A JSON string, escaped as nlohmann::json::dump(-1, ' ', false) does.
+char* put_str(char* p, const char* s, size_t n) {
+  char* const start = p;
+  *p++ = '"';
+  for (size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (kPlain[c]) {
+      *p++ = char(c);
+      continue;
+    }
+    switch (c) {
+      case '"': p = lit(p, "\\\""); break;
+      case '\\': p = lit(p, "\\\\"); break;
+      case 0x08: p = lit(p, "\\b"); break;
+      case 0x09: p = lit(p, "\\t"); break;
+      case 0x0A: p = lit(p, "\\n"); break;
+      case 0x0C: p = lit(p, "\\f"); break;
+      case 0x0D: p = lit(p, "\\r"); break;
+      default:
+        if (c >= 0x80) return put_str_slow(start, s, n);
+        static constexpr char hex[] = "0123456789abcdef";
+        p = lit(p, "\\u00");
+        *p++ = hex[c >> 4];
+        *p++ = hex[c & 0xF];
+    }
+  }
+  *p++ = '"';
+  return p;
+}
+
+inline char* put_str(char* p, const std::string& s) { return put_str(p, s.data(), s.size()); }
+inline char* put_str(char* p, const char* s) { return put_str(p, s ? s : "", s ? std::strlen(s) : 0); }
+
+// {"t_ps":N,"node":S,"kind":K,"domain":S,"cycle":N[,"qp":N]
+char* head(char* p, uint64_t t_ps, const std::string& node, const char* kind, const char* domain,
+           uint64_t cycle, std::optional<uint32_t> qp) {
+  p = lit(p, "{\"t_ps\":");
+  p = put_u(p, t_ps);
+  p = lit(p, ",\"node\":");
+  p = put_str(p, node);
+  p = lit(p, ",\"kind\":");
+  p = put_str(p, kind);
+  p = lit(p, ",\"domain\":");
+  p = put_str(p, domain);
+  p = lit(p, ",\"cycle\":");
+  p = put_u(p, cycle);
+  if (qp) {
+    p = lit(p, ",\"qp\":");
+    p = put_u(p, *qp);
+  }
+  return p;
+}
+
+inline char* end(char* p) { return lit(p, "}\n"); }
+
+// Key order for write(): the common keys, then the kind's keys.
+const char* const kCommonKeys[] = {"t_ps", "node", "kind", "domain", "cycle", "qp"};
+
+struct KindKeys {
+  const char* kind;
+  std::initializer_list<const char*> keys;
+};
+
+const KindKeys kKindKeys[] = {
+    {"reg", {"op", "addr", "name", "value"}},
+    {"dma", {"master", "op", "addr", "len"}},
+    {"frame", {"dir", "link", "index", "len", "roce", "opcode", "opname", "psn", "dest_qp",
+               "ack_req", "syndrome", "msn", "mad", "src", "dst"}},
+    {"cqe", {"cq_index", "wr_id", "opcode", "error", "raw"}},
+    {"intr", {"level", "intsts"}},
+    {"fault", {"link", "index", "rule", "action", "opcode", "psn", "detail"}},
+    {"state", {"what", "value"}},
+    {"step", {"at", "step", "phase", "detail"}},
+};
+
+const std::string kNoNode;
+
+}  // namespace
+
+struct TxLog::Buf {
+  std::unique_ptr<char[]> mem;
+  size_t cap = 0;
+  size_t len = 0;
+};
+
+TxLog::TxLog(const std::string& path) : path_(path), buf_(std::make_unique<Buf>()) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_)
+    throw std::runtime_error(
+        fmt::format("cannot open transaction log '{}': {}", path, std::strerror(errno)));
+  // Records are batched in buf_; stdio buffering would only copy them again.
+  std::setvbuf(file_, nullptr, _IONBF, 0);
+  buf_->mem = std::make_unique<char[]>(kInitialCap);
+  buf_->cap = kInitialCap;
+}
+
+TxLog::~TxLog() {
+  try {
+    flush();
+  } catch (...) {
+  }
+  if (file_) std::fclose(file_);
+}
+
+void TxLog::drain() {
+  Buf& b = *buf_;
+  if (!b.len) return;
+  errno = 0;
+  const size_t n = std::fwrite(b.mem.get(), 1, b.len, file_);
+  const int err = errno ? errno : EIO;
+  const bool ok = n == b.len;
+  b.len = 0;
+  if (!ok) {
+    std::clearerr(file_);
+    throw std::runtime_error(
+        fmt::format("writing transaction log '{}': {}", path_, std::strerror(err)));
+  }
+}
+
+void TxLog::flush() {
+  drain();
+  if (std::fflush(file_) != 0)
+    throw std::runtime_error(
+        fmt::format("writing transaction log '{}': {}", path_, std::strerror(errno)));
+}
+
+char* TxLog::begin(size_t bound) {
+  Buf& b = *buf_;
+  if (b.cap - b.len < bound) {
+    drain();
+    if (b.cap < bound) {
+      b.mem = std::make_unique<char[]>(bound);
+      b.cap = bound;
+    }
+  }
+  return b.mem.get() + b.len;
+}
+
+void TxLog::commit(char* end) {
+  Buf& b = *buf_;
+  b.len = size_t(end - b.mem.get());
+  ++records_;
+  if (b.len >= kDrainBytes) drain();
+}
+
+std::string TxLog::quote(const std::string& s) {
+  std::string r(esc_bound(s), '\0');
+  r.resize(size_t(put_str(r.data(), s) - r.data()));
+  return r;
+}
+
+void TxLog::write(const nlohmann::json& rec) {
+  if (!rec.is_object()) throw std::invalid_argument("TxLog::write: the record is not a JSON object");
+  const std::initializer_list<const char*>* kind_keys = nullptr;
+  if (auto k = rec.find("kind"); k != rec.end() && k->is_string())
+    for (const KindKeys& kk : kKindKeys)
+      if (k->get_ref<const std::string&>() == kk.kind) kind_keys = &kk.keys;
+
+  std::string line;
+  auto emit = [&](const std::string& key, const nlohmann::json& v) {
+    line += line.empty() ? '{' : ',';
+    line += quote(key);
+    line += ':';
+    line += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  auto known = [&](const std::string& key) {
+    for (const char* c : kCommonKeys)
+      if (key == c) return true;
+    if (kind_keys)
+      for (const char* c : *kind_keys)
+        if (key == c) return true;
+    return false;
+  };
+  for (const char* key : kCommonKeys)
+    if (auto it = rec.find(key); it != rec.end()) emit(it.key(), *it);
+  if (kind_keys)
+    for (const char* key : *kind_keys)
+      if (auto it = rec.find(key); it != rec.end()) emit(it.key(), *it);
+  for (auto it = rec.begin(); it != rec.end(); ++it)
+    if (!known(it.key())) emit(it.key(), it.value());
+  if (line.empty()) line += '{';
+  line += "}\n";
+
+  char* p = begin(line.size());
+  std::memcpy(p, line.data(), line.size());
+  commit(p + line.size());
+}
+
+void TxLog::reg(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+                std::optional<uint32_t> qp, bool write, uint32_t addr, const std::string& name,
+                uint32_t value) {
+  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain) + esc_bound(name));
+  p = head(p, t_ps, node, "reg", domain, cycle, qp);
+  p = write ? lit(p, ",\"op\":\"write\",\"addr\":") : lit(p, ",\"op\":\"read\",\"addr\":");
+  p = put_u(p, addr);
+  p = lit(p, ",\"name\":");
+  p = put_str(p, name);
+  p = lit(p, ",\"value\":");
+  p = put_u(p, value);
+  commit(end(p));
+}
+
+void TxLog::dma(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+                std::optional<uint32_t> qp, const char* master, bool write, uint64_t addr,
+                uint64_t len) {
+  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain) + esc_bound(master));
+  p = head(p, t_ps, node, "dma", domain, cycle, qp);
+  p = lit(p, ",\"master\":");
+  p = put_str(p, master);
+  p = write ? lit(p, ",\"op\":\"write\",\"addr\":") : lit(p, ",\"op\":\"read\",\"addr\":");
+  p = put_u(p, addr);
+  p = lit(p, ",\"len\":");
+  p = put_u(p, len);
+  commit(end(p));
+}
+
+void TxLog::frame(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+                  std::optional<uint32_t> qp, const char* dir, const std::string& link,
+                  uint64_t index, const FrameFields& f) {
+  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain) + esc_bound(dir) +
+                  esc_bound(link) + esc_bound(f.opname) + esc_bound(f.mad) + esc_bound(f.src) +
+                  esc_bound(f.dst));
+  p = head(p, t_ps, node, "frame", domain, cycle, qp);
+  p = lit(p, ",\"dir\":");
+  p = put_str(p, dir);
+  p = lit(p, ",\"link\":");
+  p = put_str(p, link);
+  p = lit(p, ",\"index\":");
+  p = put_u(p, index);
+  p = lit(p, ",\"len\":");
+  p = put_u(p, f.len);
+  if (f.roce) {
+    p = lit(p, ",\"roce\":true,\"opcode\":");
+    p = put_i(p, f.opcode);
+    p = lit(p, ",\"opname\":");
+    p = put_str(p, f.opname);
+    p = lit(p, ",\"psn\":");
+    p = put_u(p, f.psn);
+    p = lit(p, ",\"dest_qp\":");
+    p = put_u(p, f.dest_qp);
+    p = lit(p, ",\"ack_req\":");
+    p = put_bool(p, f.ack_req);
+    if (f.syndrome) {
+      p = lit(p, ",\"syndrome\":");
+      p = put_u(p, *f.syndrome);
+    }
+    if (f.msn) {
+      p = lit(p, ",\"msn\":");
+      p = put_u(p, *f.msn);
+    }
+    if (!f.mad.empty()) {
+      p = lit(p, ",\"mad\":");
+      p = put_str(p, f.mad);
+    }
+  } else {
+    p = lit(p, ",\"roce\":false");
+  }
+  p = lit(p, ",\"src\":");
+  p = put_str(p, f.src);
+  p = lit(p, ",\"dst\":");
+  p = put_str(p, f.dst);
+  commit(end(p));
+}
+
+void TxLog::cqe(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+                uint32_t qp, uint32_t cq_index, uint16_t wr_id, uint8_t opcode, bool error,
+                uint32_t raw) {
+  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain));
+  p = head(p, t_ps, node, "cqe", domain, cycle, qp);
+  p = lit(p, ",\"cq_index\":");
+  p = put_u(p, cq_index);
+  p = lit(p, ",\"wr_id\":");
+  p = put_u(p, wr_id);
+  p = lit(p, ",\"opcode\":");
+  p = put_u(p, opcode);
+  p = lit(p, ",\"error\":");
+  p = put_bool(p, error);
+  p = lit(p, ",\"raw\":");
+  p = put_u(p, raw);
+  commit(end(p));
+}
+
+void TxLog::intr(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+                 bool level, uint32_t intsts) {
+  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain));
+  p = head(p, t_ps, node, "intr", domain, cycle, std::nullopt);
+  p = lit(p, ",\"level\":");
+  p = put_bool(p, level);
+  p = lit(p, ",\"intsts\":");
+  p = put_u(p, intsts);
+  commit(end(p));
+}
+
+void TxLog::fault(uint64_t t_ps, const std::string& link, uint64_t index, const std::string& rule,
+                  const char* action, int opcode, int64_t psn, const std::string& detail) {
+  char* p = begin(kFixedBound + esc_bound(link) + esc_bound(rule) + esc_bound(action) +
+                  esc_bound(detail));
+  p = head(p, t_ps, kNoNode, "fault", "wire", 0, std::nullopt);
+  p = lit(p, ",\"link\":");
+  p = put_str(p, link);
+  p = lit(p, ",\"index\":");
+  p = put_u(p, index);
+  p = lit(p, ",\"rule\":");
+  p = put_str(p, rule);
+  p = lit(p, ",\"action\":");
+  p = put_str(p, action);
+  p = lit(p, ",\"opcode\":");
+  p = put_i(p, opcode);
+  p = lit(p, ",\"psn\":");
+  p = put_i(p, psn);
+  p = lit(p, ",\"detail\":");
+  p = put_str(p, detail);
+  commit(end(p));
+}
+
+void TxLog::state(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+                  std::optional<uint32_t> qp, const std::string& what, const std::string& value) {
+  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain) + esc_bound(what) +
+                  esc_bound(value));
+  p = head(p, t_ps, node, "state", domain, cycle, qp);
+  p = lit(p, ",\"what\":");
+  p = put_str(p, what);
+  p = lit(p, ",\"value\":");
+  p = put_str(p, value);
+  commit(end(p));
+}
+
+void TxLog::step(uint64_t t_ps, const std::string& at, const char* kind, const char* phase,
+                 const std::string& detail) {
+  char* p = begin(kFixedBound + esc_bound(at) + esc_bound(kind) + esc_bound(phase) +
+                  esc_bound(detail));
+  p = head(p, t_ps, kNoNode, "step", "scenario", 0, std::nullopt);
+  p = lit(p, ",\"at\":");
+  p = put_str(p, at);
+  p = lit(p, ",\"step\":");
+  p = put_str(p, kind);
+  p = lit(p, ",\"phase\":");
+  p = put_str(p, phase);
+  p = lit(p, ",\"detail\":");
+  p = put_str(p, detail);
+  commit(end(p));
+}
+
+}  // namespace ernic

@@ -1,0 +1,106 @@
+// model/system: the transaction log written by `ernic-sim run S.yaml --log FILE`.
+//
+// One JSON object per line (JSON Lines), compact, keys in a fixed order:
+//   {"t_ps":N,"node":"A","kind":K,"domain":"core","cycle":N,"qp":N, <kind fields>}
+// "qp" is omitted when the record has no QP. Kind fields, in order
+// (parenthesised keys are omitted when absent):
+//   reg:   "op":"write"|"read","addr","name","value"
+//   dma:   "master","op":"write"|"read","addr","len"
+//   frame: "dir":"tx"|"rx","link":"A->B","index","len","roce",
+//          if roce: "opcode","opname","psn","dest_qp","ack_req",("syndrome"),("msn"),("mad");
+//          then always "src","dst" (IP strings, "" when the frame has none)
+//   cqe:   "cq_index","wr_id","opcode","error","raw"
+//   intr:  "level","intsts"
+//   fault: "link","index","rule","action","opcode","psn","detail"
+//          (node "", domain "wire", cycle 0, no qp; opcode/psn -1 when unknown)
+//   state: "what","value"
+//   step:  "at","step","phase":"start"|"end","detail"
+//          (node "", domain "scenario", cycle 0, no qp)
+// Numbers are JSON numbers; strings are escaped as nlohmann::json::dump does
+// (\" \\ \b \f \n \r \t, other control characters as \u00XX, UTF-8 as is,
+// invalid UTF-8 replaced by U+FFFD).
+//
+// The typed calls (reg, dma, ...) format straight into a buffer with fmt and
+// produce exactly the bytes that write() gives for the equivalent json
+// object. Output is a function of the calls only (no wall clock, no
+// addresses). Not thread-safe: one writer per TxLog (the SystemC kernel is
+// single-threaded). The file is flushed by flush() and by the destructor.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+
+namespace ernic {
+
+struct FrameFields {
+  uint32_t len = 0;                  // frame length in bytes
+  bool roce = false;                 // RoCEv2 frame (BTH present)
+  int opcode = 0;                    // BTH opcode
+  std::string opname;                // e.g. "RC_WRITE_MIDDLE"
+  uint32_t psn = 0;
+  uint32_t dest_qp = 0;
+  bool ack_req = false;
+  std::optional<uint8_t> syndrome;   // AETH syndrome (ACK/NAK)
+  std::optional<uint32_t> msn;       // AETH MSN
+  std::string mad;                   // CM attribute name, "" when not a CM MAD
+  std::string src, dst;              // IP addresses as text
+};
+
+class TxLog {
+ public:
+  // Opens (truncates) the file; throws std::runtime_error naming the path.
+  explicit TxLog(const std::string& path);
+  ~TxLog();  // flushes; errors at this point are swallowed
+  TxLog(const TxLog&) = delete;
+  TxLog& operator=(const TxLog&) = delete;
+
+  // One record from a json object: keys re-ordered into the layout above
+  // (keys it does not know follow, in the object's order), compact, one line.
+  // Throws std::invalid_argument if rec is not an object.
+  void write(const nlohmann::json& rec);
+
+  // Writes buffered records to the file; throws std::runtime_error naming the
+  // path on an I/O error (so does any call that fills the buffer).
+  void flush();
+  uint64_t records() const { return records_; }
+  const std::string& path() const { return path_; }
+
+  // --- typed API (hot path) ---
+  void reg(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+           std::optional<uint32_t> qp, bool write, uint32_t addr, const std::string& name,
+           uint32_t value);
+  void dma(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+           std::optional<uint32_t> qp, const char* master, bool write, uint64_t addr, uint64_t len);
+  void frame(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+             std::optional<uint32_t> qp, const char* dir, const std::string& link, uint64_t index,
+             const FrameFields& f);
+  void cqe(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle, uint32_t qp,
+           uint32_t cq_index, uint16_t wr_id, uint8_t opcode, bool error, uint32_t raw);
+  void intr(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle, bool level,
+            uint32_t intsts);
+  void fault(uint64_t t_ps, const std::string& link, uint64_t index, const std::string& rule,
+             const char* action, int opcode, int64_t psn, const std::string& detail);
+  void state(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
+             std::optional<uint32_t> qp, const std::string& what, const std::string& value);
+  void step(uint64_t t_ps, const std::string& at, const char* kind, const char* phase,
+            const std::string& detail);
+
+  // The JSON text of s (with quotes) exactly as nlohmann::json::dump writes it.
+  static std::string quote(const std::string& s);
+
+ private:
+  struct Buf;
+  char* begin(size_t bound);  // room for one record of at most `bound` bytes
+  void commit(char* end);     // the record ends at `end` (after its '\n')
+  void drain();               // buffer -> file
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::unique_ptr<Buf> buf_;
+  uint64_t records_ = 0;
+};
+
+}  // namespace ernic

@@ -1,0 +1,577 @@
+// tb/txlog: the transaction log writer (model/system/txlog.h) and its
+// timeline view (model/system/txlog_view.h).
+//  - every typed call gives one line equal to a literal expected record
+//    (bytes and key order, and as a parsed json object);
+//  - the typed writer and write(json) give identical bytes for the same record;
+//  - JSON string escaping (quotes, backslashes, control characters, UTF-8,
+//    invalid UTF-8) matches nlohmann::json::dump;
+//  - the timeline of a synthetic log, unfiltered and filtered by node, QP,
+//    kind and time range, is exactly the expected text; bad input gives 2;
+//  - throughput of the typed frame record (printed, not asserted).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/system/txlog.h"
+#include "model/system/txlog_view.h"
+
+using ernic::FrameFields;
+using ernic::TimelineFilter;
+using ernic::TxLog;
+using nlohmann::json;
+
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  return testing::TempDir() + "txlog_" + std::to_string(::getpid()) + "_" + name + ".jsonl";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+FrameFields write_middle() {
+  FrameFields f;
+  f.len = 4154;
+  f.roce = true;
+  f.opcode = 0x07;
+  f.opname = "RC_WRITE_MIDDLE";
+  f.psn = 0xedc9a1;
+  f.dest_qp = 3;
+  f.ack_req = false;
+  f.src = "192.168.1.1";
+  f.dst = "192.168.1.2";
+  return f;
+}
+
+FrameFields ack(uint32_t psn) {
+  FrameFields f;
+  f.len = 62;
+  f.roce = true;
+  f.opcode = 0x11;
+  f.opname = "RC_ACK";
+  f.psn = psn;
+  f.dest_qp = 2;
+  f.ack_req = false;
+  f.syndrome = 0x1f;
+  f.msn = 1;
+  f.src = "192.168.1.2";
+  f.dst = "192.168.1.1";
+  return f;
+}
+
+FrameFields cm_mad() {
+  FrameFields f;
+  f.len = 318;
+  f.roce = true;
+  f.opcode = 0x64;
+  f.opname = "UD_SEND_ONLY";
+  f.psn = 0;
+  f.dest_qp = 1;
+  f.ack_req = true;
+  f.mad = "ConnectRequest";
+  f.src = "192.168.1.1";
+  f.dst = "192.168.1.2";
+  return f;
+}
+
+FrameFields non_roce() {
+  FrameFields f;
+  f.len = 60;
+  f.roce = false;
+  f.opcode = 0x11;  // ignored: not RoCE
+  f.opname = "RC_ACK";
+  f.psn = 5;
+  f.syndrome = 1;
+  f.msn = 2;
+  f.mad = "X";
+  return f;
+}
+
+// One call of every typed record (and their variants), in this order.
+void write_all_typed(TxLog& log) {
+  log.reg(12345678, "A", "core", 2469, 2u, true, 0x20238, "SQPIi[2]", 1);
+  log.reg(100, "B", "core", 0, std::nullopt, false, 0x20000, "XRNICCONF", 0xFFFFFFFFu);
+  log.dma(200000, "A", "core", 40, 2u, "wqe", false, 0x100000000ull, 64);
+  log.dma(210000, "B", "core", 42, std::nullopt, "payload", true, 0, 4096);
+  log.frame(12345678, "A", "core", 2469, 2u, "tx", "A->B", 5, write_middle());
+  log.frame(12400000, "B", "core", 2480, 3u, "tx", "B->A", 1, ack(0xedc9a1));
+  log.frame(5000000, "A", "core", 1000, 1u, "tx", "A->B", 0, cm_mad());
+  log.frame(7000, "B", "cmac", 2, std::nullopt, "rx", "A->B", 9, non_roce());
+  log.cqe(13000000, "A", "core", 2600, 2, 0, 1, 0, false, 0x1);
+  log.cqe(13000005, "A", "core", 2601, 2, 5, 0xffff, 4, true, 0x0104ffff);
+  log.intr(13050000, "A", "core", 2610, true, 0x10);
+  log.intr(13060000, "A", "core", 2612, false, 0);
+  log.fault(12500000, "A->B", 7, "drop_mid", "drop", 7, 0xedc9a2, "");
+  log.fault(12600000, "B->A", 8, "corrupt_any", "corrupt", -1, -1, "byte 40 ^= 0x01");
+  log.state(1000, "A", "core", 0, 2u, "qp_state", "RTS");
+  log.state(1001, "A", "core", 0, std::nullopt, "link", "up");
+  log.step(0, "s.yaml:12:5", "write_reg", "start", "SQPIi[2] = 1");
+  log.step(18446744073709551615ull, "s.yaml:13:5", "wait_until", "end", "");
+}
+
+// The expected lines of write_all_typed, written out literally.
+const std::vector<std::string> kExpectedTyped = {
+    R"({"t_ps":12345678,"node":"A","kind":"reg","domain":"core","cycle":2469,"qp":2,"op":"write","addr":131640,"name":"SQPIi[2]","value":1})",
+    R"({"t_ps":100,"node":"B","kind":"reg","domain":"core","cycle":0,"op":"read","addr":131072,"name":"XRNICCONF","value":4294967295})",
+    R"({"t_ps":200000,"node":"A","kind":"dma","domain":"core","cycle":40,"qp":2,"master":"wqe","op":"read","addr":4294967296,"len":64})",
+    R"({"t_ps":210000,"node":"B","kind":"dma","domain":"core","cycle":42,"master":"payload","op":"write","addr":0,"len":4096})",
+    R"({"t_ps":12345678,"node":"A","kind":"frame","domain":"core","cycle":2469,"qp":2,"dir":"tx","link":"A->B","index":5,"len":4154,"roce":true,"opcode":7,"opname":"RC_WRITE_MIDDLE","psn":15583649,"dest_qp":3,"ack_req":false,"src":"192.168.1.1","dst":"192.168.1.2"})",
+    R"({"t_ps":12400000,"node":"B","kind":"frame","domain":"core","cycle":2480,"qp":3,"dir":"tx","link":"B->A","index":1,"len":62,"roce":true,"opcode":17,"opname":"RC_ACK","psn":15583649,"dest_qp":2,"ack_req":false,"syndrome":31,"msn":1,"src":"192.168.1.2","dst":"192.168.1.1"})",
+    R"({"t_ps":5000000,"node":"A","kind":"frame","domain":"core","cycle":1000,"qp":1,"dir":"tx","link":"A->B","index":0,"len":318,"roce":true,"opcode":100,"opname":"UD_SEND_ONLY","psn":0,"dest_qp":1,"ack_req":true,"mad":"ConnectRequest","src":"192.168.1.1","dst":"192.168.1.2"})",
+    R"({"t_ps":7000,"node":"B","kind":"frame","domain":"cmac","cycle":2,"dir":"rx","link":"A->B","index":9,"len":60,"roce":false,"src":"","dst":""})",
+    R"({"t_ps":13000000,"node":"A","kind":"cqe","domain":"core","cycle":2600,"qp":2,"cq_index":0,"wr_id":1,"opcode":0,"error":false,"raw":1})",
+    R"({"t_ps":13000005,"node":"A","kind":"cqe","domain":"core","cycle":2601,"qp":2,"cq_index":5,"wr_id":65535,"opcode":4,"error":true,"raw":17104895})",
+    R"({"t_ps":13050000,"node":"A","kind":"intr","domain":"core","cycle":2610,"level":true,"intsts":16})",
+    R"({"t_ps":13060000,"node":"A","kind":"intr","domain":"core","cycle":2612,"level":false,"intsts":0})",
+    R"({"t_ps":12500000,"node":"","kind":"fault","domain":"wire","cycle":0,"link":"A->B","index":7,"rule":"drop_mid","action":"drop","opcode":7,"psn":15583650,"detail":""})",
+    R"({"t_ps":12600000,"node":"","kind":"fault","domain":"wire","cycle":0,"link":"B->A","index":8,"rule":"corrupt_any","action":"corrupt","opcode":-1,"psn":-1,"detail":"byte 40 ^= 0x01"})",
+    R"({"t_ps":1000,"node":"A","kind":"state","domain":"core","cycle":0,"qp":2,"what":"qp_state","value":"RTS"})",
+    R"({"t_ps":1001,"node":"A","kind":"state","domain":"core","cycle":0,"what":"link","value":"up"})",
+    R"({"t_ps":0,"node":"","kind":"step","domain":"scenario","cycle":0,"at":"s.yaml:12:5","step":"write_reg","phase":"start","detail":"SQPIi[2] = 1"})",
+    R"({"t_ps":18446744073709551615,"node":"","kind":"step","domain":"scenario","cycle":0,"at":"s.yaml:13:5","step":"wait_until","phase":"end","detail":""})",
+};
+
+}  // namespace
+
+TEST(TxLog, OpenFailureNamesThePath) {
+  const std::string bad = "/nonexistent-dir-for-txlog/x.jsonl";
+  try {
+    TxLog log(bad);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+  }
+}
+
+TEST(TxLog, TypedRecordsAreTheExpectedObjects) {
+  const std::string p = tmp_path("typed");
+  {
+    TxLog log(p);
+    write_all_typed(log);
+    EXPECT_EQ(log.records(), kExpectedTyped.size());
+  }
+  const std::vector<std::string> got = lines_of(p);
+  ASSERT_EQ(got.size(), kExpectedTyped.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(i);
+    // The line parses and is the expected object...
+    json j;
+    ASSERT_NO_THROW(j = json::parse(got[i])) << got[i];
+    EXPECT_EQ(j, json::parse(kExpectedTyped[i]));
+    // ...with the keys in the documented order, compact.
+    EXPECT_EQ(got[i], kExpectedTyped[i]);
+  }
+  // Exactly one '\n' per record, including the last.
+  const std::string all = slurp(p);
+  EXPECT_EQ(size_t(std::count(all.begin(), all.end(), '\n')), kExpectedTyped.size());
+  EXPECT_EQ(all.back(), '\n');
+  std::remove(p.c_str());
+}
+
+TEST(TxLog, TypedAndJsonWritersGiveTheSameBytes) {
+  // Explicitly built json objects (stored sorted by key inside nlohmann::json;
+  // write() must restore the record order).
+  const std::string pt = tmp_path("bytes_typed"), pj = tmp_path("bytes_json");
+  {
+    TxLog t(pt), j(pj);
+    t.reg(12345678, "A", "core", 2469, 2u, true, 0x20238, "SQPIi[2]", 1);
+    j.write(json{{"t_ps", 12345678}, {"node", "A"}, {"kind", "reg"}, {"domain", "core"},
+                 {"cycle", 2469}, {"qp", 2}, {"op", "write"}, {"addr", 0x20238},
+                 {"name", "SQPIi[2]"}, {"value", 1}});
+    t.frame(12400000, "B", "core", 2480, 3u, "tx", "B->A", 1, ack(0xedc9a1));
+    j.write(json{{"t_ps", 12400000}, {"node", "B"}, {"kind", "frame"}, {"domain", "core"},
+                 {"cycle", 2480}, {"qp", 3}, {"dir", "tx"}, {"link", "B->A"}, {"index", 1},
+                 {"len", 62}, {"roce", true}, {"opcode", 17}, {"opname", "RC_ACK"},
+                 {"psn", 0xedc9a1}, {"dest_qp", 2}, {"ack_req", false}, {"syndrome", 31},
+                 {"msn", 1}, {"src", "192.168.1.2"}, {"dst", "192.168.1.1"}});
+    t.fault(12600000, "B->A", 8, "corrupt_any", "corrupt", -1, -1, "byte 40 ^= 0x01");
+    j.write(json{{"t_ps", 12600000}, {"node", ""}, {"kind", "fault"}, {"domain", "wire"},
+                 {"cycle", 0}, {"link", "B->A"}, {"index", 8}, {"rule", "corrupt_any"},
+                 {"action", "corrupt"}, {"opcode", -1}, {"psn", -1},
+                 {"detail", "byte 40 ^= 0x01"}});
+    const std::string odd = std::string("q\"b\\s\x01\n\x7f\xc2\xb5\xff", 11);
+    t.state(5, odd, "core", 1, std::nullopt, odd, odd);
+    j.write(json{{"t_ps", 5}, {"node", odd}, {"kind", "state"}, {"domain", "core"}, {"cycle", 1},
+                 {"what", odd}, {"value", odd}});
+    // Larger than the writer's buffer once escaped.
+    const std::string big = std::string(150000, '"') + std::string(150000, '\x01');
+    t.state(6, "A", "core", 2, 1u, "big", big);
+    j.write(json{{"t_ps", 6}, {"node", "A"}, {"kind", "state"}, {"domain", "core"}, {"cycle", 2},
+                 {"qp", 1}, {"what", "big"}, {"value", big}});
+    t.step(0, "s.yaml:1:1", "init", "end", "");
+    j.write(json{{"t_ps", 0}, {"node", ""}, {"kind", "step"}, {"domain", "scenario"},
+                 {"cycle", 0}, {"at", "s.yaml:1:1"}, {"step", "init"}, {"phase", "end"},
+                 {"detail", ""}});
+  }
+  EXPECT_EQ(slurp(pt), slurp(pj));
+
+  // Every typed record: parse its line and write it back through write().
+  const std::string pr = tmp_path("bytes_roundtrip");
+  {
+    TxLog t(pt);
+    write_all_typed(t);
+  }
+  {
+    TxLog j(pr);
+    for (const std::string& l : lines_of(pt)) j.write(json::parse(l));
+    EXPECT_EQ(j.records(), kExpectedTyped.size());
+  }
+  EXPECT_EQ(slurp(pt), slurp(pr));
+  for (const auto& p : {pt, pj, pr}) std::remove(p.c_str());
+}
+
+TEST(TxLog, WriteKeepsUnknownKeysAfterTheKnownOnes) {
+  const std::string p = tmp_path("unknown");
+  {
+    TxLog log(p);
+    log.write(json{{"zz", 1}, {"kind", "intr"}, {"aa", "x"}, {"intsts", 2}, {"level", true},
+                   {"t_ps", 3}, {"node", "A"}, {"domain", "core"}, {"cycle", 4}});
+    log.write(json{{"kind", "custom"}, {"t_ps", 1}, {"b", json::array({1, 2})}, {"a", nullptr}});
+    log.write(json::object());
+    EXPECT_THROW(log.write(json::array({1})), std::invalid_argument);
+    EXPECT_EQ(log.records(), 3u);
+  }
+  EXPECT_EQ(slurp(p),
+            "{\"t_ps\":3,\"node\":\"A\",\"kind\":\"intr\",\"domain\":\"core\",\"cycle\":4,"
+            "\"level\":true,\"intsts\":2,\"aa\":\"x\",\"zz\":1}\n"
+            "{\"t_ps\":1,\"kind\":\"custom\",\"a\":null,\"b\":[1,2]}\n"
+            "{}\n");
+  std::remove(p.c_str());
+}
+
+TEST(TxLog, Escaping) {
+  // Literal expectations.
+  EXPECT_EQ(TxLog::quote("plain"), R"("plain")");
+  EXPECT_EQ(TxLog::quote("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(TxLog::quote(std::string("\x00\x01\b\t\n\x0b\f\r\x1f", 9)),
+            R"("\u0000\u0001\b\t\n\u000b\f\r\u001f")");
+  EXPECT_EQ(TxLog::quote("/ \x7f"), "\"/ \x7f\"");          // not escaped by JSON
+  EXPECT_EQ(TxLog::quote("\xc2\xb5s"), "\"\xc2\xb5s\"");       // UTF-8 kept as is
+  EXPECT_EQ(TxLog::quote("a\xff" "b"), "\"a\xef\xbf\xbd" "b\"");  // invalid UTF-8 -> U+FFFD
+
+  // A record with such strings parses back to the same strings.
+  const std::string p = tmp_path("escape");
+  static const char kNasty[] = "say \"hi\"\\ \x00\x02\n\r\t\b\f\x1f end";
+  const std::string nasty(kNasty, sizeof kNasty - 1);
+  {
+    TxLog log(p);
+    log.state(1, "node\"1", "core", 2, 7u, nasty, "C:\\path\\x");
+  }
+  const std::vector<std::string> l = lines_of(p);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0],
+            R"({"t_ps":1,"node":"node\"1","kind":"state","domain":"core","cycle":2,"qp":7,)"
+            R"("what":"say \"hi\"\\ \u0000\u0002\n\r\t\b\f\u001f end","value":"C:\\path\\x"})");
+  const json j = json::parse(l[0]);
+  EXPECT_EQ(j["what"].get<std::string>(), nasty);
+  EXPECT_EQ(j["node"].get<std::string>(), "node\"1");
+  EXPECT_EQ(j["value"].get<std::string>(), "C:\\path\\x");
+  std::remove(p.c_str());
+
+  // Same bytes as nlohmann's serializer: every single byte, then random strings.
+  auto dumped = [](const std::string& s) {
+    return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  for (int c = 0; c < 256; ++c) {
+    const std::string s(1, char(c));
+    EXPECT_EQ(TxLog::quote(s), dumped(s)) << c;
+  }
+  std::mt19937 rng(12345);
+  const std::string alphabet = std::string("ab\"\\\x00\x01\x1f\x7f\xc2\xb5\xe2\x82\xac\xff\xed\xa0", 16);
+  for (int n = 0; n < 20000; ++n) {
+    std::string s;
+    for (size_t k = rng() % 10; k; --k) s += alphabet[rng() % alphabet.size()];
+    ASSERT_EQ(TxLog::quote(s), dumped(s)) << "case " << n;
+  }
+}
+
+// --- timeline --------------------------------------------------------------
+
+namespace {
+
+void write_synthetic(const std::string& p) {
+  TxLog log(p);
+  log.step(0, "s.yaml:3:5", "post_send", "start", "qp=2");
+  log.reg(100000, "A", "core", 20, 2u, true, 0x20238, "SQPIi[2]", 1);
+  log.dma(150000, "A", "core", 30, 2u, "wqe", false, 0x10000, 64);
+  log.frame(12345678, "A", "core", 2469, 2u, "tx", "A->B", 5, write_middle());
+  log.fault(12345678, "A->B", 5, "drop_mid", "drop", 7, 0xedc9a1, "rule 1");
+  FrameFields raw = non_roce();
+  raw.src = "192.168.1.1";
+  raw.dst = "192.168.1.2";
+  log.frame(12350000, "B", "cmac", 3980, std::nullopt, "rx", "A->B", 6, raw);
+  log.frame(12400000, "B", "core", 2480, 3u, "tx", "B->A", 1, ack(0xedc9a0));
+  log.frame(12410000, "A", "core", 2482, 2u, "rx", "B->A", 1, ack(0xedc9a0));
+  log.cqe(13000000, "A", "core", 2600, 2, 0, 1, 0, false, 0x1);
+  log.intr(13000000, "A", "core", 2600, true, 0x10);
+  log.state(13100000, "B", "core", 2620, 3u, "qp_state", "RTS");
+  log.step(13200000, "s.yaml:3:5", "post_send", "end", "");
+}
+
+struct View {
+  int rc;
+  std::string out, err;
+};
+
+View view(const std::string& p, const TimelineFilter& f) {
+  std::ostringstream out, err;
+  const int rc = ernic::print_timeline(p, f, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+class Timeline : public testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = tmp_path("timeline");
+    write_synthetic(path_);
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  // The expected text with the file's path in the header.
+  std::string expect(const std::string& filter, const std::string& body, const std::string& tail) {
+    return "# timeline of " + path_ + "  filter: " + filter + "\n" + body + tail;
+  }
+  std::string path_;
+};
+
+}  // namespace
+
+TEST_F(Timeline, Unfiltered) {
+  const View v = view(path_, {});
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.err, "");
+  EXPECT_EQ(v.out, expect("none",
+      "      0.000000 us  -  scenario   -    step   start post_send at s.yaml:3:5 (qp=2)\n"
+      "      0.100000 us  A  core#  20  QP2  reg    write SQPIi[2] = 0x00000001  (addr 0x20238)\n"
+      "      0.150000 us  A  core#  30  QP2  dma    wqe read addr=0x10000 len=64\n"
+      "     12.345678 us  A  core#2469  QP2  frame  tx A->B #5  RC_WRITE_MIDDLE psn=0xedc9a1 len=4154 dqp=3\n"
+      "     12.345678 us  -  wire       -    fault  drop rule=drop_mid frame A->B #5 RC_WRITE_MIDDLE psn=0xedc9a1 (rule 1)\n"
+      "     12.350000 us  B  cmac#3980  -    frame  rx A->B #6  non-RoCE len=60 192.168.1.1->192.168.1.2\n"
+      "     12.400000 us  B  core#2480  QP3  frame  tx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n"
+      "     12.410000 us  A  core#2482  QP2  frame  rx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n"
+      "     13.000000 us  A  core#2600  QP2  cqe    idx=0 wr_id=1 opcode=WRITE(0) ok raw=0x00000001\n"
+      "     13.000000 us  A  core#2600  -    intr   level=1 intsts=0x00000010\n"
+      "     13.100000 us  B  core#2620  QP3  state  qp_state = RTS\n"
+      "     13.200000 us  -  scenario   -    step   end post_send at s.yaml:3:5\n",
+      "# 12 / 12 records shown\n"));
+}
+
+TEST_F(Timeline, ByNode) {
+  TimelineFilter f;
+  f.nodes = {"B"};
+  const View v = view(path_, f);
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, expect("node=B",
+      "     12.345678 us  -  wire       -    fault  drop rule=drop_mid frame A->B #5 RC_WRITE_MIDDLE psn=0xedc9a1 (rule 1)\n"
+      "     12.350000 us  B  cmac#3980  -    frame  rx A->B #6  non-RoCE len=60 192.168.1.1->192.168.1.2\n"
+      "     12.400000 us  B  core#2480  QP3  frame  tx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n"
+      "     13.100000 us  B  core#2620  QP3  state  qp_state = RTS\n",
+      "# 4 / 12 records shown\n"));
+}
+
+TEST_F(Timeline, ByQp) {
+  TimelineFilter f;
+  f.qp = 2;
+  const View v = view(path_, f);
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, expect("qp=2",
+      "      0.100000 us  A  core#  20  QP2  reg    write SQPIi[2] = 0x00000001  (addr 0x20238)\n"
+      "      0.150000 us  A  core#  30  QP2  dma    wqe read addr=0x10000 len=64\n"
+      "     12.345678 us  A  core#2469  QP2  frame  tx A->B #5  RC_WRITE_MIDDLE psn=0xedc9a1 len=4154 dqp=3\n"
+      "     12.410000 us  A  core#2482  QP2  frame  rx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n"
+      "     13.000000 us  A  core#2600  QP2  cqe    idx=0 wr_id=1 opcode=WRITE(0) ok raw=0x00000001\n",
+      "# 5 / 12 records shown\n"));
+}
+
+TEST_F(Timeline, ByKind) {
+  TimelineFilter f;
+  f.kinds = {"fault", "frame"};
+  const View v = view(path_, f);
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, expect("kind=fault,frame",
+      "     12.345678 us  A  core#2469  QP2  frame  tx A->B #5  RC_WRITE_MIDDLE psn=0xedc9a1 len=4154 dqp=3\n"
+      "     12.345678 us  -  wire       -    fault  drop rule=drop_mid frame A->B #5 RC_WRITE_MIDDLE psn=0xedc9a1 (rule 1)\n"
+      "     12.350000 us  B  cmac#3980  -    frame  rx A->B #6  non-RoCE len=60 192.168.1.1->192.168.1.2\n"
+      "     12.400000 us  B  core#2480  QP3  frame  tx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n"
+      "     12.410000 us  A  core#2482  QP2  frame  rx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n",
+      "# 5 / 12 records shown\n"));
+}
+
+TEST_F(Timeline, ByTimeRangeInclusive) {
+  TimelineFilter f;
+  f.from_us = 12.345678;
+  f.to_us = 12.41;
+  const View v = view(path_, f);
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, expect("from=12.345678us to=12.41us",
+      "     12.345678 us  A  core#2469  QP2  frame  tx A->B #5  RC_WRITE_MIDDLE psn=0xedc9a1 len=4154 dqp=3\n"
+      "     12.345678 us  -  wire       -    fault  drop rule=drop_mid frame A->B #5 RC_WRITE_MIDDLE psn=0xedc9a1 (rule 1)\n"
+      "     12.350000 us  B  cmac#3980  -    frame  rx A->B #6  non-RoCE len=60 192.168.1.1->192.168.1.2\n"
+      "     12.400000 us  B  core#2480  QP3  frame  tx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n"
+      "     12.410000 us  A  core#2482  QP2  frame  rx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n",
+      "# 5 / 12 records shown\n"));
+}
+
+TEST_F(Timeline, Combined) {
+  TimelineFilter f;
+  f.nodes = {"A"};
+  f.qp = 2;
+  f.kinds = {"frame"};
+  f.from_us = 12.4;
+  const View v = view(path_, f);
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, expect("node=A qp=2 kind=frame from=12.4us",
+      "     12.410000 us  A  core#2482  QP2  frame  rx B->A #1  RC_ACK psn=0xedc9a0 syn=0x1f msn=1 len=62 dqp=2\n",
+      "# 1 / 12 records shown\n"));
+}
+
+TEST_F(Timeline, NothingMatches) {
+  TimelineFilter f;
+  f.kinds = {"nosuch"};
+  const View v = view(path_, f);
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, expect("kind=nosuch", "", "# 0 / 12 records shown\n"));
+}
+
+// Columns widen to fit; control characters in strings stay on one line;
+// a kind the viewer does not know shows its fields as key=value.
+TEST(TimelineLayout, WidthsEscapesUnknownKinds) {
+  const std::string p = tmp_path("layout");
+  {
+    TxLog log(p);
+    log.state(123456789012345ull, "host10", "core", 24691357802ull, 4096u, "note", "a\nb\tc\x01");
+    log.write(json{{"t_ps", 5}, {"node", "A"}, {"kind", "custom"}, {"domain", "core"},
+                   {"cycle", 1}, {"x", 1}, {"y", "two"}});
+    log.intr(6, "A", "", 2, false, 0x80);
+  }
+  std::ostringstream out, err;
+  EXPECT_EQ(ernic::print_timeline(p, {}, out, err), 0);
+  EXPECT_EQ(out.str(),
+      "# timeline of " + p + "  filter: none\n"
+      "123456789.012345 us  host10  core#24691357802  QP4096  state   note = a\\nb\\tc\\x01\n"
+      "        0.000005 us  A       core#          1  -       custom  x=1 y=two\n"
+      "        0.000006 us  A       -#             2  -       intr    level=0 intsts=0x00000080\n"
+      "# 3 / 3 records shown\n");
+  std::remove(p.c_str());
+}
+
+namespace {
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string p = tmp_path(name);
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+const char kGood[] =
+    R"({"t_ps":1,"node":"A","kind":"intr","domain":"core","cycle":0,"level":true,"intsts":16})"
+    "\n";
+
+}  // namespace
+
+TEST(TimelineErrors, MalformedLineIsNamed) {
+  struct Case {
+    std::string text;
+    std::string err;  // after "<path>:"
+  };
+  const std::vector<Case> cases = {
+      {std::string(kGood) + kGood + R"({"t_ps":1,"kind":"reg")" + "\n",
+       "3: malformed transaction log record: not valid JSON (byte 23)\n"},
+      {std::string(kGood) +
+           R"({"t_ps":5,"node":"A","kind":"cqe","domain":"core","cycle":1,"qp":2})" + "\n" + kGood,
+       "2: malformed transaction log record: missing key \"cq_index\"\n"},
+      {"[1,2]\n", "1: malformed transaction log record: not a JSON object\n"},
+      {std::string(kGood) + "\n", "2: malformed transaction log record: not valid JSON (byte 1)\n"},
+      {R"({"t_ps":-1,"kind":"intr"})", "1: malformed transaction log record: \"t_ps\" is not an unsigned integer\n"},
+      {R"({"t_ps":1,"kind":"frame","dir":"tx","link":"A->B","index":1,"len":60,"roce":"yes"})",
+       "1: malformed transaction log record: \"roce\" is not a boolean\n"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    const std::string p = write_text("bad" + std::to_string(i), cases[i].text);
+    const View v = view(p, {});
+    EXPECT_EQ(v.rc, 2);
+    EXPECT_EQ(v.out, "");  // nothing printed before the whole file is checked
+    EXPECT_EQ(v.err, p + ":" + cases[i].err);
+    std::remove(p.c_str());
+  }
+}
+
+TEST(TimelineErrors, UnreadableFile) {
+  const std::string p = tmp_path("missing");
+  std::remove(p.c_str());
+  View v = view(p, {});
+  EXPECT_EQ(v.rc, 2);
+  EXPECT_EQ(v.out, "");
+  EXPECT_EQ(v.err, p + ": cannot read the transaction log: No such file or directory\n");
+  v = view(testing::TempDir(), {});
+  EXPECT_EQ(v.rc, 2);
+  EXPECT_NE(v.err.find("is a directory"), std::string::npos) << v.err;
+}
+
+TEST(TimelineErrors, EmptyFileIsFine) {
+  const std::string p = write_text("empty", "");
+  const View v = view(p, {});
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_EQ(v.out, "# timeline of " + p + "  filter: none\n# 0 / 0 records shown\n");
+  std::remove(p.c_str());
+}
+
+// --- speed -----------------------------------------------------------------
+
+TEST(TxLogSpeed, MillionFrames) {
+  const std::string p = tmp_path("speed");
+  constexpr uint64_t kN = 1000000;
+  const std::string node = "A", link = "A->B";
+  FrameFields f = write_middle();
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    TxLog log(p);
+    for (uint64_t i = 0; i < kN; ++i) {
+      f.psn = uint32_t(0xedc9a1 + i) & 0xFFFFFF;
+      log.frame(12345678 + i * 3103, node, "core", 2469 + i, 2u, "tx", link, i, f);
+    }
+    log.flush();
+    EXPECT_EQ(log.records(), kN);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::ifstream in(p, std::ios::binary | std::ios::ate);
+  const auto bytes = uint64_t(in.tellg());
+  std::cout << "[ txlog    ] " << kN << " typed frame records, " << bytes << " bytes in " << s
+            << " s: " << uint64_t(double(kN) / s) << " records/s, " << double(bytes) / s / 1e6
+            << " MB/s\n";
+  RecordProperty("frames_per_second", std::to_string(uint64_t(double(kN) / s)));
+  // Spot-check the last line.
+  in.seekg(0);
+  std::string line, last;
+  uint64_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    last.swap(line);
+  }
+  EXPECT_EQ(n, kN);
+  const json j = json::parse(last);
+  EXPECT_EQ(j["index"], kN - 1);
+  EXPECT_EQ(j["psn"], (0xedc9a1 + kN - 1) & 0xFFFFFF);
+  std::remove(p.c_str());
+}
