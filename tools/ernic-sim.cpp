@@ -19,13 +19,15 @@
 #include "model/system/report.h"
 #include "model/system/scenario.h"
 #include "model/system/system.h"
+#include "model/system/txlog.h"
+#include "model/system/txlog_view.h"
 
 using namespace ernic;
 
 namespace {
 
-int run(const std::string& path, const RunOptions& opt, const std::string& json_path, bool quiet,
-        const std::vector<std::string>& argv) {
+int run(const std::string& path, const RunOptions& opt, const std::string& json_path, const std::string& log_path,
+        bool quiet, const std::vector<std::string>& argv) {
   Scenario sc;
   try {
     sc = load_scenario(path);
@@ -48,6 +50,16 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     vcd = std::make_unique<trace::VcdWriter>(opt.vcd + ".model.tmp");
     ctx.vcd = vcd.get();
   }
+  std::unique_ptr<TxLog> txlog;
+  if (!log_path.empty()) {
+    try {
+      txlog = std::make_unique<TxLog>(log_path);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ernic-sim: %s\n", e.what());
+      return 2;
+    }
+    ctx.log = txlog.get();
+  }
   std::unique_ptr<System> sys;
   try {
     sys = std::make_unique<System>("top", sc, opt, ctx);
@@ -69,9 +81,11 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   }
   if (sys->exit_code == 0 && !ctx.errors.empty()) sys->exit_code = 1;
   sys->close_taps();
+  if (txlog) txlog->flush();
   sys->close_rtl_trace();
   if (vcd) {
-    vcd->finish_merged(opt.vcd, rtl_vcd);
+    ctx.advance_clocks(sc_core::sc_time_stamp().value());
+    vcd->finish_merged(opt.vcd, rtl_vcd, sc_core::sc_time_stamp().value());
     std::remove(rtl_vcd.c_str());
   }
   WallClock wall;
@@ -91,6 +105,12 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     if (!opt.pcap.empty()) std::fprintf(stderr, "  pcap: %s (+ per-tap files beside it)\n", opt.pcap.c_str());
     if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s\n", opt.vcd.c_str());
     if (!json_path.empty()) std::fprintf(stderr, "  json: %s\n", json_path.c_str());
+    if (!log_path.empty()) std::fprintf(stderr, "  log:  %s (timeline: ernic-sim log %s)\n", log_path.c_str(), log_path.c_str());
+    std::fprintf(stderr, "  repro: %s\n", [&] {
+      std::string c;
+      for (const auto& a : argv) c += (c.empty() ? "" : " ") + a;
+      return c;
+    }().c_str());
   }
   return sys->exit_code;
 }
@@ -114,6 +134,18 @@ int sc_main(int argc, char** argv) {
   runc->add_option("--vcd", opt.vcd, "waveform: RTL and model signals in one VCD");
   runc->add_option("--json", json_path, "report as JSON");
   runc->add_flag("--quiet", quiet, "no summary on stdout");
+  std::string log_path;
+  runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  auto* logc = app.add_subcommand("log", "print a transaction log as a timeline");
+  std::string log_file;
+  TimelineFilter filt;
+  std::string kinds, nodes_csv;
+  logc->add_option("file", log_file, "log written by run --log")->required();
+  logc->add_option("--node", nodes_csv, "only these nodes (comma-separated)");
+  logc->add_option("--qp", filt.qp, "only records of this QP");
+  logc->add_option("--kind", kinds, "only these kinds: reg,dma,frame,cqe,intr,fault,state,step (comma-separated)");
+  logc->add_option("--from", filt.from_us, "from this simulated time (us)");
+  logc->add_option("--to", filt.to_us, "up to this simulated time (us)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -122,7 +154,23 @@ int sc_main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
-  return run(scenario, opt, json_path, quiet, args);
+  if (logc->parsed()) {
+    auto split = [](const std::string& csv) {
+      std::vector<std::string> v;
+      size_t a = 0;
+      while (a <= csv.size() && !csv.empty()) {
+        size_t b = csv.find(',', a);
+        if (b == std::string::npos) b = csv.size();
+        if (b > a) v.push_back(csv.substr(a, b - a));
+        a = b + 1;
+      }
+      return v;
+    };
+    filt.nodes = split(nodes_csv);
+    filt.kinds = split(kinds);
+    return print_timeline(log_file, filt, std::cout, std::cerr);
+  }
+  return run(scenario, opt, json_path, log_path, quiet, args);
 }
 
 // Our own main so that SystemC's banner is off before the kernel starts

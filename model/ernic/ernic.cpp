@@ -34,10 +34,10 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
       ctx_(ctx),
       scope_(scope),
       cfg_(cfg),
-      dma_wqe_(core, mem, ctx, scope + ".qp_mgr_m_axi", cfg.dma),
-      dma_payload_(core, mem, ctx, scope + ".wqe_proc_top_m_axi", cfg.dma),
-      dma_rx_(core, mem, ctx, scope + ".rx_pkt_hndler_ddr_m_axi", cfg.dma),
-      dma_cmpl_(core, mem, ctx, scope + ".resp_hndler_m_axi", cfg.dma),
+      dma_wqe_(core, mem, ctx, scope + ".qp_mgr_m_axi", cfg.node, "qp_mgr_m_axi", cfg.dma),
+      dma_payload_(core, mem, ctx, scope + ".wqe_proc_top_m_axi", cfg.node, "wqe_proc_top_m_axi", cfg.dma),
+      dma_rx_(core, mem, ctx, scope + ".rx_pkt_hndler_ddr_m_axi", cfg.node, "rx_pkt_hndler_ddr_m_axi", cfg.dma),
+      dma_cmpl_(core, mem, ctx, scope + ".resp_hndler_m_axi", cfg.node, "resp_hndler_m_axi", cfg.dma),
       icrc_(new TxIcrc("tx_icrc", core, ctx)) {
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
@@ -101,7 +101,11 @@ void Ernic::count16(uint32_t off, bool high, uint32_t n) {
 
 void Ernic::update_intr() {
   bool on = (G(R::g::INTSTS) & G(R::g::INTEN)) != 0;
-  if (intr.read() != on) intr.write(on);
+  if (on != intr_level_) {
+    intr_level_ = on;
+    intr.write(on);
+    if (ctx_.log) ctx_.log->intr(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), on, G(R::g::INTSTS));
+  }
   ctx_.set(v_intr_, on);
 }
 
@@ -140,7 +144,7 @@ uint32_t Ernic::peek(uint32_t addr) const {
       if (d.offset == R::q::STATQPi) {
         const Qp& qp = qps_[d.index];
         uint32_t depth = sq_depth(d.index);
-        uint32_t pending = depth ? (Q(d.index, R::q::SQPIi) % depth + depth - qp.sq_ci) % depth : 0;
+        uint32_t pending = depth ? (qp.sq_pi % depth + depth - qp.sq_ci) % depth : 0;
         v &= ~(F::STATQP_SQ_EMPTY | F::STATQP_OSQ_EMPTY | F::STATQP_OSQ_FULL);
         if (pending == 0) v |= F::STATQP_SQ_EMPTY;
         if (qp.osq.empty()) v |= F::STATQP_OSQ_EMPTY;
@@ -154,9 +158,22 @@ uint32_t Ernic::peek(uint32_t addr) const {
   return 0;
 }
 
-uint32_t Ernic::axil_read(uint32_t addr) { return peek(addr); }
+uint32_t Ernic::axil_read(uint32_t addr) {
+  const uint32_t v = peek(addr);
+  if (ctx_.log) log_reg(false, addr, v);
+  return v;
+}
+
+void Ernic::log_reg(bool write, uint32_t addr, uint32_t value) {
+  const auto d = R::decode_address(cfg_.layout, addr, cfg_.num_qp, cfg_.num_mr);
+  std::optional<uint32_t> qp;
+  if (d.block == R::Block::Qp) qp = d.index;
+  ctx_.log->reg(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), qp, write, addr,
+                R::address_name(cfg_.layout, addr, cfg_.num_qp, cfg_.num_mr), value);
+}
 
 void Ernic::axil_write(uint32_t addr, uint32_t data) {
+  if (ctx_.log) log_reg(true, addr, data);
   const auto& L = cfg_.layout;
   R::Decoded d = R::decode_address(L, addr, cfg_.num_qp, cfg_.num_mr);
   if (d.block == R::Block::Global && !d.reg) {
@@ -201,6 +218,9 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
   Q(n, d.offset) = data;
   switch (d.offset) {
     case R::q::QPCONFi:
+      if ((data & F::QPCONF_EN) != (old & F::QPCONF_EN) && ctx_.log)
+        ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "qp_enable",
+                        (data & F::QPCONF_EN) ? "1" : "0");
       if ((data & F::QPCONF_EN) && !(old & F::QPCONF_EN)) {
         qp.enabled = true;
         uint32_t depth = sq_depth(n);
@@ -209,7 +229,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.nak_psn_sent = false;
         qp.wr_active = false;
         qp.send_off = 0;
-        doorbell_ev_.notify(core_.cycles(cfg_.timing.doorbell_cycles));
+        ring(n, Q(n, R::q::SQPIi));
       } else if (!(data & F::QPCONF_EN)) {
         qp.enabled = false;
       }
@@ -219,8 +239,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
       Q(n, d.offset) = lo16(data);
       ctx_.set(qp.v_sq_pi, lo16(data));
       // AXI-Lite doorbells count only with HW handshake disabled (QPCONFi[4] = 1).
-      if (Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)
-        doorbell_ev_.notify(core_.cycles(cfg_.timing.doorbell_cycles));
+      if (Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) ring(n, lo16(data));
       break;
     case R::q::RQCIi:
       Q(n, d.offset) = lo16(data);
@@ -262,6 +281,25 @@ std::vector<std::string> Ernic::qp_status() const {
 
 // ---------------------------------------------------------------- requester
 
+// A doorbell reaches the QP manager doorbell_cycles after the register
+// write; each one is queued with its own time, so that two doorbells close
+// together keep their latencies (one sc_event could not: a pending earlier
+// notification swallows a later one).
+void Ernic::ring(uint32_t qpn, uint32_t value) {
+  const uint64_t t = ClockDomain::now_ps() + core_.period_ps() * cfg_.timing.doorbell_cycles;
+  db_q_.push_back({t, qpn, value});
+  doorbell_ev_.notify(ps(db_q_.front().t_ps - ClockDomain::now_ps()));
+}
+
+void Ernic::apply_doorbells() {
+  const uint64_t now = ClockDomain::now_ps();
+  while (!db_q_.empty() && db_q_.front().t_ps <= now) {
+    qps_[db_q_.front().qpn].sq_pi = db_q_.front().value;
+    db_q_.pop_front();
+  }
+  if (!db_q_.empty()) doorbell_ev_.notify(ps(db_q_.front().t_ps - now));
+}
+
 bool Ernic::qp_has_work(const Qp& qp) const {
   const uint32_t n = qp.qpn;
   if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
@@ -269,7 +307,7 @@ bool Ernic::qp_has_work(const Qp& qp) const {
   if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
   const uint32_t depth = sq_depth(n);
   if (depth == 0) return false;
-  const uint32_t pi = Q(n, R::q::SQPIi) % depth;  // a value equal to the depth means 0
+  const uint32_t pi = qp.sq_pi % depth;  // a value equal to the depth means 0
   if (pi == qp.sq_ci) return false;
   return qp.osq.size() < cfg_.timing.max_outstanding;
 }
@@ -289,7 +327,7 @@ roce::Frame Ernic::frame_template(uint32_t n) const {
   f.ip4.dst.v = Q(n, R::q::IPDESADDR1i);
   f.ip4.tos = uint8_t((adv & 0x3F) << 2);
   f.ip4.ttl = (adv >> 8) & 0xFF ? uint8_t(adv >> 8) : 64;  // assumption A-ERNIC-4
-  f.udp.sport = uint16_t(G(R::g::XRNICCONF) >> F::XRNICCONF_UDPSPORT_SHIFT);
+  f.udp.sport = uint16_t(G(R::g::XRNICCONF) >> cfg_.layout.udp_sport_shift);
   f.bth.pkey = (adv >> 16) ? uint16_t(adv >> 16) : 0xFFFF;
   f.bth.dest_qp = Q(n, R::q::DESTQPCONFi) & 0xFFFFFF;
   return f;
@@ -303,6 +341,7 @@ void Ernic::tx_enqueue(std::vector<uint8_t> bytes) {
 
 void Ernic::qp_mgr_thread() {
   for (;;) {
+    apply_doorbells();
     Qp* next = nullptr;
     for (uint32_t i = 0; i < cfg_.num_qp && !next; ++i) {
       uint32_t n = 1 + (rr_next_ - 1 + i) % cfg_.num_qp;
@@ -320,7 +359,7 @@ void Ernic::qp_mgr_thread() {
     ctx_.set(v_req_qpn_, n);
     uint8_t wqe[kWqeSize];
     const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
-    const bool ok = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize);
+    const bool ok = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize, true, n);
     qp.sq_ci = (qp.sq_ci + 1) % sq_depth(n);
     Q(n, R::q::STATCURSQPTRi) = qp.sq_ci;
     Q(n, R::q::STATWQEi) = lo16(Q(n, R::q::STATWQEi) + 1);
@@ -358,7 +397,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
       return;
     }
     std::vector<uint8_t> frame(length);
-    if (!dma_payload_.read(laddr, frame.data(), length)) {
+    if (!dma_payload_.read(laddr, frame.data(), length, true, n)) {
       complete(qp, wrid, opc, true);
       return;
     }
@@ -419,7 +458,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
     if (last && (opc == kWqeWriteImm || opc == kWqeSendImm)) f.immdt = immdt;
     if (last && opc == kWqeSendInv) f.ieth = rtag;
     f.payload.resize(chunk);
-    if (!dma_payload_.read(laddr + off, f.payload.data(), chunk, /*with_latency=*/first)) {
+    if (!dma_payload_.read(laddr + off, f.payload.data(), chunk, /*with_latency=*/first, n)) {
       qp_fatal(qp, kFatalWqe, "payload read outside host memory");
       return;
     }
@@ -445,9 +484,16 @@ void Ernic::tx_thread() {
     std::vector<uint8_t> bytes = std::move(txq_.front());
     txq_.pop_front();
     tx_pop_ev_.notify(SC_ZERO_TIME);
-    const uint32_t rtl = icrc_->compute(bytes.data(), bytes.size());
     const uint32_t ref = roce::compute_icrc(bytes.data(), bytes.size());
-    ++stats_.icrc_frames;
+    uint32_t rtl = ref;
+    if (cfg_.rtl_datapath) {
+      rtl = icrc_->compute(bytes.data(), bytes.size());
+      ++stats_.icrc_frames;
+    } else {
+      // The C++ reference takes the RTL's cycles (one beat a cycle, one of
+      // latency) so that `datapath: model` and `rtl` give the same timing.
+      core_.wait_cycles(TxIcrc::cycles_for(bytes.size()));
+    }
     if (rtl != ref) {
       ++stats_.icrc_rtl_mismatches;
       ctx_.error(scope_ + ".tx_icrc",
@@ -467,12 +513,14 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   const uint32_t head = lo16(Q(n, R::q::CQHEADi)) % depth;
   if (Q(n, R::q::QPCONFi) & F::QPCONF_CQE_WR) {
     const uint32_t cqe = wrid | uint32_t(wqe_opcode) << 16 | uint32_t(error ? 1 : 0) << 24;
-    dma_cmpl_.write32(q64(n, R::q::CQBAi, R::q::CQBAMSBi) + uint64_t(head) * 4, cqe);
+    dma_cmpl_.write32(q64(n, R::q::CQBAi, R::q::CQBAMSBi) + uint64_t(head) * 4, cqe, n);
     ++stats_.cqes_written;
+    if (ctx_.log)
+      ctx_.log->cqe(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, head, wrid, wqe_opcode, error, cqe);
   }
   const uint32_t new_head = (head + 1) % depth;
   Q(n, R::q::CQHEADi) = new_head;
-  dma_cmpl_.write32(q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head);
+  dma_cmpl_.write32(q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
   if (Q(n, R::q::QPCONFi) & F::QPCONF_CQ_IRQ) {
     qp_bank_set(cfg_.layout.cq_int_bank, n);
     raise(F::INT_WQE_DONE);
@@ -486,6 +534,9 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
   ++stats_.fatal_events;
   Q(n, R::q::STATQPi) |= F::STATQP_FATAL;
+  if (ctx_.log)
+    ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "qp_fatal",
+                    fmt::format("code 0x{:02x}: {}", code, why));
   ctx_.event(fmt::format("{}.qp{}", scope_, n), fmt::format("QP fatal, code 0x{:02x}: {}", code, why));
   // Error-status queue entry: word 0 = QPN[31:16] | code[15:0] (64-bit entries).
   const uint64_t base = uint64_t(G(R::g::IPKTERRQBA)) | uint64_t(G(R::g::IPKTERRQBAMSB)) << 32;
@@ -551,13 +602,17 @@ void Ernic::handle_rx(const FrameBytes& raw) {
       return drop("ICRC");
     }
   }
+  if (!f.ipv6 && roce::ipv4_checksum(raw.data() + roce::kEthHdrLen) != f.ip4.checksum)
+    return drop("IPv4 header checksum");
   const roce::Frame tmpl_local = frame_template(1);
   if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA");
   if (f.ipv6) return drop("IPv6 not enabled on this node");
   if (f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA");
   if (f.bth.tver != 0) return drop("TVer");
   const uint32_t n = f.bth.dest_qp;
-  const uint32_t enabled_qps = (G(R::g::XRNICCONF) & F::XRNICCONF_NUMQP_MASK) >> F::XRNICCONF_NUMQP_SHIFT;
+  const uint32_t enabled_qps = cfg_.layout.qp_count_in_xrnicconf
+                                   ? (G(R::g::XRNICCONF) & F::XRNICCONF_NUMQP_MASK) >> F::XRNICCONF_NUMQP_SHIFT
+                                   : G(R::g::XRNIC_CONF_QP_EN) & 0xFFF;
   if (n == 0 || n > cfg_.num_qp || n > enabled_qps) return drop("QP unsupported");
   Qp& qp = qps_[n];
   if (!qp.enabled) return drop("QP disabled");
@@ -598,11 +653,11 @@ void Ernic::rx_qp1(const roce::Frame& f, const FrameBytes& raw) {
   const uint64_t esz = uint64_t(Q(1, R::q::QPCONFi) >> F::QPCONF_RQBUFSZ_SHIFT) * 256;
   if (elem.size() > esz) return drop("MAD larger than the QP1 RQ element");
   const uint64_t rqba = q64(1, R::q::RQBAi, R::q::RQBAMSBi);
-  dma_rx_.write(rqba + pi * esz, elem.data(), elem.size());
+  dma_rx_.write(rqba + pi * esz, elem.data(), elem.size(), 1u);
   const uint32_t npi = (pi + 1) % depth;
   Q(1, R::q::STATRQPIDBi) = npi;
   Q(1, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
-  dma_rx_.write32(q64(1, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi);
+  dma_rx_.write32(q64(1, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, 1u);
   count16(R::g::INAMPKTCNT, true);
   ++stats_.mads_received;
   if (Q(1, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) qp_bank_set(cfg_.layout.rq_int_bank, 1);
@@ -712,7 +767,7 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
       return qp_fatal(qp, kFatalRethLen, "WRITE payload does not match the RETH DMA length");
     }
-    if (len) dma_rx_.write(qp.wr_phys, f.payload.data(), len);
+    if (len) dma_rx_.write(qp.wr_phys, f.payload.data(), len, n);
     qp.wr_phys += len;
     qp.wr_left -= len;
     if (oi.pos == OpPos::Last || oi.pos == OpPos::Only) qp.wr_active = false;
@@ -738,13 +793,13 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       return qp_fatal(qp, kFatalLen, "SEND larger than the RQ element");
     }
     const uint64_t rqba = q64(n, R::q::RQBAi, R::q::RQBAMSBi);
-    if (len) dma_rx_.write(rqba + pi * esz + qp.send_off, f.payload.data(), len);
+    if (len) dma_rx_.write(rqba + pi * esz + qp.send_off, f.payload.data(), len, n);
     qp.send_off += len;
     if (oi.pos == OpPos::Last || oi.pos == OpPos::Only) {
       const uint32_t npi = (pi + 1) % depth;
       Q(n, R::q::STATRQPIDBi) = npi;
       Q(n, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
-      dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi);
+      dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, n);
       count16(R::g::INSRRPKTCNT, false);
       if (Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
         qp_bank_set(cfg_.layout.rq_int_bank, n);

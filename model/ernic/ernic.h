@@ -59,11 +59,13 @@ struct ErnicTiming {
 };
 
 struct ErnicConfig {
+  std::string node = "A";          // node name, for logs
   uint32_t num_qp = 8;             // C_NUM_QP (QP1 + RC QPs 2..num_qp)
   uint32_t num_mr = 256;           // MR table entries (3.x)
   regs::Layout layout = regs::kLayout31;
   ErnicTiming timing;
   DmaTiming dma;
+  bool rtl_datapath = true;        // scenario `datapath: rtl` (Verilated rtl/icrc) or `model` (C++ only)
 };
 
 // Statistics the summary prints (beyond the PG332 counter registers).
@@ -111,6 +113,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     bool enabled = false;
     // requester
     uint32_t sq_ci = 0;            // next WQE index to fetch (mod depth)
+    uint32_t sq_pi = 0;            // SQPIi as the QP manager sees it (doorbell latency applied)
     std::deque<Outstanding> osq;
     // responder
     bool nak_psn_sent = false;
@@ -162,6 +165,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
   void drop(const std::string& why);
   void trace_qp(const Qp& qp);
+  void log_reg(bool write, uint32_t addr, uint32_t value);
 
   const ClockDomain& core_;
   HostMemory& mem_;
@@ -181,8 +185,14 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
 
   sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_;
   std::deque<std::vector<uint8_t>> txq_;
+  // Doorbells in flight to the QP manager: visible at t_ps (A-ERNIC-1).
+  struct DoorbellMsg { uint64_t t_ps; uint32_t qpn; uint32_t value; };
+  std::deque<DoorbellMsg> db_q_;
+  void ring(uint32_t qpn, uint32_t value);
+  void apply_doorbells();
   std::deque<FrameBytes> rxq_;
   uint32_t rr_next_ = 1;
+  bool intr_level_ = false;
   int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,
       v_tx_opcode_ = -1;
 };

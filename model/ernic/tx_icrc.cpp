@@ -17,6 +17,17 @@ TxIcrc::TxIcrc(sc_module_name name, const ClockDomain& core, SimContext& ctx)
   rtl_->s_ready(s_ready_);
   rtl_->crc_valid(crc_valid_);
   rtl_->crc(crc_);
+  SC_THREAD(reset_thread);
+}
+
+void TxIcrc::reset_thread() {
+  // Synchronous reset for two cycles from time 0, before any frame.
+  rst_n_.write(false);
+  tick();
+  tick();
+  rst_n_.write(true);
+  tick();
+  reset_done_ = true;
 }
 
 TxIcrc::~TxIcrc() = default;
@@ -32,14 +43,7 @@ void TxIcrc::tick() {
 
 uint32_t TxIcrc::compute(const uint8_t* frame, size_t len) {
   core_.sync();
-  if (!reset_done_) {
-    rst_n_.write(false);
-    tick();
-    tick();
-    rst_n_.write(true);
-    tick();
-    reset_done_ = true;
-  }
+  while (!reset_done_) tick();  // only if a frame came within the first 3 cycles
   sc_dt::sc_bv<512> beat;
   for (size_t off = 0; off < len; off += 64) {
     const size_t n = std::min<size_t>(64, len - off);

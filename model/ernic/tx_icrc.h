@@ -21,6 +21,11 @@ namespace ernic {
 
 class TxIcrc : public sc_core::sc_module {
  public:
+  // rtl/icrc raises crc_valid in the cycle after the edge that took the last
+  // beat, so the result is sampled at the next edge: a frame of B beats costs
+  // B cycles from its first beat to the edge where its ICRC is taken.
+  static uint64_t cycles_for(size_t len) { return (len + 63) / 64; }
+  SC_HAS_PROCESS(TxIcrc);
   TxIcrc(sc_core::sc_module_name name, const ClockDomain& core, SimContext& ctx);
   ~TxIcrc() override;
   // Blocks the calling thread for ceil(len/64) beats plus the RTL latency.
@@ -30,10 +35,13 @@ class TxIcrc : public sc_core::sc_module {
 
  private:
   void tick();  // one rising and falling edge of the gated clock
+  void reset_thread();
   const ClockDomain& core_;
   SimContext& ctx_;
-  sc_core::sc_signal<bool> clk_{"clk"}, rst_n_{"rst_n"}, s_valid_{"s_valid"}, s_last_{"s_last"},
-      s_ready_{"s_ready"}, crc_valid_{"crc_valid"};
+  // Driven by the reset thread at time 0 and by whichever thread streams frames.
+  using Wire1 = sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>;
+  Wire1 clk_{"clk"}, rst_n_{"rst_n"}, s_valid_{"s_valid"}, s_last_{"s_last"};
+  sc_core::sc_signal<bool> s_ready_{"s_ready"}, crc_valid_{"crc_valid"};
   sc_core::sc_signal<sc_dt::sc_bv<512>> s_data_{"s_data"};
   sc_core::sc_signal<uint64_t> s_keep_{"s_keep"};
   sc_core::sc_signal<uint32_t> crc_{"crc"};

@@ -33,6 +33,14 @@ Driver::Driver(sc_module_name name, const ClockDomain& core, AxiLitePort& axil, 
   SC_THREAD(irq_thread);
 }
 
+void Driver::set_state(Connection& c, VerbsState s) {
+  if (c.state == s) return;
+  c.state = s;
+  if (ctx_.log)
+    ctx_.log->state(sc_time_stamp().value(), cfg_.node, "host", core_.cycle(), c.qpn ? std::optional<uint32_t>(c.qpn) : std::nullopt,
+                    "verbs_state", verbs_state_name(s));
+}
+
 void Driver::fail(const std::string& what) const {
   throw DriverError(fmt::format("node {}: {}", cfg_.node, what));
 }
@@ -79,8 +87,14 @@ void Driver::init() {
   wr(greg(R::g::INTEN), 0xFF);
   const uint32_t basecnt = uint32_t(std::ceil(std::log2(4.096 * cfg_.core_mhz)));
   wr(greg(R::g::XRNICADCONF), basecnt << F::XRNICADCONF_BASECNT_SHIFT);
-  wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | (cfg_.num_qp & 0xFF) << 8 |
-                                uint32_t(cfg_.udp_sport) << F::XRNICCONF_UDPSPORT_SHIFT);
+  if (cfg_.layout.qp_count_in_xrnicconf) {
+    wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | std::min(cfg_.num_qp, 255u) << 8 |
+                                  uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
+  } else {  // 4.x: the QP count has its own register, the UDP port sits in [23:8]
+    wr(greg(R::g::XRNIC_CONF_QP_EN), cfg_.num_qp & 0xFFF);
+    wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN |
+                                  uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
+  }
   // 5. QP1 (GSI): SQ, RQ (512-byte elements), CQ, doorbell mirrors.
   qp1_sq_ = alloc(kQp1Depth * 64);
   qp1_rq_ = alloc(kQp1Depth * kQp1Elem);
@@ -195,7 +209,7 @@ void Driver::program_rc_qp(Connection& c) {
   wr(qreg(n, R::q::TIMEOUTCONFi), 14 | 3u << 8 | 3u << 11 | 0x1Fu << 16);
   wr(qreg(n, R::q::PDi), p.mr ? p.mr->pd : 0);
   wr(qreg(n, R::q::QPADVCONFi), 0 | 64u << 8 | 0xFFFFu << 16);  // TC 0, TTL 64, P_Key 0xFFFF
-  c.state = VerbsState::Init;
+  set_state(c, VerbsState::Init);
   wr(qreg(n, R::q::QPCONFi), F::QPCONF_EN | F::QPCONF_HWHS_DIS | F::QPCONF_CQE_WR |
                                  R::pmtu_code(p.pmtu) << F::QPCONF_PMTU_SHIFT |
                                  (p.rq_elem_bytes / 256) << F::QPCONF_RQBUFSZ_SHIFT);
@@ -309,13 +323,13 @@ Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t s
     fail(fmt::format("connect to {}: ConnectReject received", server.str()));
   }
   if (!rep_ok_) {
-    c.state = VerbsState::Err;
+    set_state(c, VerbsState::Err);
     qpn_used_[c.qpn] = false;
     fail(fmt::format("connect to {}: no ConnectReply after 3 ConnectRequests", server.str()));
   }
   // REP gave the remote QPN and PSN: program the QP (RESET -> INIT -> RTR -> RTS).
   program_rc_qp(c);
-  c.state = VerbsState::Rts;
+  set_state(c, VerbsState::Rts);
   roce::cm::Rtu rtu;
   rtu.local_comm_id = c.local_comm_id;
   rtu.remote_comm_id = c.remote_comm_id;
@@ -350,17 +364,18 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
   if (!mad) return;
   if (auto* req = std::get_if<roce::cm::Req>(&mad->msg)) {
     for (auto& k : conns_)
-      if (k->qpn && k->remote_comm_id == req->local_comm_id && k->remote_ip == src) {
+      if (k->qpn && k->state != VerbsState::Reset && k->remote_comm_id == req->local_comm_id && k->remote_ip == src) {
         // A repeated ConnectRequest (our ConnectReply was lost): answer again.
         send_rep(*k);
         return;
       }
-    if (!listener_) {
+    if (!listener_ || reject_reason_) {
       roce::cm::Rej rej;
       rej.remote_comm_id = req->local_comm_id;
       rej.local_comm_id = rand32();
-      rej.msg_rejected = 0;
-      rej.reason = 28;  // consumer reject: nobody listens
+      rej.msg_rejected = 0;  // the REQ
+      rej.reason = reject_reason_ ? *reject_reason_ : 28;  // 28: consumer reject (nobody listens)
+      reject_reason_.reset();
       send_mad(src, rej, roce::cm::attr::REJ);
       return;
     }
@@ -383,7 +398,7 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
     }
     setup_queues(c);
     program_rc_qp(c);  // enabled before the REP leaves: requests may follow the RTU at once
-    c.state = VerbsState::Rtr;
+    set_state(c, VerbsState::Rtr);
     send_rep(c);
   } else if (auto* rep = std::get_if<roce::cm::Rep>(&mad->msg)) {
     if (!connecting_ || rep->remote_comm_id != connecting_->local_comm_id) return;
@@ -398,12 +413,31 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
   } else if (auto* rtu = std::get_if<roce::cm::Rtu>(&mad->msg)) {
     for (auto& c : conns_)
       if (c->state == VerbsState::Rtr && c->local_comm_id == rtu->remote_comm_id) {
-        c->state = VerbsState::Rts;
+        set_state(*c, VerbsState::Rts);
         c->established.notify(SC_ZERO_TIME);
       }
+  } else if (auto* dreq = std::get_if<roce::cm::Dreq>(&mad->msg)) {
+    for (auto& k : conns_)
+      if (k->qpn && k->local_comm_id == dreq->remote_comm_id && k->remote_comm_id == dreq->local_comm_id) {
+        roce::cm::Drep drep;
+        drep.local_comm_id = k->local_comm_id;
+        drep.remote_comm_id = k->remote_comm_id;
+        send_mad(k->remote_ip, drep, roce::cm::attr::DREP);
+        if (k->state != VerbsState::Reset) delete_qp(*k);
+        return;
+      }
+  } else if (auto* drep = std::get_if<roce::cm::Drep>(&mad->msg)) {
+    if (disconnecting_ && drep->remote_comm_id == disconnecting_->local_comm_id) {
+      drep_ok_ = true;
+      drep_ev_.notify(SC_ZERO_TIME);
+    }
   } else if (auto* rej = std::get_if<roce::cm::Rej>(&mad->msg)) {
+    if (rej_comm_id_ && rej->remote_comm_id == rej_comm_id_) {
+      rej_received_ = rej->reason;
+      rep_ev_.notify(SC_ZERO_TIME);
+    }
     if (connecting_ && rej->remote_comm_id == connecting_->local_comm_id) {
-      connecting_->state = VerbsState::Err;
+      set_state(*connecting_, VerbsState::Err);
       rep_ev_.notify(SC_ZERO_TIME);  // connect() sees rep_ok_ == false
     }
   }
@@ -440,6 +474,91 @@ void Driver::irq_thread() {
     if (sts & F::INT_FATAL) ++fatal_irqs_;
     if (!sts) wait(intr_.value_changed_event());
   }
+}
+
+// ------------------------------------------------- MR / CM housekeeping
+
+void Driver::deregister_mr(const std::string& name) {
+  for (auto it = mrs_.begin(); it != mrs_.end(); ++it) {
+    if ((*it)->name != name || (*it)->access == 0xF) continue;
+    wr(mreg((*it)->index, R::m::ACCESSDESC), 0xF);  // XIB: invalid access type
+    (*it)->access = 0xF;
+    (*it)->name = "";  // the name may be registered again (a new index)
+    return;
+  }
+  fail("deregister_mr: no MR named '" + name + "'");
+}
+
+void Driver::reject_next(uint16_t reason) { reject_reason_ = reason; }
+
+uint16_t Driver::connect_expect_reject(roce::Ipv4Addr server, uint16_t service_port) {
+  if (!initialised_) fail("connect before init");
+  roce::cm::Req req;
+  req.local_comm_id = rand32();
+  req.service_id = 0x0000000001060000ull | service_port;
+  req.local_qpn = 0;  // no QP is allocated for a connection expected to fail
+  req.start_psn = rand24();
+  req.pkey = 0xFFFF;
+  req.path_mtu = 5;
+  req.primary_local_gid = roce::Ipv6Addr::v4_mapped(cfg_.ip);
+  req.primary_remote_gid = roce::Ipv6Addr::v4_mapped(server);
+  rej_comm_id_ = req.local_comm_id;
+  rej_received_.reset();
+  for (int attempt = 0; attempt < 3 && !rej_received_; ++attempt) {
+    send_mad(server, req, roce::cm::attr::REQ);
+    wait(sc_time(cfg_.cm_timeout_us, SC_US), rep_ev_);
+  }
+  rej_comm_id_ = 0;
+  if (!rej_received_) fail(fmt::format("connect to {}: no ConnectReject after 3 ConnectRequests", server.str()));
+  return *rej_received_;
+}
+
+void Driver::delete_qp(Connection& c) {
+  // PG332 ch.6, QP deletion: wait until the SQ and the outstanding queue are
+  // empty and every WQE has completed, then with SW override clear the
+  // enable, zero the pointers and mark the QP under recovery.
+  const uint32_t n = c.qpn;
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (;;) {
+    const uint32_t st = rd(qreg(n, R::q::STATQPi));
+    const uint32_t head = rd(qreg(n, R::q::CQHEADi));
+    const uint32_t pi = rd(qreg(n, R::q::SQPIi));
+    if ((st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) && head == pi) break;
+    if (st & F::STATQP_FATAL) break;  // nothing more will complete
+    if (sc_time_stamp().value() >= deadline)
+      fail(fmt::format("QP{} deletion: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})",
+                       n, cfg_.cm_timeout_us, st, head, pi));
+    wait(sc_time(1, SC_US));
+  }
+  const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
+  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
+  wr(qreg(n, R::q::QPCONFi), qpconf & ~F::QPCONF_EN);
+  for (uint32_t off : {R::q::RQWPTRDBADDi, R::q::SQPIi, R::q::CQHEADi, R::q::RQCIi, R::q::STATRQPIDBi,
+                       R::q::STATCURSQPTRi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi})
+    wr(qreg(n, off), 0);
+  wr(qreg(n, R::q::QPCONFi), (qpconf & ~F::QPCONF_EN) | F::QPCONF_RECOVERY);
+  wr(greg(R::g::XRNICADCONF), adconf);
+  set_state(c, VerbsState::Reset);
+  qpn_used_[n] = false;
+}
+
+void Driver::disconnect(Connection& c) {
+  if (c.state != VerbsState::Rts && c.state != VerbsState::Err)
+    fail(fmt::format("disconnect QP{} in state {}", c.qpn, verbs_state_name(c.state)));
+  roce::cm::Dreq dreq;
+  dreq.local_comm_id = c.local_comm_id;
+  dreq.remote_comm_id = c.remote_comm_id;
+  dreq.remote_qpn = c.remote_qpn;
+  disconnecting_ = &c;
+  drep_ok_ = false;
+  for (int attempt = 0; attempt < 3 && !drep_ok_; ++attempt) {
+    send_mad(c.remote_ip, dreq, roce::cm::attr::DREQ);
+    wait(sc_time(cfg_.cm_timeout_us, SC_US), drep_ev_);
+  }
+  disconnecting_ = nullptr;
+  delete_qp(c);
+  if (!drep_ok_) fail(fmt::format("disconnect QP{}: no DisconnectReply after 3 DisconnectRequests", c.qpn));
 }
 
 // ------------------------------------------------------------ data path
@@ -489,7 +608,7 @@ std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps
       c.cqes.push_back(q);
       c.cq_ci = (c.cq_ci + 1) % depth;
       ++c.completed;
-      if (q.error) c.state = VerbsState::Err;
+      if (q.error) set_state(c, VerbsState::Err);
     }
   };
   drain();

@@ -134,6 +134,20 @@ class Driver : public sc_core::sc_module {
   // Active side: blocks until ReadyToUse has been sent (or throws).
   Connection& connect(roce::Ipv4Addr server, const QpParams& p, uint16_t service_port = 18515);
 
+  // Deregistration (XIB): ACCESSDESC := 0xF invalidates the entry; the index
+  // is not reused by this driver.
+  void deregister_mr(const std::string& name);
+  // Passive side refuses the next ConnectRequest with this REJ reason.
+  void reject_next(uint16_t reason);
+  // Active side of a refused connect: sends ConnectRequest, expects
+  // ConnectReject; returns its reason (throws if a ConnectReply comes or
+  // nothing does).
+  uint16_t connect_expect_reject(roce::Ipv4Addr server, uint16_t service_port = 18515);
+  // DisconnectRequest / DisconnectReply, then PG332's QP deletion flow on
+  // this side (the peer runs it when the DREQ arrives). The connection goes
+  // to RESET and its QPN is free again.
+  void disconnect(Connection& c);
+
   void post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each);
   // Collects up to count CQEs, waiting until timeout_ps of simulated time
   // has passed; returns what arrived.
@@ -152,6 +166,7 @@ class Driver : public sc_core::sc_module {
   void send_rep(const Connection& c);
   void send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t attr_id);
   void setup_queues(Connection& c);
+  void delete_qp(Connection& c);    // PG332 ch.6 deletion sequence
   void program_rc_qp(Connection& c);
   uint32_t alloc_qpn(std::optional<uint32_t> want);
   uint32_t rand24() { return uint32_t(rng_() & 0xFFFFFF); }
@@ -162,6 +177,7 @@ class Driver : public sc_core::sc_module {
   uint32_t qreg(uint32_t qpn, uint32_t off) const { return cfg_.layout.qp(qpn, off); }
   uint32_t mreg(uint32_t idx, uint32_t off) const { return cfg_.layout.mr(idx, off); }
   [[noreturn]] void fail(const std::string& what) const;
+  void set_state(Connection& c, VerbsState s);
 
   const ClockDomain& core_;
   AxiLitePort& axil_;
@@ -181,6 +197,12 @@ class Driver : public sc_core::sc_module {
   uint64_t qp1_sq_ = 0, qp1_rq_ = 0, qp1_cq_ = 0, qp1_cq_db_ = 0, qp1_rq_db_ = 0, qp1_send_buf_ = 0;
   uint32_t qp1_sq_pi_ = 0, qp1_rq_ci_ = 0, qp1_psn_ = 0;
   Connection* listener_ = nullptr;
+  std::optional<uint16_t> reject_reason_;
+  uint32_t rej_comm_id_ = 0;        // comm id of a connect_expect_reject in flight
+  std::optional<uint16_t> rej_received_;
+  Connection* disconnecting_ = nullptr;
+  bool drep_ok_ = false;
+  sc_core::sc_event drep_ev_;
   Connection* connecting_ = nullptr;
   sc_core::sc_event rep_ev_;
   bool rep_ok_ = false;

@@ -71,6 +71,7 @@ void Cmac::tx_thread() {
     tx_counts_.add(f);
     if (tap_tx) tap_tx->write(f.data(), f.size(), first_byte);
     if (tap_wire) tap_wire->write(f.data(), f.size(), first_byte);
+    if (on_tx) on_tx(f, first_byte);
     ctx_.bump();
     // AXI4-Stream beats: one a cycle, tlast on the last.
     const uint64_t beats = (f.size() + bpb - 1) / bpb;
@@ -104,6 +105,7 @@ void Cmac::rx_thread() {
     if (it.ready_ps > now) wait(ps(it.ready_ps - now));
     rx_counts_.add(it.f);
     if (tap_rx) tap_rx->write(it.f.data(), it.f.size(), it.first_byte_ps);
+    if (on_rx) on_rx(it.f, it.first_byte_ps);
     ctx_.bump();
     // The RX stream presents the frame's beats (no tready), then the async
     // FIFO hands it to the core domain.
@@ -119,24 +121,52 @@ void Cmac::rx_thread() {
   }
 }
 
-Wire::Wire(sc_module_name name, uint64_t delay_ps) : sc_module(name), delay_ps_(delay_ps) {
+Wire::Wire(sc_module_name name, uint64_t delay_ps, double rate_gbps, uint64_t seed)
+    : sc_module(name), delay_ps_(delay_ps), ps_per_byte_x1000_(uint64_t(std::llround(8.0e6 / rate_gbps))),
+      inj_(seed) {
   SC_THREAD(thread);
 }
 
+void Wire::set_link_up(bool up) { inj_.set_link_up(up); }
+
 void Wire::send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps) {
-  q_.push_back({std::move(f), first_byte_ps, last_byte_ps});
+  std::vector<FaultApplied> applied;
+  std::vector<WireOut> outs = inj_.on_frame(std::move(f), &applied);
+  for (const FaultApplied& a : applied) {
+    if (a.kind == FaultKind::drop) ++lost_;
+    if (on_fault) on_fault(a);
+  }
+  // Outputs after the first follow it back to back on the line.
+  uint64_t first = first_byte_ps, last = last_byte_ps;
+  bool prev = false;
+  for (WireOut& o : outs) {
+    if (prev) {
+      const uint64_t len = LinkParams::kPreambleSfd + o.bytes.size() + LinkParams::kFcs;
+      const uint64_t gap = (LinkParams::kIfg * ps_per_byte_x1000_ + 999) / 1000;
+      first = last + gap + (LinkParams::kPreambleSfd * ps_per_byte_x1000_ + 999) / 1000;
+      last = last + gap + (len * ps_per_byte_x1000_ + 999) / 1000;
+    }
+    prev = true;
+    const uint64_t arrive = last + delay_ps_ + o.extra_delay_ps;
+    q_.emplace(std::make_pair(arrive, seq_++), Item{std::move(o.bytes), first + delay_ps_ + o.extra_delay_ps});
+  }
   ev_.notify(SC_ZERO_TIME);
 }
 
 void Wire::thread() {
   for (;;) {
     while (q_.empty()) wait(ev_);
-    Item it = std::move(q_.front());
-    q_.pop_front();
-    uint64_t arrive = it.last_ps + delay_ps_;
-    uint64_t now = ClockDomain::now_ps();
-    if (arrive > now) wait(ps(arrive - now));
-    if (dst) dst->rx_arrive(std::move(it.f), it.first_ps + delay_ps_);
+    auto it = q_.begin();
+    const uint64_t arrive = it->first.first;
+    const uint64_t now = ClockDomain::now_ps();
+    if (arrive > now) {
+      // A frame sent meanwhile may arrive earlier (a delayed frame is overtaken).
+      wait(ps(arrive - now), ev_);
+      continue;
+    }
+    Item item = std::move(it->second);
+    q_.erase(it);
+    if (dst) dst->rx_arrive(std::move(item.f), item.first_ps);
   }
 }
 

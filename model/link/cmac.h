@@ -25,6 +25,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/link/fault.h"
 #include "model/link/pcap_writer.h"
 #include "model/system/clock.h"
 #include "model/system/sim_context.h"
@@ -69,6 +70,9 @@ class Cmac : public sc_core::sc_module {
   PcapWriter* tap_tx = nullptr;
   PcapWriter* tap_rx = nullptr;
   PcapWriter* tap_wire = nullptr;            // shared view of every transmitted frame
+  // Observers of the two taps (expectations, transaction log); same frames,
+  // same times as the pcap files.
+  std::function<void(const FrameBytes&, uint64_t first_byte_ps)> on_tx, on_rx;
 
   // Called by the wire when the last byte of a frame has arrived;
   // first_byte_ps = arrival of the first byte after the SFD.
@@ -100,21 +104,35 @@ class Cmac : public sc_core::sc_module {
   int v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_rx_tvalid_, v_rx_tlast_, v_tx_fifo_level_;
 };
 
-// One direction of the link: delivers frames after the propagation delay.
+// One direction of the link: delivers frames after the propagation delay,
+// through the scenario's fault rules (model/link/fault.h). A frame that a
+// rule duplicates or releases (reorder) follows the frame that caused it
+// back to back on the line (its own serialisation time plus the IFG); a
+// delayed frame arrives later by the rule's delay and may be overtaken.
+// While the link is down every frame entering it is lost.
 class Wire : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Wire);
-  Wire(sc_core::sc_module_name name, uint64_t delay_ps);
+  Wire(sc_core::sc_module_name name, uint64_t delay_ps, double rate_gbps, uint64_t seed);
   Cmac* dst = nullptr;
+  std::string label;                        // "A->B"
+  // Every fault applied (and every frame lost to a down link), as it happens.
+  std::function<void(const FaultApplied&)> on_fault;
   // first_byte_ps / last_byte_ps: when the transmitter put them on the line.
   void send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps);
   uint64_t delay_ps() const { return delay_ps_; }
+  FaultInjector& faults() { return inj_; }
+  void set_link_up(bool up);
+  uint64_t frames_lost() const { return lost_; }
 
  private:
   void thread();
-  struct Item { FrameBytes f; uint64_t first_ps, last_ps; };
+  struct Item { FrameBytes f; uint64_t first_ps; };
   uint64_t delay_ps_;
-  std::deque<Item> q_;
+  uint64_t ps_per_byte_x1000_;
+  FaultInjector inj_;
+  std::map<std::pair<uint64_t, uint64_t>, Item> q_;   // (arrival of last byte, sequence)
+  uint64_t seq_ = 0, lost_ = 0;
   sc_core::sc_event ev_;
 };
 

@@ -64,6 +64,10 @@ struct Layout {
   uint32_t max_qps;     // C_NUM_QP upper bound
   uint32_t int_banks;   // registers per interrupt bank group
   uint32_t rq_int_bank, cq_int_bank, cnp_bank;  // offsets in the GCSR block
+  // Fields that moved between 3.x and 4.x (XIB4, AUD):
+  uint32_t udp_sport_shift;   // XRNICCONF: [31:16] in 3.x, [23:8] in 4.x
+  bool qp_count_in_xrnicconf; // 3.x: XRNICCONF[15:8]; 4.x: XRNIC_CONF_QP_EN[11:0]
+  uint32_t swovr_qpn_shift;   // XRNICADCONF SW-override QPN: [31:24] in 3.x, [31:20] in 4.x
 
   uint32_t global(uint32_t off) const { return gcsr_base + off; }
   // qpn is 1-based (QP1 = GSI).
@@ -71,9 +75,9 @@ struct Layout {
   uint32_t mr(uint32_t idx, uint32_t off) const { return mr_base + idx * kMrEntryStride + off; }
 };
 constexpr Layout kLayout31{"3.1", 0x20000, 0x20200, 0x0, 0x40000, 256, 8,
-                           kRqIntStsBank31, kCqIntStsBank31, kCnpSchdStsBank31};
+                           kRqIntStsBank31, kCqIntStsBank31, kCnpSchdStsBank31, 16, true, 24};
 constexpr Layout kLayout4x{"4.x", 0x100000, 0x180000, 0x0, 0x200000, 2048, 64,
-                           kRqIntStsBank4x, kCqIntStsBank4x, kCnpSchdStsBank4x};
+                           kRqIntStsBank4x, kCqIntStsBank4x, kCnpSchdStsBank4x, 8, false, 20};
 
 // Description of one register, for lookup by name (scenarios, logs, docs).
 struct RegInfo {

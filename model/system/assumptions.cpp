@@ -34,6 +34,12 @@ const std::vector<Assumption>& assumptions() {
        "IEEE 802.3 framing; the CMAC generates and strips the FCS."},
       {"A-CMAC-2", "The CMAC RX hands a frame on 8 CMAC cycles after its last byte; the async FIFOs take 4 cycles of the destination clock.",
        "No published figure; a two-flop synchroniser plus pointer compare."},
+      {"A-ERNIC-9", "In the 3.x layout XRNICCONF[15:8] counts enabled QPs and cannot hold 256: the driver writes 255, so with C_NUM_QP = 256 the QP numbered 256 stays unusable.",
+       "PG332 3.1 allows C_NUM_QP = 256 but gives the count field 8 bits."},
+      {"A-ERNIC-10", "Incoming frames with a bad IPv4 header checksum are dropped and counted (INALLDRPPKTCNT[31:16]).",
+       "PG332 Table 2-3 lists a bad IPv4 checksum among the drop outcomes."},
+      {"A-PCIE-1", "DMA throughput is capped by the PCIe link: lanes x rate x 128/130 x MPS/(MPS+24) bytes per ns (24 bytes of TLP overhead); read latency is pcie.read_latency_ns. MRRS splitting and completion boundaries are not modelled yet.",
+       "A first-order model until the PCIe block (issue 5) exists."},
       {"A-HOST-1", "Host CPU stores (WQEs, fills) reach memory instantly; the driver's only timed accesses are AXI4-Lite transactions.",
        "The host side is not the device under test."},
   };

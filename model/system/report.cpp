@@ -39,8 +39,20 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   r["exit_code"] = sys.exit_code;
   json fails = json::array();
   for (const auto& f : sys.failures)
-    fails.push_back({{"what", f.what}, {"step", loc_str(f.loc)}, {"time_ps", f.time_ps}});
+    fails.push_back({{"what", f.what}, {"step", loc_str(f.loc)}, {"time_ps", f.time_ps},
+                     {"core_cycle", sys.core.cycle_at(f.time_ps)}});
   r["failures"] = fails;
+  if (!sys.failures.empty()) {
+    // The last frames of each direction (tx tap), to read a failure without opening the pcap.
+    json last = json::object();
+    for (const auto& [name, d] : sys.dirs) {
+      json l = json::array();
+      for (size_t i = d.tx.size() > 6 ? d.tx.size() - 6 : 0; i < d.tx.size(); ++i) l.push_back(d.tx[i].str());
+      last[name] = l;
+    }
+    r["last_frames"] = last;
+  }
+  r["faults_applied"] = sys.faults_applied;
   json errs = json::array();
   for (const auto& e : sys.ctx.errors) errs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
   r["model_errors"] = errs;
@@ -102,9 +114,14 @@ std::string summary_text(const json& r) {
   o += fmt::format("scenario  {} ({})\n", r["scenario"].get<std::string>(), r["file"].get<std::string>());
   o += fmt::format("result    {} (exit {})\n", r["result"].get<std::string>(), r["exit_code"].get<int>());
   for (const auto& f : r["failures"])
-    o += fmt::format("  FAILED  {}{}{} at {:.3f} us\n", f["step"].get<std::string>(),
+    o += fmt::format("  FAILED  {}{}{} at {:.6f} us (core cycle {})\n", f["step"].get<std::string>(),
                      f["step"].get<std::string>().empty() ? "" : ": ", f["what"].get<std::string>(),
-                     f["time_ps"].get<uint64_t>() / 1e6);
+                     f["time_ps"].get<uint64_t>() / 1e6, f["core_cycle"].get<uint64_t>());
+  if (r.contains("last_frames"))
+    for (const auto& [dir, l] : r["last_frames"].items()) {
+      o += fmt::format("  last frames {}:{}\n", dir, l.empty() ? " none" : "");
+      for (const auto& x : l) o += "    " + x.get<std::string>() + "\n";
+    }
   for (const auto& e : r["model_errors"])
     o += fmt::format("  MODEL ERROR {} at {:.3f} us: {}\n", e["where"].get<std::string>(),
                      e["time_ps"].get<uint64_t>() / 1e6, e["what"].get<std::string>());

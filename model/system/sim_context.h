@@ -8,6 +8,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/system/txlog.h"
 #include "model/system/vcd.h"
 
 namespace ernic {
@@ -26,9 +27,35 @@ class SimContext {
   int var(const std::string& scope, const std::string& name, unsigned width, uint64_t init = 0) {
     return vcd ? vcd->add_var(scope, name, width, init) : -1;
   }
-  void set(int v, uint64_t value) const {
-    if (v >= 0) vcd->change(v, value, sc_core::sc_time_stamp().value());
+  void set(int v, uint64_t value) {
+    if (v < 0) return;
+    const uint64_t t = sc_core::sc_time_stamp().value();
+    advance_clocks(t);
+    vcd->change(v, value, t);
   }
+  // Clock waveforms are written lazily, up to the time of each change, so
+  // that tracing adds no SystemC process (the set of processes, and with it
+  // the order in which the kernel runs them, is the same with and without
+  // --vcd: the simulation stays identical).
+  struct TracedClock { int var; uint64_t period_ps, next_ps = 0; bool level = false; };
+  std::vector<TracedClock> clocks;
+  void trace_clock(const std::string& scope, const std::string& name, uint64_t period_ps) {
+    if (vcd) clocks.push_back({var(scope, name, 1), period_ps});
+  }
+  void advance_clocks(uint64_t t) {
+    // Emit every clock edge at or before t, in time order across clocks.
+    for (;;) {
+      TracedClock* c = nullptr;
+      for (auto& k : clocks)
+        if (k.next_ps <= t && (!c || k.next_ps < c->next_ps)) c = &k;
+      if (!c) return;
+      c->level = !c->level;
+      vcd->change(c->var, c->level, c->next_ps);
+      c->next_ps += c->level ? c->period_ps / 2 : c->period_ps - c->period_ps / 2;
+    }
+  }
+  // --- transaction log (--log) -----------------------------------------
+  TxLog* log = nullptr;
   // --- watchdog -----------------------------------------------------------
   uint64_t progress = 0;
   void bump() { ++progress; }

@@ -3,10 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "Vicrc.h"
 #include "model/ernic/tx_icrc.h"
+#include "model/roce/cm.h"
+#include "model/roce/opcodes.h"
+#include "model/roce/psn.h"
 #include <verilated_vcd_sc.h>
 
 namespace ernic {
@@ -47,7 +52,12 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   const std::string scope = std::string(this->name());
   mem = std::make_unique<HostMemory>(uint64_t(c.memory_mib) << 20);
   ErnicConfig ec;
+  ec.node = c.name;
   ec.num_qp = c.num_qp;
+  ec.layout = sc.layout == RegLayout::v4x ? regs::kLayout4x : regs::kLayout31;
+  ec.rtl_datapath = sc.datapath == Datapath::rtl;
+  ec.dma.read_latency_cycles = uint32_t(core.cycles_for_ps(uint64_t(sc.pcie.read_latency_ns) * 1000));
+  ec.dma.pcie_bytes_per_ns = DmaTiming::pcie_rate(sc.pcie.gen, sc.pcie.lanes, sc.pcie.mps);
   ernic = std::make_unique<Ernic>("ernic", core, *mem, ctx, scope + ".ernic", ec);
   axil = std::make_unique<AxiLitePort>(core, *ernic, ctx, scope + ".s_axi_lite");
   cmac = std::make_unique<Cmac>("cmac", cmac_clk, core, ctx, scope + ".cmac", lp);
@@ -61,6 +71,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   dc.num_qp = c.num_qp;
   dc.core_mhz = sc.clocks.core_mhz;
   dc.seed = seed;
+  dc.layout = ec.layout;
   driver = std::make_unique<host::Driver>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
 }
 
@@ -80,12 +91,52 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
     for (auto& b : nodes)
       if (a != b) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
   if (nodes.size() == 2) {
-    wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps);
-    wire_ba = std::make_unique<Wire>("wire_ba", lp.delay_ps);
+    // Each direction's fault RNG: its own stream from the scenario seed.
+    wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps, lp.rate_gbps, sc.seed * 0xD1B54A32D192ED03ull + 1);
+    wire_ba = std::make_unique<Wire>("wire_ba", lp.delay_ps, lp.rate_gbps, sc.seed * 0xD1B54A32D192ED03ull + 2);
     nodes[0]->cmac->wire_out = wire_ab.get();
     wire_ab->dst = nodes[1]->cmac.get();
     nodes[1]->cmac->wire_out = wire_ba.get();
     wire_ba->dst = nodes[0]->cmac.get();
+    wire_ab->label = nodes[0]->cfg.name + "->" + nodes[1]->cfg.name;
+    wire_ba->label = nodes[1]->cfg.name + "->" + nodes[0]->cfg.name;
+    for (Wire* w : {wire_ab.get(), wire_ba.get()}) {
+      w->on_fault = [this, w](const FaultApplied& a) {
+        ++faults_applied;
+        ctx.event("wire " + w->label,
+                  fmt::format("fault '{}' {} frame #{}{}{}", a.rule, FaultInjector::kind_name(a.kind), a.frame_index,
+                              a.opcode >= 0 ? fmt::format(" {} psn=0x{:06x}", roce::opcode_name(uint8_t(a.opcode)), a.psn)
+                                            : std::string(),
+                              a.detail.empty() ? "" : " (" + a.detail + ")"));
+        if (ctx.log) ctx.log->fault(sc_time_stamp().value(), w->label, a.frame_index, a.rule,
+                                    FaultInjector::kind_name(a.kind), a.opcode, a.psn, a.detail);
+      };
+    }
+  }
+  // Frame records of each direction, from the taps (expectations, reports).
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      if (i == j) continue;
+      const std::string name = nodes[i]->cfg.name + "->" + nodes[j]->cfg.name;
+      dirs[name].name = name;
+    }
+  if (nodes.size() == 2) {
+    for (size_t i = 0; i < 2; ++i) {
+      Node* me = nodes[i].get();
+      Node* peer = nodes[1 - i].get();
+      DirFrames* out = &dirs[me->cfg.name + "->" + peer->cfg.name];
+      DirFrames* in = &dirs[peer->cfg.name + "->" + me->cfg.name];
+      me->cmac->on_tx = [this, me, out](const FrameBytes& f, uint64_t t) {
+        out->tx.push_back(summarize(f, t, out->tx.size()));
+        if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back(), f);
+        frame_ev_.notify(SC_ZERO_TIME);
+      };
+      me->cmac->on_rx = [this, me, in](const FrameBytes& f, uint64_t t) {
+        in->rx.push_back(summarize(f, t, in->rx.size()));
+        if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back(), f);
+        frame_ev_.notify(SC_ZERO_TIME);
+      };
+    }
   }
   if (!opt.pcap.empty()) {
     tap_wire = std::make_unique<PcapWriter>(opt.pcap);
@@ -98,12 +149,8 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       n->cmac->tap_wire = tap_wire.get();
     }
   }
-  if (ctx.vcd) {
-    clk_vars_.push_back(ctx.var("top.clocks", "core_clk", 1));
-    clk_vars_.push_back(ctx.var("top.clocks", "cmac_clk", 1));
-    sc_spawn(sc_bind(&System::clock_tracer, this, &core, clk_vars_[0]), "core_clk_tracer");
-    sc_spawn(sc_bind(&System::clock_tracer, this, &cmac_clk, clk_vars_[1]), "cmac_clk_tracer");
-  }
+  ctx.trace_clock("top.clocks", "core_clk", core.period_ps());
+  ctx.trace_clock("top.clocks", "cmac_clk", cmac_clk.period_ps());
   SC_THREAD(runner);
   SC_THREAD(watchdog);
 }
@@ -136,20 +183,49 @@ void System::close_taps() {
   }
 }
 
-void System::clock_tracer(const ClockDomain* d, int var) {
-  // Waveform only: the model never waits on these edges.
-  const uint64_t p = d->period_ps(), hi = p / 2;
-  for (;;) {
-    ctx.set(var, 1);
-    wait(ps(hi));
-    ctx.set(var, 0);
-    wait(ps(p - hi));
-  }
-}
-
 void System::fail(const SourceLoc& loc, const std::string& what, int code) {
   failures.push_back({what, loc, sc_time_stamp().value()});
   if (exit_code == 0) exit_code = code;
+  fail_ev_.notify(SC_ZERO_TIME);
+}
+
+void System::log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r,
+                       const FrameBytes& f) {
+  FrameFields ff;
+  ff.len = r.len;
+  ff.roce = r.roce;
+  std::optional<uint32_t> qp;
+  if (auto d = roce::decode(f)) {
+    ff.opcode = d->bth.opcode;
+    ff.opname = roce::opcode_name(d->bth.opcode);
+    ff.psn = d->bth.psn;
+    ff.dest_qp = d->bth.dest_qp;
+    ff.ack_req = d->bth.ack_req;
+    if (d->aeth) {
+      ff.syndrome = d->aeth->syndrome;
+      ff.msn = d->aeth->msn;
+    }
+    ff.mad = r.mad;
+    ff.src = d->ipv6 ? d->ip6.src.str() : d->ip4.src.str();
+    ff.dst = d->ipv6 ? d->ip6.dst.str() : d->ip4.dst.str();
+    // The local QP: the destination QP for a received frame; for a sent one
+    // the QP whose remote is the frame's destination QP (QP1 for CM).
+    if (std::string(dir) == "rx" || d->bth.dest_qp == 1) {
+      qp = d->bth.dest_qp;
+    } else {
+      for (const auto& c : n.driver->connections())
+        if (c->qpn && c->remote_qpn == d->bth.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
+    }
+  }
+  ctx.log->frame(r.t_ps, n.cfg.name, "cmac", cmac_clk.cycle_at(r.t_ps), qp, dir, link, r.index, ff);
+}
+
+Wire* System::wire_for(const Direction& d) {
+  if (!wire_ab) return nullptr;
+  const std::string name = d.from + "->" + d.to;
+  if (wire_ab->label == name) return wire_ab.get();
+  if (wire_ba->label == name) return wire_ba.get();
+  return nullptr;
 }
 
 host::Connection& System::side(const Conn& k, const std::string& node_name) {
@@ -162,7 +238,7 @@ void System::watchdog() {
   for (;;) {
     wait(period);
     if (finished) return;
-    if (ctx.progress == last && !bounded_wait_) {
+    if (ctx.progress == last && bounded_ == 0) {
       fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
                                     scenario.limits.watchdog_us),
            3);
@@ -176,10 +252,18 @@ void System::watchdog() {
 }
 
 void System::runner() {
-  for (const Step& s : scenario.steps) {
+  run_steps(scenario.steps, nullptr);
+  finished = true;
+  sc_stop();
+}
+
+void System::run_steps(const std::vector<Step>& steps, Group* g) {
+  for (const Step& s : steps) {
+    if (exit_code) return;
     StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
+    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "");
     try {
-      run_step(s);
+      run_step(s, g);
     } catch (const host::DriverError& e) {
       fail(step_loc(s), e.what());
     } catch (const std::exception& e) {
@@ -187,21 +271,149 @@ void System::runner() {
     }
     rec.end_ps = sc_time_stamp().value();
     steps_done.push_back(rec);
-    if (exit_code) break;
+    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end", exit_code ? "failed" : "");
   }
-  finished = true;
-  sc_stop();
 }
 
-void System::run_step(const Step& step) {
+void System::run_branch(const std::vector<Step>* steps, Group* g) {
+  run_steps(*steps, g);
+  --g->running;
+  g->changed.notify(SC_ZERO_TIME);
+}
+
+void System::snapshot_qps() {
+  stall_report.clear();
+  for (auto& n : nodes)
+    for (auto& st : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + st);
+}
+
+std::string FrameRec::str() const {
+  std::string o = fmt::format("{:12.6f} us #{:<4} ", double(t_ps) / 1e6, index);
+  if (!roce) return o + fmt::format("non-RoCE len={}", len);
+  o += fmt::format("{:<18} psn=0x{:06x} qp={} len={}", roce::opcode_name(uint8_t(opcode)), psn, dest_qp, len);
+  if (syndrome >= 0) o += fmt::format(" syn=0x{:02x} msn={}", syndrome, msn);
+  if (!mad.empty()) o += " " + mad;
+  return o;
+}
+
+FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
+  FrameRec r;
+  r.t_ps = t_ps;
+  r.index = index;
+  r.len = uint32_t(f.size());
+  if (auto d = roce::decode(f)) {
+    r.roce = true;
+    r.opcode = d->bth.opcode;
+    r.psn = d->bth.psn;
+    r.dest_qp = d->bth.dest_qp;
+    if (d->aeth) {
+      r.syndrome = d->aeth->syndrome;
+      r.msn = d->aeth->msn;
+    }
+    if (d->bth.opcode == roce::op::UD_SEND_ONLY && d->payload.size() >= roce::cm::kMadLen)
+      if (auto m = roce::cm::decode_mad(d->payload.data(), d->payload.size()))
+        r.mad = roce::cm::attr_name(m->hdr.attr_id);
+  }
+  return r;
+}
+
+uint32_t System::reg_addr(const RegRef& r) const {
+  const regs::RegInfo* ri = regs::find_register(r.reg);
+  const Node* n = nullptr;
+  for (auto& x : nodes)
+    if (x->cfg.name == r.node) n = x.get();
+  const regs::Layout& L = n->ernic->config().layout;
+  switch (ri->block) {
+    case regs::Block::Global: return L.global(ri->offset);
+    case regs::Block::Qp: return L.qp(*r.qp, ri->offset);
+    case regs::Block::Mr: return L.mr(*r.mr, ri->offset);
+  }
+  return 0;
+}
+
+std::string System::reg_name(const RegRef& r) const {
+  std::string o = r.node + " " + r.reg;
+  if (r.qp) o += fmt::format("[{}]", *r.qp);
+  if (r.mr) o += fmt::format("[{}]", *r.mr);
+  if (!r.field.empty()) o += "." + r.field;
+  return o;
+}
+
+// Timed AXI4-Lite read of the register (through the node's host port);
+// returns the field's value when a field is named.
+uint32_t System::reg_read_value(const RegRef& r, uint32_t* raw) {
+  const uint32_t v = node(r.node)->axil->read(reg_addr(r));
+  if (raw) *raw = v;
+  if (r.field.empty()) return v;
+  return regs::find_field(r.reg, r.field)->get(v);
+}
+
+size_t System::frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const {
+  auto it = dirs.find(d.from + "->" + d.to);
+  if (it == dirs.end()) return 0;
+  size_t n = 0;
+  for (const auto& f : it->second.tx)
+    if (opcodes.empty() || (f.roce && std::find(opcodes.begin(), opcodes.end(), uint8_t(f.opcode)) != opcodes.end()))
+      ++n;
+  return n;
+}
+
+// Does got[from..] match the pattern sequence exactly (every frame used)?
+// Backtracking over the repetition counts; the patterns are short.
+bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
+                          std::string* why) const {
+  size_t best = from;  // furthest frame reached, for the message
+  std::function<bool(size_t, size_t, int64_t)> m = [&](size_t fi, size_t pi, int64_t prev_psn) -> bool {
+    if (fi > best) best = fi;
+    if (pi == pat.size()) return fi == got.size();
+    const FramePattern& p = pat[pi];
+    auto one = [&](const FrameRec& f, int64_t prev) {
+      if (!p.opcodes.empty() &&
+          (!f.roce || std::find(p.opcodes.begin(), p.opcodes.end(), uint8_t(f.opcode)) == p.opcodes.end()))
+        return false;
+      if (p.psn && (!f.roce || f.psn != *p.psn)) return false;
+      if (p.psn_next && (!f.roce || prev < 0 || f.psn != roce::psn_add(uint32_t(prev), 1))) return false;
+      if (p.syndrome && f.syndrome != int(*p.syndrome)) return false;
+      if (p.dest_qp && (!f.roce || f.dest_qp != *p.dest_qp)) return false;
+      return true;
+    };
+    // Take k frames for this pattern, k from min up to max (greedy last).
+    size_t k = 0;
+    int64_t psn = prev_psn;
+    std::vector<int64_t> psns{prev_psn};
+    while (k < p.max && fi + k < got.size() && one(got[fi + k], psn)) {
+      psn = got[fi + k].roce ? int64_t(got[fi + k].psn) : psn;
+      ++k;
+      psns.push_back(psn);
+    }
+    for (size_t t = k + 1; t-- > 0;) {
+      if (t < p.min) break;
+      if (m(fi + t, pi + 1, psns[t])) return true;
+    }
+    return false;
+  };
+  if (m(from, 0, -1)) return true;
+  if (why) {
+    if (best < got.size())
+      *why = fmt::format("frame {} does not fit the expected sequence: {}", got[best].index, got[best].str());
+    else
+      *why = fmt::format("the {} frame(s) seen end before the expected sequence does", got.size() - from);
+  }
+  return false;
+}
+
+void System::run_step(const Step& step, Group* g) {
   const SourceLoc& loc = step_loc(step);
   if (auto* s = std::get_if<InitStep>(&step)) {
     for (const auto& n : s->nodes) node(n)->driver->init();
   } else if (auto* s = std::get_if<RegisterMrStep>(&step)) {
     node(s->node)->driver->register_mr(s->name, s->length, access_code(s->access), s->pd);
+  } else if (auto* s = std::get_if<DeregisterMrStep>(&step)) {
+    node(s->node)->driver->deregister_mr(s->name);
   } else if (auto* s = std::get_if<FillStep>(&step)) {
     Node* n = node(s->node);
     const host::Mr* mr = n->driver->find_mr(s->mr);
+    if (!mr) return fail(loc, "no MR '" + s->mr + "' on " + s->node);
     fill_pattern(n->mem->data(mr->pa + s->offset, s->length), s->length, s->pattern, s->seed, s->value, s->offset);
   } else if (auto* s = std::get_if<ConnectStep>(&step)) {
     Node* cn = node(s->client);
@@ -228,6 +440,26 @@ void System::run_step(const Step& step) {
       return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s->name, s->server,
                                    k.s->qpn, host::verbs_state_name(k.s->state)));
     conns_[s->name] = k;
+  } else if (auto* s = std::get_if<ConnectRejectStep>(&step)) {
+    Node* cn = node(s->client);
+    Node* sn = node(s->server);
+    sn->driver->reject_next(uint16_t(s->reason));
+    const uint16_t got = cn->driver->connect_expect_reject(sn->cfg.ip);
+    if (got != s->reason)
+      return fail(loc, fmt::format("ConnectReject with reason {} expected, got {}", s->reason, got));
+  } else if (auto* s = std::get_if<DisconnectStep>(&step)) {
+    auto it = conns_.find(s->conn);
+    if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
+    Conn k = it->second;
+    conns_.erase(it);
+    host::Connection& mine = side(k, s->node);
+    host::Connection& peer = s->node == k.client ? *k.s : *k.c;
+    node(s->node)->driver->disconnect(mine);
+    // The peer deletes its QP when the DisconnectRequest arrives.
+    const uint64_t deadline = sc_time_stamp().value() + uint64_t(scenario.limits.watchdog_us) * 1000000;
+    while (peer.state != host::VerbsState::Reset && sc_time_stamp().value() < deadline) wait(sc_time(1, SC_US));
+    if (peer.state != host::VerbsState::Reset)
+      return fail(loc, fmt::format("disconnect '{}': the peer's QP{} did not return to RESET", s->conn, peer.qpn));
   } else if (auto* s = std::get_if<PostStep>(&step)) {
     auto it = conns_.find(s->conn);
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
@@ -237,6 +469,7 @@ void System::run_step(const Step& step) {
     for (uint32_t r = 0; r < s->repeat; ++r)
       for (const WqeSpec& w : s->wqes) {
         const host::Mr* mr = n->driver->find_mr(w.local_mr);
+        if (!mr) return fail(w.loc, "no MR '" + w.local_mr + "' on " + s->node);
         host::Wqe q;
         q.wr_id = uint16_t(w.wr_id);
         q.opcode = wqe_code(w.opcode);
@@ -253,12 +486,11 @@ void System::run_step(const Step& step) {
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
     Node* n = node(s->node);
     host::Connection& c = side(it->second, s->node);
-    bounded_wait_ = true;  // the step times out by itself; the watchdog stays out of it
+    ++bounded_;  // the step times out by itself; the watchdog stays out of it
     auto got = n->driver->poll(c, s->count, s->timeout_us * 1000000ull);
-    bounded_wait_ = false;
+    --bounded_;
     if (got.size() < s->count) {
-      for (auto& nn : nodes)
-        for (auto& st : nn->ernic->qp_status()) stall_report.push_back(nn->cfg.name + " " + st);
+      snapshot_qps();
       return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s->count, s->node,
                                    c.qpn, s->timeout_us, got.size()));
     }
@@ -277,11 +509,15 @@ void System::run_step(const Step& step) {
   } else if (auto* s = std::get_if<CheckMemoryStep>(&step)) {
     Node* n = node(s->node);
     const host::Mr* mr = n->driver->find_mr(s->mr);
+    if (!mr) return fail(loc, "no MR '" + s->mr + "' on " + s->node);
     const uint8_t* got = n->mem->data(mr->pa + s->offset, s->length);
     std::vector<uint8_t> want(s->length);
     if (s->equals) {
       Node* m = node(s->equals->node);
       const host::Mr* om = m->driver->find_mr(s->equals->mr);
+      if (!om) return fail(loc, "no MR '" + s->equals->mr + "' on " + s->equals->node);
+      if (s->equals->offset > om->length || s->length > om->length - s->equals->offset)
+        return fail(loc, "check_memory: the range to compare with lies outside MR '" + s->equals->mr + "'");
       std::memcpy(want.data(), m->mem->data(om->pa + s->equals->offset, s->length), s->length);
     } else {
       fill_pattern(want.data(), s->length, s->pattern->pattern, s->pattern->seed, s->pattern->value, s->offset);
@@ -293,9 +529,157 @@ void System::run_step(const Step& step) {
       fail(loc, fmt::format("memory of {} MR '{}' differs in {} of {} bytes; first at offset {}: 0x{:02x}, expected 0x{:02x}",
                             s->node, s->mr, diffs, s->length, s->offset + first, got[first], want[first]));
   } else if (auto* s = std::get_if<WaitStep>(&step)) {
-    bounded_wait_ = true;
+    ++bounded_;
     wait(sc_time(double(s->us), SC_US));
-    bounded_wait_ = false;
+    --bounded_;
+  } else if (auto* s = std::get_if<RegWriteStep>(&step)) {
+    Node* n = node(s->ref.node);
+    const uint32_t addr = reg_addr(s->ref);
+    if (s->ref.field.empty()) {
+      n->axil->write(addr, s->value);
+    } else {
+      const regs::FieldInfo* f = regs::find_field(s->ref.reg, s->ref.field);
+      // W1C registers: write only the field's bits (a read-modify-write would
+      // clear every other pending bit).
+      const bool w1c = regs::find_register(s->ref.reg)->access == regs::Access::W1C;
+      const uint32_t old = w1c ? 0 : n->axil->read(addr);
+      n->axil->write(addr, f->set(old, s->value));
+    }
+  } else if (auto* s = std::get_if<RegReadStep>(&step)) {
+    uint32_t raw = 0;
+    const uint32_t v = reg_read_value(s->ref, &raw);
+    ctx.event(reg_name(s->ref), fmt::format("read 0x{:08x} ({})", v, v));
+  } else if (auto* s = std::get_if<RegExpectStep>(&step)) {
+    uint32_t raw = 0;
+    const uint32_t v = reg_read_value(s->ref, &raw);
+    const bool eq = (v & s->mask) == (s->value & s->mask);
+    if (eq == s->negate)
+      fail(loc, fmt::format("{} is 0x{:x} (register 0x{:08x}); expected {}0x{:x}{}", reg_name(s->ref), v, raw,
+                            s->negate ? "anything but " : "", s->value & s->mask,
+                            s->mask == 0xFFFFFFFF ? "" : fmt::format(" under mask 0x{:x}", s->mask)));
+  } else if (auto* s = std::get_if<RegPollStep>(&step)) {
+    const uint64_t deadline = sc_time_stamp().value() + s->timeout_us * 1000000ull;
+    ++bounded_;
+    uint32_t v = 0, raw = 0;
+    for (;;) {
+      v = reg_read_value(s->ref, &raw);
+      if ((v & s->mask) == (s->value & s->mask)) break;
+      if (sc_time_stamp().value() >= deadline) break;
+      wait(sc_time(double(std::max<uint64_t>(s->interval_ns, 1)), SC_NS));
+    }
+    --bounded_;
+    if ((v & s->mask) != (s->value & s->mask)) {
+      snapshot_qps();
+      fail(loc, fmt::format("{} did not become 0x{:x} within {} us (last read 0x{:x}, register 0x{:08x})",
+                            reg_name(s->ref), s->value & s->mask, s->timeout_us, v, raw));
+    }
+  } else if (auto* s = std::get_if<MemWriteStep>(&step)) {
+    Node* n = node(s->node);
+    if (!n->mem->in_range(s->addr, s->bytes.size())) return fail(loc, "mem_write outside host memory");
+    n->mem->write(s->addr, s->bytes);
+  } else if (auto* s = std::get_if<MemExpectStep>(&step)) {
+    Node* n = node(s->node);
+    if (!n->mem->in_range(s->addr, s->bytes.size())) return fail(loc, "mem_expect outside host memory");
+    const uint8_t* got = n->mem->data(s->addr, s->bytes.size());
+    for (size_t i = 0; i < s->bytes.size(); ++i)
+      if (got[i] != s->bytes[i])
+        return fail(loc, fmt::format("{} memory at 0x{:x}: 0x{:02x}, expected 0x{:02x}", s->node, s->addr + i,
+                                     got[i], s->bytes[i]));
+  } else if (auto* s = std::get_if<FaultStep>(&step)) {
+    for (const Direction& d : s->dirs) {
+      Wire* w = wire_for(d);
+      if (!w) return fail(loc, "no link " + d.from + "->" + d.to);
+      FaultRule r;
+      r.name = s->name;
+      r.opcodes = s->match.opcodes;
+      r.psn = s->match.psn;
+      r.dest_qp = s->match.dest_qp;
+      r.nth = s->match.nth;
+      r.probability = s->match.probability;
+      r.kind = FaultKind(int(s->action));
+      r.count = s->count;
+      r.reorder_after = s->reorder_after;
+      r.delay_ps = s->delay_ns * 1000;
+      r.corrupt_byte = s->corrupt_byte;
+      r.corrupt_field = s->corrupt_field;
+      r.corrupt_bit = s->corrupt_bit;
+      w->faults().add_rule(r);
+    }
+  } else if (auto* s = std::get_if<LinkStep>(&step)) {
+    for (const Direction& d : s->dirs) {
+      Wire* w = wire_for(d);
+      if (!w) return fail(loc, "no link " + d.from + "->" + d.to);
+      w->set_link_up(s->up);
+    }
+  } else if (auto* s = std::get_if<ExpectFramesStep>(&step)) {
+    const std::string name = s->dir.from + "->" + s->dir.to;
+    DirFrames& d = dirs[name];
+    auto& list = s->tap == Tap::tx ? d.tx : d.rx;
+    size_t& cur = s->tap == Tap::tx ? d.cursor_tx : d.cursor_rx;
+    std::string why;
+    if (!frames_match(list, cur, s->frames, &why))
+      fail(loc, fmt::format("frames on {} ({} tap) since the previous expect_frames: {}", name,
+                            s->tap == Tap::tx ? "tx" : "rx", why));
+    cur = list.size();
+  } else if (auto* s = std::get_if<ExpectIdleStep>(&step)) {
+    std::vector<size_t> before;
+    for (const Direction& d : s->dirs) before.push_back(dirs[d.from + "->" + d.to].tx.size());
+    uint64_t cqes = 0;
+    for (auto& n : nodes) cqes += n->ernic->stats().cqes_written;
+    ++bounded_;
+    wait(sc_time(double(s->us), SC_US));
+    --bounded_;
+    for (size_t i = 0; i < s->dirs.size(); ++i) {
+      const auto& list = dirs[s->dirs[i].from + "->" + s->dirs[i].to].tx;
+      if (list.size() != before[i])
+        fail(loc, fmt::format("{} frame(s) on {} during {} us of expected idleness; first: {}", list.size() - before[i],
+                              s->dirs[i].from + "->" + s->dirs[i].to, s->us, list[before[i]].str()));
+    }
+    uint64_t cqes2 = 0;
+    for (auto& n : nodes) cqes2 += n->ernic->stats().cqes_written;
+    if (cqes2 != cqes) fail(loc, fmt::format("{} CQE(s) written during {} us of expected idleness", cqes2 - cqes, s->us));
+  } else if (auto* s = std::get_if<WaitUntilStep>(&step)) {
+    const uint64_t deadline = sc_time_stamp().value() + s->timeout_us * 1000000ull;
+    ++bounded_;
+    bool ok = false;
+    uint32_t v = 0;
+    for (;;) {
+      if (s->frames_dir) {
+        ok = frames_seen(*s->frames_dir, s->frames_opcodes) >= s->frames_count;
+      } else if (s->reg) {
+        v = reg_read_value(*s->reg);
+        ok = (v & s->mask) == (s->value & s->mask);
+      }
+      if (ok || sc_time_stamp().value() >= deadline) break;
+      if (s->frames_dir)
+        wait(sc_time(double(deadline - sc_time_stamp().value()), SC_PS), frame_ev_);
+      else
+        wait(sc_time(100, SC_NS));
+    }
+    --bounded_;
+    if (!ok) {
+      snapshot_qps();
+      if (s->frames_dir)
+        fail(loc, fmt::format("fewer than {} matching frame(s) on {}->{} within {} us", s->frames_count,
+                              s->frames_dir->from, s->frames_dir->to, s->timeout_us));
+      else
+        fail(loc, fmt::format("{} did not become 0x{:x} within {} us (last 0x{:x})", reg_name(*s->reg),
+                              s->value & s->mask, s->timeout_us, v));
+    }
+  } else if (auto* s = std::get_if<BarrierStep>(&step)) {
+    if (!g) return fail(loc, "barrier outside a parallel block");
+    size_t& a = g->arrived[s->name];
+    ++a;
+    g->changed.notify(SC_ZERO_TIME);
+    while (g->arrived[s->name] < g->branches && !exit_code) wait(g->changed | fail_ev_);
+  } else if (auto* sp = std::get_if<std::shared_ptr<RepeatStep>>(&step)) {
+    for (uint32_t i = 0; i < (*sp)->count && !exit_code; ++i) run_steps((*sp)->steps, g);
+  } else if (auto* sp = std::get_if<std::shared_ptr<ParallelStep>>(&step)) {
+    Group grp;
+    grp.branches = grp.running = (*sp)->branches.size();
+    for (const auto& b : (*sp)->branches)
+      sc_spawn(sc_bind(&System::run_branch, this, &b.steps, &grp), sc_gen_unique_name("branch"));
+    while (grp.running > 0) wait(grp.changed);
   }
 }
 

@@ -58,6 +58,27 @@ struct Failure {
   uint64_t time_ps = 0;
 };
 
+// A frame as a tap saw it (for expectations and failure reports).
+struct FrameRec {
+  uint64_t t_ps = 0;
+  uint64_t index = 0;     // position in this direction's tap stream
+  bool roce = false;
+  int opcode = -1;
+  uint32_t psn = 0, dest_qp = 0, len = 0;
+  int syndrome = -1;      // AETH syndrome, -1 without AETH
+  uint32_t msn = 0;
+  std::string mad;        // CM attribute name on QP1
+  std::string str() const;  // one line: time, opcode, PSN, QP, length
+};
+
+// One direction of the link, "A->B": what A's CMAC sent (tx tap) and what
+// B's CMAC received (rx tap).
+struct DirFrames {
+  std::string name;
+  std::vector<FrameRec> tx, rx;
+  size_t cursor_tx = 0, cursor_rx = 0;  // expect_frames consumed up to here
+};
+
 struct StepRecord {
   std::string kind;
   SourceLoc loc;
@@ -84,9 +105,12 @@ class System : public sc_core::sc_module {
   std::vector<Failure> failures;
   std::vector<StepRecord> steps_done;
   std::vector<std::string> stall_report;   // per-QP status when the watchdog fired
+  uint64_t faults_applied = 0;
 
   Node* node(const std::string& name);
   void close_taps();
+  std::map<std::string, DirFrames> dirs;   // by "A->B"
+  static FrameRec summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index);
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
   void open_rtl_trace(const std::string& path);
@@ -98,16 +122,34 @@ class System : public sc_core::sc_module {
     host::Connection* c = nullptr;
     host::Connection* s = nullptr;
   };
+  // A group of concurrently running branches (parallel) and their barriers.
+  struct Group {
+    size_t branches = 0, running = 0;
+    std::map<std::string, size_t> arrived;
+    sc_core::sc_event changed;
+  };
   void runner();
   void watchdog();
-  void clock_tracer(const ClockDomain* d, int var);
-  void run_step(const Step& s);
+  void run_steps(const std::vector<Step>& steps, Group* g);
+  void run_step(const Step& s, Group* g);
+  void run_branch(const std::vector<Step>* steps, Group* g);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
+  void snapshot_qps();
   host::Connection& side(const Conn& k, const std::string& node_name);
+  uint32_t reg_addr(const RegRef& r) const;
+  uint32_t reg_read_value(const RegRef& r, uint32_t* raw = nullptr);
+  std::string reg_name(const RegRef& r) const;
+  bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
+                    std::string* why) const;
+  size_t frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const;
+
+  Wire* wire_for(const Direction& d);
+  void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r, const FrameBytes& f);
 
   std::map<std::string, Conn> conns_;
-  bool bounded_wait_ = false;   // a step that times out by itself: the watchdog stays out
-  std::vector<int> clk_vars_;
+  sc_core::sc_event frame_ev_;
+  int bounded_ = 0;             // steps that time out by themselves: the watchdog stays out
+  sc_core::sc_event fail_ev_;
   std::unique_ptr<VerilatedVcdSc> rtl_vcd_;
 };
 
