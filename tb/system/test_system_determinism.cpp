@@ -54,19 +54,10 @@ TEST(SystemDeterminism, TwoRunsGiveIdenticalOutputs) {
 
 // Waveform tracing is an observer: the same scenario with and without --vcd
 // puts the same frames on the wire at the same times.
-// DISABLED: fails as of ffab95f (simulator bug, reported): with --vcd the
-// RTU and every later frame leave 12-15 ns earlier (RTU at 5.108 us instead
-// of 5.120 us; sim_time 13.440 us instead of 13.455 us). Cause: a
-// same-timestamp race in model/ernic/ernic.cpp. A's QPCONF2 write (enable)
-// notifies doorbell_ev_ 2 cycles later, exactly when the SQPI1 doorbell
-// write lands; if the event fires after that write, the write's own
-// notify(2 cycles) is discarded (an earlier one is pending) and
-// qp_has_work() reads the new SQPIi at once: the QP1 WQE fetch starts at
-// 4.020 us (0-cycle doorbell latency) instead of 4.030 us (A-ERNIC-1's 2
-// cycles). The order of the two at equal time depends on SystemC's timed
-// event queue, which --vcd's clock-tracer threads perturb.
-// Run with --gtest_also_run_disabled_tests once fixed, then drop the prefix.
-TEST(SystemDeterminism, DISABLED_TracingDoesNotChangeTheSimulation) {
+// (Once failed: two doorbells in one cycle shared one sc_event, and the
+// clock-tracer processes that --vcd added changed which fired first. Now
+// doorbells are queued with their own times and clocks are traced lazily.)
+TEST(SystemDeterminism, TracingDoesNotChangeTheSimulation) {
   const fs::path d1 = test_dir(".plain"), d2 = test_dir(".traced");
   SimResult r1 = run_sim(d1, {"run", kDefaultScenario, "--pcap", "out.pcap", "--json", "out.json", "--quiet"});
   SimResult r2 = run_sim(d2, {"run", kDefaultScenario, "--pcap", "out.pcap", "--json", "out.json", "--quiet",
