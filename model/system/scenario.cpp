@@ -13,6 +13,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "model/regs/regs.h"
+#include "model/roce/opcodes.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -187,6 +190,11 @@ constexpr uint64_t kMaxTimeUs = 1000000000;  // 1000 s
 constexpr uint64_t kMaxDelayNs = 1000000000;  // 1 s
 constexpr unsigned kMaxNodes = 8;
 constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
+constexpr uint32_t kMaxPsn = 0xFFFFFF;
+constexpr uint32_t kMaxQpn = 0xFFFFFF;    // BTH DestQP is 24 bits
+// corrupt byte offsets: below the CMAC's default maximum frame length
+// (ctl_rx_max_packet_len = 9600).
+constexpr uint32_t kMaxFrameBytes = 9600;
 
 // Edit distance counting insertions, deletions, substitutions and swaps of
 // two adjacent characters (optimal string alignment), for "did you mean".
@@ -209,22 +217,38 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// " (did you mean 'x'?)" for a close candidate, else " (expected one of: ...)".
-std::string suggest(const std::string& got, const std::vector<std::string>& known,
-                    const char* list_intro = "expected one of") {
+// The known name `got` is probably a typo of, or nullptr.
+const std::string* close_match(const std::string& got, const std::vector<std::string>& known) {
   const std::string* best = nullptr;
   size_t best_d = std::numeric_limits<size_t>::max();
   for (const auto& k : known) {
     const size_t d = edit_distance(got, k);
     if (d < best_d) best_d = d, best = &k;
   }
-  if (best) {
-    // Close enough to be a typo, and not merely another short name.
-    const size_t lo = std::min(got.size(), best->size()), hi = std::max(got.size(), best->size());
-    if (best_d < lo && best_d <= (hi >= 6 ? 2u : 1u)) return " (did you mean '" + *best + "'?)";
-  }
+  if (!best) return nullptr;
+  // Close enough to be a typo, and not merely another short name.
+  const size_t lo = std::min(got.size(), best->size()), hi = std::max(got.size(), best->size());
+  return best_d < lo && best_d <= (hi >= 6 ? 2u : 1u) ? best : nullptr;
+}
+
+// " (did you mean 'x'?)" for a close candidate, else " (expected one of: ...)".
+std::string suggest(const std::string& got, const std::vector<std::string>& known,
+                    const char* list_intro = "expected one of") {
+  if (const std::string* best = close_match(got, known)) return " (did you mean '" + *best + "'?)";
   if (known.empty()) return "";
   return std::string(" (") + list_intro + ": " + join(known) + ")";
+}
+
+bool equal_ci(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
 bool valid_name(const std::string& s) {
@@ -366,6 +390,25 @@ const EnumTable<WqeOpcode> kOpcodes = {{"write", WqeOpcode::write},     {"write_
                                        {"send", WqeOpcode::send},       {"send_imm", WqeOpcode::send_imm},
                                        {"send_inv", WqeOpcode::send_inv}, {"read", WqeOpcode::read}};
 const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each}};
+const EnumTable<Datapath> kDatapaths = {{"rtl", Datapath::rtl}, {"model", Datapath::model}};
+const EnumTable<RegLayout> kLayouts = {{"3.1", RegLayout::v31}, {"4.x", RegLayout::v4x}};
+const EnumTable<FaultAction> kFaultActions = {{"drop", FaultAction::drop},
+                                              {"duplicate", FaultAction::duplicate},
+                                              {"reorder", FaultAction::reorder},
+                                              {"corrupt", FaultAction::corrupt},
+                                              {"delay", FaultAction::delay}};
+const EnumTable<Tap> kTaps = {{"tx", Tap::tx}, {"rx", Tap::rx}};
+const EnumTable<bool> kLinkStates = {{"down", false}, {"up", true}};
+// corrupt: the named fields a fault may flip a bit in.
+const std::vector<std::string> kCorruptFields = {"bth.opcode", "bth.psn",     "bth.dest_qp", "ip.ttl",
+                                                 "ip.checksum", "icrc",       "payload"};
+
+// Of two given keys, the one written later in the file (to blame for a
+// conflict).
+const Field& later(const Field& a, const Field& b) {
+  const auto pos = [](const Field& f) { return std::make_pair(f.key_mark.line, f.key_mark.column); };
+  return pos(a) < pos(b) ? b : a;
+}
 
 // The items of a list field, with paths "path[i]".
 std::vector<Field> read_list(const Field& f) {
@@ -422,7 +465,12 @@ class MapReader {
   }
   Field req(const std::string& key) {
     if (auto f = take(key)) return *f;
-    self_.ctx->fail(self_.mark, key_path(key), "missing required key '" + key + "'");
+    missing(key);
+  }
+  // "missing required key" at the map, with an optional reason.
+  [[noreturn]] void missing(const std::string& key, const std::string& why = "") const {
+    self_.ctx->fail(self_.mark, key_path(key),
+                    "missing required key '" + key + "'" + (why.empty() ? "" : ": " + why));
   }
 
   // Typed shorthands.
@@ -520,7 +568,8 @@ class Parser {
   // -- top level and topology --
 
   void parse_top(const Field& root) {
-    MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "nodes", "steps"});
+    MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "pcie", "datapath",
+                       "layout", "nodes", "steps"});
     {
       const Field f = r.req("scenario");
       sc_.name = read_string(f);
@@ -536,10 +585,13 @@ class Parser {
     if (auto f = r.take("limits")) parse_limits(*f);
     if (auto f = r.take("clocks")) parse_clocks(*f);
     if (auto f = r.take("link")) parse_link(*f);
+    if (auto f = r.take("pcie")) parse_pcie(*f);
+    sc_.datapath = r.enm("datapath", sc_.datapath, kDatapaths);
+    sc_.layout = r.enm("layout", sc_.layout, kLayouts);
     parse_nodes(r.req("nodes"));
     const Field steps = r.req("steps");
     r.finish();
-    parse_steps(steps);
+    parse_steps(steps, sc_.steps, Scope{});
   }
 
   void parse_limits(const Field& f) {
@@ -565,6 +617,36 @@ class Parser {
     }
     sc_.link.delay_ns = r.u64("delay_ns", sc_.link.delay_ns, 0, kMaxDelayNs);
     r.finish();
+  }
+
+  void parse_pcie(const Field& f) {
+    MapReader r(f, {"gen", "lanes", "mps", "mrrs", "read_latency_ns"});
+    PcieConfig& p = sc_.pcie;
+    if (auto g = r.take("gen")) {
+      const uint64_t v = read_uint(*g, 0, kMaxU32);
+      if (v != 3 && v != 4) g->fail(fmt::format("gen must be 3 or 4, got {}", v));
+      p.gen = uint32_t(v);
+    }
+    if (auto l = r.take("lanes")) {
+      const uint64_t v = read_uint(*l, 0, kMaxU32);
+      if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+        l->fail(fmt::format("lanes must be one of 1, 2, 4, 8, 16, got {}", v));
+      p.lanes = uint32_t(v);
+    }
+    p.mps = read_pow2(r, "mps", p.mps, 128, 1024);
+    p.mrrs = read_pow2(r, "mrrs", p.mrrs, 128, 4096);
+    p.read_latency_ns = uint32_t(r.u64("read_latency_ns", p.read_latency_ns, 0, kMaxDelayNs));
+    r.finish();
+  }
+
+  // A power of two in [lo, hi], or `def` when the key is absent.
+  static uint32_t read_pow2(MapReader& r, const std::string& key, uint32_t def, uint32_t lo, uint32_t hi) {
+    auto f = r.take(key);
+    if (!f) return def;
+    const uint64_t v = read_uint(*f, 0, kMaxU32);
+    if (v < lo || v > hi || (v & (v - 1)) != 0)
+      f->fail(fmt::format("{} must be a power of two in [{}, {}], got {}", key, lo, hi, v));
+    return uint32_t(v);
   }
 
   void parse_nodes(const Field& f) {
@@ -620,7 +702,20 @@ class Parser {
 
   // -- steps --
 
-  void parse_steps(const Field& f) {
+  // Where the steps being parsed go, and what they may contain.
+  struct Scope {
+    int repeat_line = 0;        // > 0: inside a repeat (the innermost one's line)
+    uint32_t repeat_count = 0;  //   and its count
+    bool in_branch = false;     // inside a parallel branch (at any depth)
+    // Directly in a parallel branch's steps: its barriers, in order, with
+    // their values (for error positions). nullptr elsewhere.
+    std::vector<Field>* barriers = nullptr;
+  };
+
+  template <class S>
+  void emit(S&& s) { out_->push_back(Step(std::forward<S>(s))); }
+
+  void parse_steps(const Field& f, std::vector<Step>& out, const Scope& scope) {
     static const std::vector<std::pair<std::string, StepParser>> kinds = {
         {"init", &Parser::step_init},
         {"register_mr", &Parser::step_register_mr},
@@ -630,9 +725,40 @@ class Parser {
         {"wait_completions", &Parser::step_wait_completions},
         {"check_memory", &Parser::step_check_memory},
         {"wait", &Parser::step_wait},
+        {"reg_write", &Parser::step_reg_write},
+        {"reg_read", &Parser::step_reg_read},
+        {"reg_expect", &Parser::step_reg_expect},
+        {"reg_poll", &Parser::step_reg_poll},
+        {"mem_write", &Parser::step_mem_write},
+        {"mem_expect", &Parser::step_mem_expect},
+        {"deregister_mr", &Parser::step_deregister_mr},
+        {"connect_reject", &Parser::step_connect_reject},
+        {"disconnect", &Parser::step_disconnect},
+        {"fault", &Parser::step_fault},
+        {"link", &Parser::step_link},
+        {"expect_frames", &Parser::step_expect_frames},
+        {"expect_idle", &Parser::step_expect_idle},
+        {"wait_until", &Parser::step_wait_until},
+        {"repeat", &Parser::step_repeat},
+        {"parallel", &Parser::step_parallel},
+        {"barrier", &Parser::step_barrier},
+    };
+    // Steps that create or delete a name (or initialise a node): running
+    // them `count` times would clash, so they may not be repeated.
+    static const std::vector<std::pair<std::string, const char*>> kOnce = {
+        {"init", "a node is initialised once"},
+        {"register_mr", "the MR name would be registered again"},
+        {"connect", "the connection name would be created again"},
+        {"deregister_mr", "the MR would be deregistered again"},
+        {"disconnect", "the connection would be disconnected again"},
     };
     std::vector<std::string> kind_names;
     for (const auto& k : kinds) kind_names.push_back(k.first);
+
+    std::vector<Step>* const saved_out = out_;
+    const Scope saved_scope = scope_;
+    out_ = &out;
+    scope_ = scope;
 
     const std::vector<Field> items = read_list(f);
     if (items.empty()) f.fail("at least one step is required");
@@ -655,8 +781,17 @@ class Parser {
       for (const auto& k : kinds)
         if (k.first == kind) fn = k.second;
       if (!fn) ctx_.fail(key.Mark(), path, "unknown step kind '" + kind + "'" + suggest(kind, kind_names));
+      if (scope_.repeat_line > 0)
+        for (const auto& o : kOnce)
+          if (o.first == kind)
+            ctx_.fail(key.Mark(), path,
+                      fmt::format("{} is not allowed inside repeat (the repeat at line {} runs its steps {} "
+                                  "times, and {}): put it before or after the repeat",
+                                  kind, scope_.repeat_line, scope_.repeat_count, o.second));
       (this->*fn)(make_field(ctx_, kv[0].second, path, key.Mark()), item.loc());
     }
+    out_ = saved_out;
+    scope_ = saved_scope;
   }
 
   // Resolve a node name; it must be declared and initialised.
@@ -677,6 +812,8 @@ class Parser {
     auto& table = mrs_[node];
     auto it = table.find(m);
     if (it == table.end()) {
+      if (auto d = deregistered_[node].find(m); d != deregistered_[node].end())
+        f.fail(fmt::format("MR '{}' of node {} was deregistered at line {}", m, node, d->second));
       std::vector<std::string> names;
       for (const auto& e : table) names.push_back(e.first);
       if (names.empty()) f.fail("unknown MR '" + m + "': node " + node + " has no MR registered yet");
@@ -689,6 +826,8 @@ class Parser {
     const std::string c = read_name(f, "connection");
     auto it = conns_.find(c);
     if (it == conns_.end()) {
+      if (auto d = disconnected_.find(c); d != disconnected_.end())
+        f.fail(fmt::format("connection '{}' was disconnected at line {}", c, d->second));
       std::vector<std::string> names;
       for (const auto& e : conns_) names.push_back(e.first);
       if (names.empty()) f.fail("unknown connection '" + c + "': no connect step before this one");
@@ -737,7 +876,7 @@ class Parser {
       initialised_[n] = loc.line;
       s.nodes.push_back(n);
     }
-    sc_.steps.push_back(std::move(s));
+    emit(std::move(s));
   }
 
   void step_register_mr(const Field& f, const SourceLoc& loc) {
@@ -762,7 +901,8 @@ class Parser {
     s.pd = uint32_t(r.u64("pd", 1, 0, 0xFFFFFF));
     r.finish();
     table[s.name] = MrSym{s.length, loc.line};
-    sc_.steps.push_back(std::move(s));
+    deregistered_[s.node].erase(s.name);
+    emit(std::move(s));
   }
 
   // pattern / seed / value of fill and of check_memory's pattern map.
@@ -793,7 +933,7 @@ class Parser {
     s.offset = of ? read_uint(*of, 0, kMaxU64) : 0;
     s.length = resolve_range(r, of ? *of : r.self(), s.offset, mr.length, "MR " + s.mr);
     r.finish();
-    sc_.steps.push_back(std::move(s));
+    emit(std::move(s));
   }
 
   void step_connect(const Field& f, const SourceLoc& loc) {
@@ -835,7 +975,8 @@ class Parser {
                             *n, num_qp, num_qp - 1));
     }
     conns_[s.name] = ConnSym{s.client, s.server, s.client_mr, s.server_mr, loc.line};
-    sc_.steps.push_back(std::move(s));
+    disconnected_.erase(s.name);
+    emit(std::move(s));
   }
 
   // 'auto' -> nullopt, or a 24-bit PSN.
@@ -875,7 +1016,7 @@ class Parser {
     for (const Field& item : items) s.wqes.push_back(read_wqe(item, s.node, peer_mr, peer_mr_key, s.conn));
     s.repeat = uint32_t(r.u64("repeat", 1, 1, kMaxU32));
     r.finish();
-    sc_.steps.push_back(std::move(s));
+    emit(std::move(s));
   }
 
   // peer_mr: the remote MR the connection gives this end ("" = none), named
@@ -937,7 +1078,7 @@ class Parser {
     }
     s.count = count ? uint32_t(*count) : uint32_t(std::max<size_t>(1, s.expect.size()));
     r.finish();
-    sc_.steps.push_back(std::move(s));
+    emit(std::move(s));
   }
 
   void step_check_memory(const Field& f, const SourceLoc& loc) {
@@ -977,7 +1118,7 @@ class Parser {
       pr.finish();
     }
     r.finish();
-    sc_.steps.push_back(std::move(s));
+    emit(std::move(s));
   }
 
   void step_wait(const Field& f, const SourceLoc& loc) {
@@ -986,17 +1127,596 @@ class Parser {
     s.loc = loc;
     s.us = r.req_u64("us", 1, kMaxTimeUs);
     r.finish();
-    sc_.steps.push_back(std::move(s));
+    emit(std::move(s));
+  }
+
+  // -- register level --
+
+  struct RegTarget {
+    RegRef ref;
+    uint32_t width = 32;  // bits of the register, or of the field
+    std::string what;     // for messages: "register XRNICCONF", "field QPCONFi.PMTU (3 bits)"
+  };
+
+  static uint32_t width_mask(uint32_t width) { return width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1; }
+
+  // node / reg / qp / mr / field of a register reference, read from `r`. The
+  // node need not be initialised: register steps may bring a node up.
+  RegTarget read_reg_ref(MapReader& r) {
+    RegTarget t;
+    t.ref.node = ref_node(r.req("node"), false);
+    const Field rf = r.req("reg");
+    const std::string name = read_string(rf);
+    const regs::RegInfo* info = regs::find_register(name);
+    if (!info) {
+      std::vector<std::string> names;
+      for (const auto& ri : regs::all_registers()) names.push_back(ri.name);
+      for (const auto& n : names)
+        if (equal_ci(n, name))
+          rf.fail("unknown register '" + name + "' (did you mean '" + n + "'? register names are case-sensitive)");
+      if (const std::string* best = close_match(name, names))
+        rf.fail("unknown register '" + name + "' (did you mean '" + *best + "'?)");
+      rf.fail("unknown register '" + name + "' (register names as PG332 spells them: see model/regs/ernic_regs.def)");
+    }
+    t.ref.reg = name;
+    auto qf = r.take("qp");
+    auto mf = r.take("mr");
+    switch (info->block) {
+      case regs::Block::Qp: {
+        if (mf) mf->fail_key(fmt::format("mr does not apply: {} is a per-QP register (give qp)", name));
+        if (!qf) r.missing("qp", name + " is a per-QP register");
+        const uint32_t num_qp = sc_.nodes[node_index_[t.ref.node]].num_qp;
+        const uint32_t q = uint32_t(read_uint(*qf, 1, num_qp));
+        if (q == 1 && !info->exists_on_qp1)
+          qf->fail(fmt::format("{} does not exist for QP1 (the GSI QP has no such register in PG332)", name));
+        t.ref.qp = q;
+        break;
+      }
+      case regs::Block::Mr:
+        if (qf) qf->fail_key(fmt::format("qp does not apply: {} is an MR-table register (give mr)", name));
+        if (!mf) r.missing("mr", name + " is an MR-table register (give the entry, 0.." +
+                                     std::to_string(kMaxMrsPerNode - 1) + ")");
+        t.ref.mr = uint32_t(read_uint(*mf, 0, kMaxMrsPerNode - 1));
+        break;
+      case regs::Block::Global:
+        if (qf) qf->fail_key(fmt::format("qp does not apply: {} is a global register", name));
+        if (mf) mf->fail_key(fmt::format("mr does not apply: {} is a global register", name));
+        break;
+    }
+    t.what = "register " + name + " (32 bits)";
+    if (auto ff = r.take("field")) {
+      const std::string fname = read_string(*ff);
+      const regs::FieldInfo* fi = regs::find_field(name, fname);
+      if (!fi) {
+        std::vector<std::string> fields;
+        for (const auto* x : regs::fields_of(name)) fields.push_back(x->name);
+        if (fields.empty())
+          ff->fail(fmt::format("register {} has no named fields: give the whole register (leave out field)", name));
+        ff->fail(fmt::format("unknown field '{}' of {}", fname, name) + suggest(fname, fields, "its fields are"));
+      }
+      t.ref.field = fname;
+      t.width = fi->width;
+      t.what = fmt::format("field {}.{} ({} bit{})", name, fname, fi->width, fi->width == 1 ? "" : "s");
+    }
+    return t;
+  }
+
+  // A value that must fit the register or field of `t`.
+  static uint32_t read_reg_value(const Field& f, const RegTarget& t) {
+    const uint64_t v = read_uint(f, 0, kMaxU64);
+    if (v > width_mask(t.width))
+      f.fail(fmt::format("{} does not fit {}: at most {:#x}", f.node.Scalar(), t.what, width_mask(t.width)));
+    return uint32_t(v);
+  }
+
+  // value (required) and mask (default: every bit of the register or field)
+  // of reg_expect, reg_poll and wait_until; value must lie inside mask.
+  static void read_value_mask(MapReader& r, const RegTarget& t, uint32_t& value, uint32_t& mask) {
+    const Field vf = r.req("value");
+    value = read_reg_value(vf, t);
+    mask = width_mask(t.width);
+    if (auto mf = r.take("mask")) mask = read_reg_value(*mf, t);
+    if (value & ~mask)
+      vf.fail(fmt::format("value {:#x} has bits outside mask {:#x}: the comparison could never hold", value, mask));
+  }
+
+  void step_reg_write(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "reg", "qp", "mr", "field", "value"});
+    RegWriteStep s;
+    s.loc = loc;
+    const RegTarget t = read_reg_ref(r);
+    s.ref = t.ref;
+    s.value = read_reg_value(r.req("value"), t);
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_reg_read(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "reg", "qp", "mr", "field"});
+    RegReadStep s;
+    s.loc = loc;
+    s.ref = read_reg_ref(r).ref;
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_reg_expect(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "reg", "qp", "mr", "field", "value", "mask", "not"});
+    RegExpectStep s;
+    s.loc = loc;
+    const RegTarget t = read_reg_ref(r);
+    s.ref = t.ref;
+    read_value_mask(r, t, s.value, s.mask);
+    if (auto n = r.take("not")) s.negate = read_bool(*n);
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_reg_poll(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "reg", "qp", "mr", "field", "value", "mask", "timeout_us", "interval_ns"});
+    RegPollStep s;
+    s.loc = loc;
+    const RegTarget t = read_reg_ref(r);
+    s.ref = t.ref;
+    read_value_mask(r, t, s.value, s.mask);
+    s.timeout_us = r.u64("timeout_us", s.timeout_us, 1, kMaxTimeUs);
+    s.interval_ns = r.u64("interval_ns", s.interval_ns, 1, kMaxDelayNs);
+    r.finish();
+    emit(std::move(s));
+  }
+
+  // -- host memory --
+
+  // node, addr and one of bytes / u32 / u64 (little-endian), inside the
+  // node's memory.
+  void read_mem_access(const Field& f, std::string& node, uint64_t& addr, std::vector<uint8_t>& bytes) {
+    MapReader r(f, {"node", "addr", "bytes", "u32", "u64"});
+    node = ref_node(r.req("node"), false);
+    const Field af = r.req("addr");
+    addr = read_uint(af, 0, kMaxU64);
+    static const std::pair<const char*, unsigned> kForms[] = {{"bytes", 1}, {"u32", 4}, {"u64", 8}};
+    std::optional<Field> data;
+    unsigned size = 0;
+    for (const auto& form : kForms)
+      if (auto x = r.take(form.first)) {
+        if (data) later(*data, *x).fail_key("give exactly one of bytes, u32, u64");
+        data = x;
+        size = form.second;
+      }
+    if (!data) r.self().fail("needs the data: one of 'bytes', 'u32' or 'u64' (a list of values)");
+    const std::vector<Field> items = read_list(*data);
+    if (items.empty()) data->fail("at least one value is required");
+    const uint64_t max = size == 8 ? kMaxU64 : (uint64_t(1) << (8 * size)) - 1;
+    for (const Field& it : items) {
+      const uint64_t v = read_uint(it, 0, max);
+      for (unsigned b = 0; b < size; ++b) bytes.push_back(uint8_t(v >> (8 * b)));
+    }
+    r.finish();
+    const uint32_t mib = sc_.nodes[node_index_[node]].memory_mib;
+    const uint64_t mem = uint64_t(mib) << 20;
+    if (addr >= mem || bytes.size() > mem - addr)
+      af.fail(fmt::format("addr {:#x} + {} bytes is outside node {}'s memory ({:#x} bytes, memory_mib {})", addr,
+                          bytes.size(), node, mem, mib));
+  }
+
+  void step_mem_write(const Field& f, const SourceLoc& loc) {
+    MemWriteStep s;
+    s.loc = loc;
+    read_mem_access(f, s.node, s.addr, s.bytes);
+    emit(std::move(s));
+  }
+
+  void step_mem_expect(const Field& f, const SourceLoc& loc) {
+    MemExpectStep s;
+    s.loc = loc;
+    read_mem_access(f, s.node, s.addr, s.bytes);
+    emit(std::move(s));
+  }
+
+  // -- MRs and connections --
+
+  void step_deregister_mr(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "name"});
+    DeregisterMrStep s;
+    s.loc = loc;
+    s.node = ref_node(r.req("node"));
+    s.name = ref_mr(r.req("name"), s.node).name;
+    r.finish();
+    mrs_[s.node].erase(s.name);
+    deregistered_[s.node][s.name] = loc.line;
+    emit(std::move(s));
+  }
+
+  void step_connect_reject(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"client", "server", "reason"});
+    ConnectRejectStep s;
+    s.loc = loc;
+    s.client = ref_node(r.req("client"));
+    const Field sf = r.req("server");
+    s.server = ref_node(sf);
+    if (s.server == s.client) sf.fail("client and server must be different nodes");
+    s.reason = uint32_t(r.u64("reason", s.reason, 0, 65535));
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_disconnect(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"conn", "node"});
+    DisconnectStep s;
+    s.loc = loc;
+    const Field cf = r.req("conn");
+    const ConnSym c = ref_conn(cf);  // a copy: the entry goes below
+    s.conn = read_string(cf);
+    s.node = ref_conn_end(r.req("node"), s.conn, c);
+    r.finish();
+    // Both QPs are deleted: the name and the QPs are free again.
+    conns_.erase(s.conn);
+    disconnected_[s.conn] = loc.line;
+    for (const std::string* n : {&c.client, &c.server}) {
+      --conn_count_[*n];
+      auto& used = qp_used_[*n];
+      for (auto it = used.begin(); it != used.end();) it = it->second == s.conn ? used.erase(it) : std::next(it);
+    }
+    emit(std::move(s));
+  }
+
+  // -- the wire: directions, opcodes, faults, link --
+
+  // "X->Y" between two different declared nodes.
+  Direction read_dir(const Field& f) {
+    const std::string text = read_string(f);
+    const size_t arrow = text.find("->");
+    if (arrow == std::string::npos)
+      f.fail("expected a direction 'X->Y' between two nodes, got '" + text + "'");
+    Direction d{trim(text.substr(0, arrow)), trim(text.substr(arrow + 2))};
+    for (const std::string* n : {&d.from, &d.to})
+      if (!node_index_.count(*n)) {
+        std::vector<std::string> names;
+        for (const auto& node : sc_.nodes) names.push_back(node.name);
+        f.fail("unknown node '" + *n + "' in direction '" + text + "'" + suggest(*n, names, "nodes are"));
+      }
+    if (d.from == d.to) f.fail("a direction needs two different nodes, got '" + text + "'");
+    return d;
+  }
+
+  // Both directions of a two-node topology; `fail` reports otherwise.
+  template <class Fail>
+  std::vector<Direction> both_dirs(Fail&& fail) {
+    if (sc_.nodes.size() != 2)
+      fail(fmt::format("'both' means both directions of a two-node topology, and this one has {} node{}: "
+                       "give 'X->Y'",
+                       sc_.nodes.size(), sc_.nodes.size() == 1 ? "" : "s"));
+    return {Direction{sc_.nodes[0].name, sc_.nodes[1].name}, Direction{sc_.nodes[1].name, sc_.nodes[0].name}};
+  }
+
+  // "X->Y" or "both".
+  std::vector<Direction> read_dirs(const Field& f) {
+    if (f.node.IsScalar() && f.node.Scalar() == "both")
+      return both_dirs([&](const std::string& m) { f.fail(m); });
+    return {read_dir(f)};
+  }
+
+  // One direction only (expect_frames, wait_until): "both" is an error.
+  Direction read_one_dir(const Field& f, const char* why) {
+    if (f.node.IsScalar() && f.node.Scalar() == "both") f.fail(std::string("give one direction 'X->Y': ") + why);
+    return read_dir(f);
+  }
+
+  // A BTH opcode: a name as roce::opcode_name spells it, or a number.
+  static uint8_t read_opcode(const Field& f) {
+    if (!f.node.IsScalar()) f.fail("expected an opcode name or number, got " + describe(f.node));
+    const std::string& s = f.node.Scalar();
+    if (is_plain_scalar(f.node) && !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
+      const uint64_t v = read_uint(f, 0, 255);
+      if (!roce::opcode_info(uint8_t(v)))
+        f.fail(fmt::format("{} ({:#04x}) is not an opcode the simulator knows (reserved or unsupported)", s, v));
+      return uint8_t(v);
+    }
+    const std::string name = read_string(f);
+    std::vector<std::string> names;
+    for (unsigned c = 0; c < 256; ++c)
+      if (const roce::OpcodeInfo* oi = roce::opcode_info(uint8_t(c))) {
+        if (name == oi->name) return uint8_t(c);
+        names.push_back(oi->name);
+      }
+    f.fail("unknown opcode '" + name + "'" + suggest(name, names, "opcodes are"));
+  }
+
+  // `opcode:` of match, frame patterns and wait_until: one opcode, a list of
+  // them, or `any` (the empty list).
+  static std::vector<uint8_t> read_opcodes(const Field& f) {
+    if (!f.node.IsSequence()) {
+      if (is_plain_scalar(f.node) && f.node.Scalar() == "any") return {};
+      return {read_opcode(f)};
+    }
+    const std::vector<Field> items = read_list(f);
+    if (items.empty()) f.fail("expected at least one opcode (or leave opcode out, or write any)");
+    std::vector<uint8_t> out;
+    for (const Field& it : items) {
+      if (is_plain_scalar(it.node) && it.node.Scalar() == "any")
+        it.fail("'any' matches every opcode and cannot be part of a list");
+      const uint8_t op = read_opcode(it);
+      if (std::find(out.begin(), out.end(), op) != out.end())
+        it.fail(fmt::format("opcode {} is listed twice", roce::opcode_name(op)));
+      out.push_back(op);
+    }
+    return out;
+  }
+
+  FrameMatch read_match(const Field& f) {
+    MapReader r(f, {"opcode", "psn", "dest_qp", "nth", "probability"});
+    FrameMatch m;
+    if (auto o = r.take("opcode")) m.opcodes = read_opcodes(*o);
+    if (auto p = r.opt_u64("psn", 0, kMaxPsn)) m.psn = uint32_t(*p);
+    if (auto q = r.opt_u64("dest_qp", 0, kMaxQpn)) m.dest_qp = uint32_t(*q);
+    if (auto n = r.opt_u64("nth", 1, kMaxU32)) m.nth = uint32_t(*n);
+    if (auto p = r.take("probability")) m.probability = read_double(*p, 0.0, 1.0);
+    r.finish();
+    return m;
+  }
+
+  void step_fault(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"name", "dir", "match", "action", "count", "after", "delay_ns", "byte", "field", "bit"});
+    FaultStep s;
+    s.loc = loc;
+    if (auto nf = r.take("name")) {
+      s.name = read_string(*nf);
+      if (s.name.empty()) nf->fail("the fault's name must not be empty");
+    } else {
+      s.name = fmt::format("fault@{}", loc.line);
+    }
+    s.dirs = read_dirs(r.req("dir"));
+    if (auto m = r.take("match")) s.match = read_match(*m);
+    s.action = read_enum(r.req("action"), kFaultActions);
+    s.count = uint32_t(r.u64("count", s.count, 0, kMaxU32));
+    // Keys that belong to one action only.
+    const auto only = [&](const char* key, FaultAction a) {
+      auto x = r.take(key);
+      if (x && s.action != a)
+        x->fail_key(fmt::format("{} applies only to action: {}, not {}", key, to_string(a), to_string(s.action)));
+      return x;
+    };
+    if (auto x = only("after", FaultAction::reorder)) s.reorder_after = uint32_t(read_uint(*x, 1, kMaxU32));
+    if (auto x = only("delay_ns", FaultAction::delay))
+      s.delay_ns = read_uint(*x, 1, kMaxDelayNs);
+    else if (s.action == FaultAction::delay)
+      r.missing("delay_ns", "action delay needs the extra latency");
+    const auto bf = only("byte", FaultAction::corrupt);
+    const auto ff = only("field", FaultAction::corrupt);
+    const auto bitf = only("bit", FaultAction::corrupt);
+    if (s.action == FaultAction::corrupt) {
+      if (bf && ff) later(*bf, *ff).fail_key("give either byte or field, not both");
+      if (!bf && !ff)
+        r.self().fail("action corrupt needs 'byte' (an offset in the frame) or 'field' (" + join(kCorruptFields) +
+                      ")");
+      if (bf) s.corrupt_byte = uint32_t(read_uint(*bf, 0, kMaxFrameBytes - 1));
+      if (ff) {
+        s.corrupt_field = read_string(*ff);
+        if (std::find(kCorruptFields.begin(), kCorruptFields.end(), s.corrupt_field) == kCorruptFields.end())
+          ff->fail("unknown field '" + s.corrupt_field + "'" + suggest(s.corrupt_field, kCorruptFields));
+      }
+      if (bitf) s.corrupt_bit = uint32_t(read_uint(*bitf, 0, 7));
+    }
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_link(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"dir", "state"});
+    LinkStep s;
+    s.loc = loc;
+    s.dirs = read_dirs(r.req("dir"));
+    s.up = read_enum(r.req("state"), kLinkStates);
+    r.finish();
+    emit(std::move(s));
+  }
+
+  // -- expectations on the wire and time --
+
+  // `repeat:` of a frame pattern.
+  static void read_frame_repeat(const Field& f, FramePattern& p) {
+    constexpr uint64_t kMaxRep = FramePattern::kUnbounded - 1;
+    if (f.node.IsSequence()) {
+      const std::vector<Field> items = read_list(f);
+      if (items.size() != 2) f.fail(fmt::format("expected [min, max], got a list of {}", items.size()));
+      const uint64_t lo = read_uint(items[0], 0, kMaxRep);
+      const uint64_t hi = read_uint(items[1], 1, kMaxRep);
+      if (hi < lo) items[1].fail(fmt::format("max {} is less than min {}", hi, lo));
+      p.min = uint32_t(lo);
+      p.max = uint32_t(hi);
+      return;
+    }
+    if (f.node.IsScalar() && (f.node.Tag() == "!" || is_plain_scalar(f.node))) {
+      const std::string& s = f.node.Scalar();
+      if (s == "*" || s == "+") {
+        p.min = s == "*" ? 0 : 1;
+        p.max = FramePattern::kUnbounded;
+        return;
+      }
+      if (is_plain_scalar(f.node) && !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
+        p.min = p.max = uint32_t(read_uint(f, 1, kMaxRep));
+        return;
+      }
+    }
+    f.fail("expected \"*\" (any number), \"+\" (one or more), a count, or [min, max], got " + describe(f.node));
+  }
+
+  static FramePattern read_frame_pattern(const Field& f, bool first) {
+    MapReader r(f, {"opcode", "psn", "syndrome", "dest_qp", "repeat"});
+    FramePattern p;
+    if (auto o = r.take("opcode")) p.opcodes = read_opcodes(*o);
+    if (auto pf = r.take("psn")) {
+      const std::string& v = pf->node.IsScalar() ? pf->node.Scalar() : std::string();
+      if (is_plain_scalar(pf->node) && v == "next") {
+        if (first) pf->fail("psn: next needs a frame before it, and this is the first frame of the list");
+        p.psn_next = true;
+      } else {
+        if (is_plain_scalar(pf->node) && !v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])) &&
+            v[0] != '-')
+          pf->fail("expected 'next' or a PSN 0..0xFFFFFF, got '" + v + "'");
+        p.psn = uint32_t(read_uint(*pf, 0, kMaxPsn));
+      }
+    }
+    if (auto sf = r.take("syndrome")) {
+      p.syndrome = uint8_t(read_uint(*sf, 0, 255));
+      for (const uint8_t op : p.opcodes)
+        if (!(roce::opcode_info(op)->ext & roce::kExtAeth))
+          sf->fail_key(fmt::format("syndrome is the AETH's, and {} carries no AETH", roce::opcode_name(op)));
+    }
+    if (auto q = r.opt_u64("dest_qp", 0, kMaxQpn)) p.dest_qp = uint32_t(*q);
+    if (auto rf = r.take("repeat")) read_frame_repeat(*rf, p);
+    r.finish();
+    return p;
+  }
+
+  void step_expect_frames(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"dir", "tap", "frames"});
+    ExpectFramesStep s;
+    s.loc = loc;
+    s.dir = read_one_dir(r.req("dir"), "expect_frames checks the frames of one direction");
+    s.tap = r.enm("tap", s.tap, kTaps);
+    const std::vector<Field> items = read_list(r.req("frames"));
+    for (size_t i = 0; i < items.size(); ++i) s.frames.push_back(read_frame_pattern(items[i], i == 0));
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_expect_idle(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"us", "dir"});
+    ExpectIdleStep s;
+    s.loc = loc;
+    s.us = r.req_u64("us", 1, kMaxTimeUs);
+    if (auto d = r.take("dir"))
+      s.dirs = read_dirs(*d);
+    else
+      s.dirs = both_dirs([&](const std::string& m) { r.missing("dir", "the default " + m); });
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_wait_until(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"timeout_us", "frames", "reg", "value", "mask"});
+    WaitUntilStep s;
+    s.loc = loc;
+    s.timeout_us = r.u64("timeout_us", s.timeout_us, 1, kMaxTimeUs);
+    const auto ff = r.take("frames");
+    const auto rf = r.take("reg");
+    if (ff && rf) later(*ff, *rf).fail_key("give either frames or reg, not both");
+    if (!ff && !rf) r.self().fail("wait_until needs one of 'frames' or 'reg'");
+    if (ff) {
+      for (const char* k : {"value", "mask"})
+        if (auto x = r.take(k)) x->fail_key(std::string(k) + " applies only with reg, not with frames");
+      MapReader fr(*ff, {"dir", "count", "opcode"});
+      s.frames_dir = read_one_dir(fr.req("dir"), "wait_until counts the frames of one direction");
+      s.frames_count = uint32_t(fr.u64("count", s.frames_count, 1, kMaxU32));
+      if (auto o = fr.take("opcode")) s.frames_opcodes = read_opcodes(*o);
+      fr.finish();
+    } else {
+      MapReader rr(*rf, {"node", "reg", "qp", "mr", "field"});
+      const RegTarget t = read_reg_ref(rr);
+      rr.finish();
+      s.reg = t.ref;
+      read_value_mask(r, t, s.value, s.mask);
+    }
+    r.finish();
+    emit(std::move(s));
+  }
+
+  // -- control: repeat, parallel, barrier --
+
+  void step_repeat(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"count", "steps"});
+    auto s = std::make_shared<RepeatStep>();
+    s->loc = loc;
+    s->count = uint32_t(r.req_u64("count", 1, kMaxU32));
+    const Field sf = r.req("steps");
+    r.finish();
+    Scope inner = scope_;
+    inner.repeat_line = loc.line;
+    inner.repeat_count = s->count;
+    inner.barriers = nullptr;
+    parse_steps(sf, s->steps, inner);
+    emit(std::move(s));
+  }
+
+  void step_parallel(const Field& f, const SourceLoc& loc) {
+    auto s = std::make_shared<ParallelStep>();
+    s->loc = loc;
+    if (!f.node.IsSequence())
+      f.fail("expected a list of branches like { name: a, steps: [...] }, got " + describe(f.node));
+    const std::vector<Field> items = read_list(f);
+    if (items.size() < 2) f.fail(fmt::format("a parallel step needs at least two branches, got {}", items.size()));
+    std::vector<std::vector<Field>> barriers(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      MapReader r(items[i], {"name", "steps"});
+      ParallelStep::Branch b;
+      b.loc = items[i].loc();
+      const Field nf = r.req("name");
+      b.name = read_name(nf, "branch");
+      for (const auto& other : s->branches)
+        if (other.name == b.name)
+          nf.fail(fmt::format("branch '{}' is already named in this parallel (at line {})", b.name, other.loc.line));
+      const Field sf = r.req("steps");
+      r.finish();
+      Scope inner = scope_;
+      inner.in_branch = true;
+      inner.barriers = &barriers[i];
+      parse_steps(sf, b.steps, inner);
+      s->branches.push_back(std::move(b));
+    }
+    // Every branch passes the same barriers in the same order as the first.
+    const std::vector<Field>& ref = barriers[0];
+    const std::string& a = s->branches[0].name;
+    const char* rule = "every branch of a parallel must pass the same barriers in the same order";
+    for (size_t i = 1; i < items.size(); ++i) {
+      const std::vector<Field>& mine = barriers[i];
+      const std::string& b = s->branches[i].name;
+      for (size_t k = 0; k < std::max(ref.size(), mine.size()); ++k) {
+        if (k >= mine.size())
+          items[i].fail(fmt::format("branch {} passes {} barrier{}, but branch {} then passes barrier '{}' (line {}): {}",
+                                    b, mine.size(), mine.size() == 1 ? "" : "s", a, ref[k].node.Scalar(),
+                                    ref[k].loc().line, rule));
+        if (k >= ref.size())
+          mine[k].fail(fmt::format("barrier '{}' has no counterpart in branch {}, which passes {} barrier{}: {}",
+                                   mine[k].node.Scalar(), a, ref.size(), ref.size() == 1 ? "" : "s", rule));
+        if (mine[k].node.Scalar() != ref[k].node.Scalar())
+          mine[k].fail(fmt::format("barrier '{}' where branch {} passes barrier '{}' (line {}): {}",
+                                   mine[k].node.Scalar(), a, ref[k].node.Scalar(), ref[k].loc().line, rule));
+      }
+    }
+    emit(std::move(s));
+  }
+
+  void step_barrier(const Field& f, const SourceLoc& loc) {
+    if (!scope_.barriers) {
+      if (scope_.in_branch)
+        f.fail_key("barrier is not allowed inside repeat: put it directly in the steps of the parallel branch");
+      f.fail_key("barrier is allowed only in the steps of a parallel branch");
+    }
+    BarrierStep s;
+    s.loc = loc;
+    s.name = read_name(f, "barrier");
+    // A branch passes each barrier once (the runner counts arrivals by name).
+    for (const Field& prev : *scope_.barriers)
+      if (prev.node.Scalar() == s.name)
+        f.fail(fmt::format("barrier '{}' is already passed in this branch (at line {}): use a new name",
+                           s.name, prev.loc().line));
+    scope_.barriers->push_back(f);
+    emit(std::move(s));
   }
 
   Ctx ctx_;
   Scenario sc_;
+  std::vector<Step>* out_ = nullptr;  // where emit() puts steps
+  Scope scope_;
   std::map<std::string, size_t> node_index_;
   std::map<std::string, int> initialised_;  // node -> line of its init step
   std::map<std::string, std::map<std::string, MrSym>> mrs_;
   std::map<std::string, ConnSym> conns_;
   std::map<std::string, std::map<uint32_t, std::string>> qp_used_;  // node -> QPN -> connection
   std::map<std::string, uint32_t> conn_count_;
+  std::map<std::string, std::map<std::string, int>> deregistered_;  // node -> MR -> line of deregister_mr
+  std::map<std::string, int> disconnected_;                         // connection -> line of disconnect
 };
 
 }  // namespace

@@ -349,6 +349,7 @@ struct FramePattern {
   std::optional<uint8_t> syndrome; // AETH syndrome
   std::optional<uint32_t> dest_qp;
   uint32_t min = 1, max = 1;       // repetition: `repeat: "*"` (0..inf), "+" (1..inf), N, or [min, max]
+  static constexpr uint32_t kUnbounded = 0xFFFFFFFF;  // max for "*" and "+" (no upper bound)
 };
 
 enum class Tap { tx, rx };
