@@ -7,9 +7,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "model/system/scenario.h"
@@ -194,6 +199,247 @@ TEST(ScenarioParse, MinimalDefaults) {
   EXPECT_EQ(step_loc(s.steps[0]).str(), "m.yaml:5:5");
 }
 
+// Every issue-3 construct of good/extended.yaml, with its values.
+TEST(ScenarioParse, Extended) {
+  const Scenario s = load_scenario(kDir + "/good/extended.yaml");
+  EXPECT_EQ(s.pcie.gen, 4u);
+  EXPECT_EQ(s.pcie.lanes, 8u);
+  EXPECT_EQ(s.pcie.mps, 1024u);
+  EXPECT_EQ(s.pcie.mrrs, 128u);
+  EXPECT_EQ(s.pcie.read_latency_ns, 256u);
+  EXPECT_EQ(s.datapath, Datapath::model);
+  EXPECT_EQ(s.layout, RegLayout::v4x);
+  ASSERT_EQ(s.steps.size(), 37u);
+
+  const auto& w0 = step_as<RegWriteStep>(s, 0);
+  EXPECT_EQ(w0.ref.node, "A");
+  EXPECT_EQ(w0.ref.reg, "QPCONFi");
+  EXPECT_EQ(w0.ref.qp, std::optional<uint32_t>(2));
+  EXPECT_EQ(w0.ref.mr, std::nullopt);
+  EXPECT_EQ(w0.ref.field, "PMTU");
+  EXPECT_EQ(w0.value, 4u);
+  EXPECT_EQ(w0.loc.line, 11);
+  EXPECT_STREQ(step_kind(s.steps[0]), "reg_write");
+  const auto& w1 = step_as<RegWriteStep>(s, 1);
+  EXPECT_EQ(w1.ref.reg, "ACCESSDESC");
+  EXPECT_EQ(w1.ref.mr, std::optional<uint32_t>(255));
+  EXPECT_EQ(w1.ref.qp, std::nullopt);
+  EXPECT_EQ(w1.ref.field, "");
+  EXPECT_EQ(w1.value, 0xFFFFFFFFu);
+  const auto& rd = step_as<RegReadStep>(s, 2);
+  EXPECT_EQ(rd.ref.reg, "XRNICCONF");
+  EXPECT_EQ(rd.ref.qp, std::nullopt);
+  EXPECT_EQ(rd.ref.mr, std::nullopt);
+  const auto& e3 = step_as<RegExpectStep>(s, 3);
+  EXPECT_EQ(e3.ref.qp, std::optional<uint32_t>(1));
+  EXPECT_EQ(e3.ref.field, "FATAL");
+  EXPECT_EQ(e3.value, 0u);
+  EXPECT_EQ(e3.mask, 1u);
+  EXPECT_TRUE(e3.negate);
+  const auto& e4 = step_as<RegExpectStep>(s, 4);
+  EXPECT_EQ(e4.ref.node, "B");
+  EXPECT_EQ(e4.ref.qp, std::optional<uint32_t>(16));
+  EXPECT_EQ(e4.value, 0x10u);
+  EXPECT_EQ(e4.mask, 0xFFFFFFFFu);  // whole register
+  EXPECT_FALSE(e4.negate);
+  const auto& poll = step_as<RegPollStep>(s, 5);
+  EXPECT_EQ(poll.ref.reg, "CQHEADi");
+  EXPECT_EQ(poll.value, 1u);
+  EXPECT_EQ(poll.mask, 0xFFFFu);
+  EXPECT_EQ(poll.timeout_us, 50u);
+  EXPECT_EQ(poll.interval_ns, 20u);
+
+  const auto& m6 = step_as<MemWriteStep>(s, 6);
+  EXPECT_EQ(m6.node, "B");
+  EXPECT_EQ(m6.addr, 0xFFFF0u);
+  EXPECT_EQ(m6.bytes, (std::vector<uint8_t>{1, 0, 0, 0, 0xD0, 0xC0, 0xB0, 0xA0}));
+  const auto& m7 = step_as<MemWriteStep>(s, 7);
+  EXPECT_EQ(m7.bytes, (std::vector<uint8_t>{8, 7, 6, 5, 4, 3, 2, 1}));
+  const auto& m8 = step_as<MemExpectStep>(s, 8);
+  EXPECT_EQ(m8.addr, 0xFFFFFu);
+  EXPECT_EQ(m8.bytes, (std::vector<uint8_t>{255}));
+
+  const auto& dr = step_as<DeregisterMrStep>(s, 12);
+  EXPECT_EQ(dr.node, "B");
+  EXPECT_EQ(dr.name, "dst");
+  EXPECT_EQ(step_as<RegisterMrStep>(s, 13).length, 8192u);  // the name is free again
+  const auto& rj = step_as<ConnectRejectStep>(s, 14);
+  EXPECT_EQ(rj.client, "A");
+  EXPECT_EQ(rj.server, "B");
+  EXPECT_EQ(rj.reason, 28u);  // default
+  EXPECT_EQ(step_as<ConnectRejectStep>(s, 15).reason, 0xFFFFu);
+  const auto& dc = step_as<DisconnectStep>(s, 17);
+  EXPECT_EQ(dc.conn, "c1");
+  EXPECT_EQ(dc.node, "B");
+  EXPECT_EQ(step_as<ConnectStep>(s, 18).client_qp, std::optional<uint32_t>(2));  // QP 2 free again
+
+  const auto& f19 = step_as<FaultStep>(s, 19);
+  EXPECT_EQ(f19.name, "fault@30");
+  ASSERT_EQ(f19.dirs.size(), 1u);
+  EXPECT_EQ(f19.dirs[0].from, "A");
+  EXPECT_EQ(f19.dirs[0].to, "B");
+  EXPECT_EQ(f19.action, FaultAction::drop);
+  EXPECT_EQ(f19.count, 1u);
+  EXPECT_TRUE(f19.match.opcodes.empty());
+  EXPECT_EQ(f19.match.psn, std::nullopt);
+  EXPECT_EQ(f19.match.nth, std::nullopt);
+  EXPECT_EQ(f19.match.probability, std::nullopt);
+  const auto& f20 = step_as<FaultStep>(s, 20);
+  EXPECT_EQ(f20.name, "my fault");
+  ASSERT_EQ(f20.dirs.size(), 2u);
+  EXPECT_EQ(f20.dirs[0].from, "A");
+  EXPECT_EQ(f20.dirs[1].from, "B");
+  EXPECT_EQ(f20.dirs[1].to, "A");
+  EXPECT_EQ(f20.match.opcodes, (std::vector<uint8_t>{0x07, 0x11, 0x81}));
+  EXPECT_EQ(f20.match.psn, std::optional<uint32_t>(0xFFFFFF));
+  EXPECT_EQ(f20.match.dest_qp, std::optional<uint32_t>(2));
+  EXPECT_EQ(f20.match.nth, std::optional<uint32_t>(3));
+  EXPECT_EQ(f20.match.probability, std::optional<double>(0.25));
+  EXPECT_EQ(f20.action, FaultAction::reorder);
+  EXPECT_EQ(f20.count, 0u);
+  EXPECT_EQ(f20.reorder_after, 2u);
+  const auto& f21 = step_as<FaultStep>(s, 21);
+  EXPECT_EQ(f21.dirs[0].from, "B");  // "B -> A": spaces allowed
+  EXPECT_EQ(f21.dirs[0].to, "A");
+  EXPECT_TRUE(f21.match.opcodes.empty());  // any
+  EXPECT_EQ(f21.action, FaultAction::corrupt);
+  EXPECT_EQ(f21.corrupt_field, "bth.psn");
+  EXPECT_EQ(f21.corrupt_byte, std::nullopt);
+  EXPECT_EQ(f21.corrupt_bit, 7u);
+  const auto& f22 = step_as<FaultStep>(s, 22);
+  EXPECT_EQ(f22.match.opcodes, (std::vector<uint8_t>{0x0A}));
+  EXPECT_EQ(f22.corrupt_byte, std::optional<uint32_t>(9599));
+  EXPECT_EQ(f22.corrupt_field, "");
+  EXPECT_EQ(f22.corrupt_bit, 0u);
+  EXPECT_EQ(f22.reorder_after, 1u);  // default
+  const auto& f23 = step_as<FaultStep>(s, 23);
+  EXPECT_EQ(f23.action, FaultAction::delay);
+  EXPECT_EQ(f23.delay_ns, 500u);
+  EXPECT_EQ(f23.count, 5u);
+  const auto& f24 = step_as<FaultStep>(s, 24);
+  EXPECT_EQ(f24.action, FaultAction::duplicate);
+  EXPECT_EQ(f24.match.probability, std::optional<double>(1.0));
+
+  const auto& l25 = step_as<LinkStep>(s, 25);
+  EXPECT_EQ(l25.dirs.size(), 2u);
+  EXPECT_FALSE(l25.up);
+  const auto& l26 = step_as<LinkStep>(s, 26);
+  ASSERT_EQ(l26.dirs.size(), 1u);
+  EXPECT_EQ(l26.dirs[0].from, "A");
+  EXPECT_TRUE(l26.up);
+
+  const auto& ef = step_as<ExpectFramesStep>(s, 27);
+  EXPECT_EQ(ef.dir.from, "A");
+  EXPECT_EQ(ef.dir.to, "B");
+  EXPECT_EQ(ef.tap, Tap::rx);
+  ASSERT_EQ(ef.frames.size(), 6u);
+  EXPECT_EQ(ef.frames[0].opcodes, (std::vector<uint8_t>{0x06}));
+  EXPECT_EQ(ef.frames[0].psn, std::optional<uint32_t>(0x10));
+  EXPECT_FALSE(ef.frames[0].psn_next);
+  EXPECT_EQ(ef.frames[0].min, 1u);
+  EXPECT_EQ(ef.frames[0].max, 1u);
+  EXPECT_TRUE(ef.frames[1].psn_next);
+  EXPECT_EQ(ef.frames[1].psn, std::nullopt);
+  EXPECT_EQ(ef.frames[1].min, 0u);
+  EXPECT_EQ(ef.frames[1].max, FramePattern::kUnbounded);
+  EXPECT_EQ(ef.frames[2].opcodes, (std::vector<uint8_t>{0x08, 0x0A}));
+  EXPECT_EQ(ef.frames[2].min, 1u);
+  EXPECT_EQ(ef.frames[2].max, FramePattern::kUnbounded);
+  EXPECT_TRUE(ef.frames[3].opcodes.empty());
+  EXPECT_EQ(ef.frames[3].min, 3u);
+  EXPECT_EQ(ef.frames[3].max, 3u);
+  EXPECT_EQ(ef.frames[4].syndrome, std::optional<uint8_t>(0x60));
+  EXPECT_EQ(ef.frames[4].dest_qp, std::optional<uint32_t>(2));
+  EXPECT_EQ(ef.frames[4].min, 0u);
+  EXPECT_EQ(ef.frames[4].max, 2u);
+  EXPECT_EQ(ef.frames[5].syndrome, std::optional<uint8_t>(0x1F));
+  EXPECT_EQ(ef.frames[5].min, 2u);
+  EXPECT_EQ(ef.frames[5].max, 2u);
+  const auto& ef2 = step_as<ExpectFramesStep>(s, 28);
+  EXPECT_EQ(ef2.tap, Tap::tx);  // default
+  EXPECT_TRUE(ef2.frames.empty());
+
+  const auto& i29 = step_as<ExpectIdleStep>(s, 29);
+  EXPECT_EQ(i29.us, 50u);
+  ASSERT_EQ(i29.dirs.size(), 2u);  // default both
+  EXPECT_EQ(i29.dirs[0].from, "A");
+  EXPECT_EQ(i29.dirs[1].from, "B");
+  const auto& i30 = step_as<ExpectIdleStep>(s, 30);
+  ASSERT_EQ(i30.dirs.size(), 1u);
+  EXPECT_EQ(i30.dirs[0].from, "B");
+
+  const auto& u31 = step_as<WaitUntilStep>(s, 31);
+  EXPECT_EQ(u31.timeout_us, 100u);
+  ASSERT_TRUE(u31.frames_dir.has_value());
+  EXPECT_EQ(u31.frames_dir->from, "A");
+  EXPECT_EQ(u31.frames_count, 3u);
+  EXPECT_EQ(u31.frames_opcodes, (std::vector<uint8_t>{0x11}));
+  EXPECT_FALSE(u31.reg.has_value());
+  const auto& u32 = step_as<WaitUntilStep>(s, 32);
+  EXPECT_EQ(u32.timeout_us, 1000u);
+  EXPECT_EQ(u32.frames_count, 1u);
+  EXPECT_TRUE(u32.frames_opcodes.empty());
+  const auto& u33 = step_as<WaitUntilStep>(s, 33);
+  EXPECT_FALSE(u33.frames_dir.has_value());
+  ASSERT_TRUE(u33.reg.has_value());
+  EXPECT_EQ(u33.reg->reg, "STATQPi");
+  EXPECT_EQ(u33.reg->field, "NAK_SYNDROME");
+  EXPECT_EQ(u33.value, 0x60u);
+  EXPECT_EQ(u33.mask, 0x7Fu);  // the field's 7 bits
+  EXPECT_EQ(u33.timeout_us, 7u);
+
+  const auto& rep = *step_as<std::shared_ptr<RepeatStep>>(s, 34);
+  EXPECT_STREQ(step_kind(s.steps[34]), "repeat");
+  EXPECT_EQ(rep.loc.line, 60);
+  EXPECT_EQ(rep.count, 3u);
+  ASSERT_EQ(rep.steps.size(), 3u);
+  EXPECT_EQ(std::get<PostStep>(rep.steps[0]).wqes[0].wr_id, 1u);
+  EXPECT_EQ(step_loc(rep.steps[0]).line, 63);
+  EXPECT_EQ(step_loc(rep.steps[0]).column, 11);
+  const auto& inner = *std::get<std::shared_ptr<RepeatStep>>(rep.steps[1]);
+  EXPECT_EQ(inner.count, 2u);
+  ASSERT_EQ(inner.steps.size(), 1u);
+  EXPECT_EQ(std::get<WaitStep>(inner.steps[0]).us, 1u);
+  const auto& rpar = *std::get<std::shared_ptr<ParallelStep>>(rep.steps[2]);
+  ASSERT_EQ(rpar.branches.size(), 2u);
+  EXPECT_EQ(rpar.branches[0].name, "x");
+  EXPECT_EQ(std::get<BarrierStep>(rpar.branches[0].steps[0]).name, "b1");
+  EXPECT_EQ(std::get<BarrierStep>(rpar.branches[1].steps[0]).name, "b1");
+
+  const auto& par = *step_as<std::shared_ptr<ParallelStep>>(s, 35);
+  EXPECT_STREQ(step_kind(s.steps[35]), "parallel");
+  ASSERT_EQ(par.branches.size(), 3u);
+  EXPECT_EQ(par.branches[0].name, "a");
+  EXPECT_EQ(par.branches[0].loc.line, 72);
+  EXPECT_EQ(par.branches[1].name, "b");
+  EXPECT_EQ(par.branches[2].name, "c");
+  ASSERT_EQ(par.branches[0].steps.size(), 4u);
+  const auto& b1 = std::get<BarrierStep>(par.branches[0].steps[1]);
+  EXPECT_EQ(b1.name, "sync1");
+  EXPECT_EQ(b1.loc.line, 75);
+  EXPECT_STREQ(step_kind(par.branches[0].steps[1]), "barrier");
+  EXPECT_EQ(std::get<RegisterMrStep>(par.branches[1].steps[1]).name, "late");
+  EXPECT_EQ(step_as<FillStep>(s, 36).mr, "late");  // created in a branch, visible after it
+}
+
+TEST(ScenarioParse, LayoutAndDefaults) {
+  const char* nodes = "nodes: {A: {mac: '02:00:00:00:00:0a', ip: 10.0.0.1}}\nsteps: [init: A]\n";
+  const Scenario d = parse_scenario(std::string("scenario: t\n") + nodes, "t.yaml");
+  EXPECT_EQ(d.pcie.gen, 3u);
+  EXPECT_EQ(d.pcie.lanes, 16u);
+  EXPECT_EQ(d.pcie.mps, 256u);
+  EXPECT_EQ(d.pcie.mrrs, 512u);
+  EXPECT_EQ(d.pcie.read_latency_ns, 500u);
+  EXPECT_EQ(d.datapath, Datapath::rtl);
+  EXPECT_EQ(d.layout, RegLayout::v31);
+  // The unquoted YAML scalar 3.1 is the string "3.1".
+  EXPECT_EQ(parse_scenario(std::string("scenario: t\nlayout: 3.1\n") + nodes, "t.yaml").layout, RegLayout::v31);
+  EXPECT_EQ(parse_scenario(std::string("scenario: t\nlayout: '3.1'\n") + nodes, "t.yaml").layout, RegLayout::v31);
+  EXPECT_EQ(parse_scenario(std::string("scenario: t\nlayout: 4.x\n") + nodes, "t.yaml").layout, RegLayout::v4x);
+  EXPECT_EQ(parse_scenario(std::string("scenario: t\ndatapath: rtl\n") + nodes, "t.yaml").datapath, Datapath::rtl);
+}
+
+
 // ------------------------------------------------------------- bad files ---
 
 struct BadCase {
@@ -251,6 +497,50 @@ const BadCase kBadCases[] = {
     {"check_equals_and_pattern.yaml", 16, 7, "steps[2].check_memory.pattern", "not both"},
     {"used_before_init.yaml", 11, 26, "steps[1].register_mr.node", "before an init step"},
     {"fill_out_of_mr.yaml", 12, 76, "steps[2].fill.length", "exceeds MR src (4096 bytes)"},
+    // Issue 3: register level, memory, wire, expectations, control.
+    {"reg_unknown_register.yaml", 7, 33, "steps[1].reg_expect.reg",
+     "unknown register 'QPCONF' (did you mean 'QPCONFi'?)"},
+    {"reg_missing_qp.yaml", 8, 7, "steps[1].reg_write.qp", "missing required key 'qp': SQPIi is a per-QP register"},
+    {"reg_not_on_qp1.yaml", 7, 43, "steps[1].reg_read.qp", "SQPSNi does not exist for QP1"},
+    {"reg_value_too_wide.yaml", 7, 68, "steps[1].reg_write.value",
+     "8 does not fit field QPCONFi.PMTU (3 bits): at most 0x7"},
+    {"reg_unknown_field.yaml", 7, 54, "steps[1].reg_poll.field",
+     "unknown field 'PMUT' of QPCONFi (did you mean 'PMTU'?)"},
+    {"reg_qp_on_global.yaml", 7, 42, "steps[1].reg_read.qp", "qp does not apply: XRNICCONF is a global register"},
+    {"mem_two_forms.yaml", 7, 56, "steps[1].mem_write.u32", "give exactly one of bytes, u32, u64"},
+    {"mem_outside_memory.yaml", 7, 34, "steps[1].mem_expect.addr",
+     "addr 0x3fffffe + 4 bytes is outside node B's memory (0x4000000 bytes, memory_mib 64)"},
+    {"fault_unknown_node.yaml", 7, 19, "steps[1].fault.dir", "unknown node 'C' in direction 'A->C'"},
+    {"fault_key_of_other_action.yaml", 10, 7, "steps[1].fault.after",
+     "after applies only to action: reorder, not drop"},
+    {"fault_corrupt_byte_and_field.yaml", 7, 55, "steps[1].fault.byte", "give either byte or field, not both"},
+    {"fault_delay_without_delay.yaml", 8, 7, "steps[1].fault.delay_ns", "missing required key 'delay_ns'"},
+    {"fault_unknown_opcode.yaml", 7, 59, "steps[1].fault.match.opcode[1]",
+     "unknown opcode 'RC_WRITE_MIDLE' (did you mean 'RC_WRITE_MIDDLE'?)"},
+    {"fault_probability.yaml", 7, 47, "steps[1].fault.match.probability", "1.5 is out of range (0, 1]"},
+    {"frames_psn_next_first.yaml", 10, 42, "steps[1].expect_frames.frames[0].psn", "psn: next needs a frame before it"},
+    {"frames_repeat_range.yaml", 11, 50, "steps[1].expect_frames.frames[1].repeat[1]", "max 1 is less than min 3"},
+    {"frames_syndrome_without_aeth.yaml", 7, 78, "steps[1].expect_frames.frames[0].syndrome",
+     "RC_WRITE_ONLY carries no AETH"},
+    {"frames_both_directions.yaml", 7, 27, "steps[1].expect_frames.dir", "give one direction 'X->Y'"},
+    {"wait_until_frames_and_reg.yaml", 10, 7, "steps[1].wait_until.frames", "give either frames or reg, not both"},
+    {"repeat_connect.yaml", 12, 11, "steps[2].repeat.steps[1].connect",
+     "connect is not allowed inside repeat (the repeat at line 8 runs its steps 3 times"},
+    {"barrier_outside_parallel.yaml", 8, 5, "steps[2].barrier", "barrier is allowed only in the steps of a parallel branch"},
+    {"barrier_mismatch.yaml", 16, 22, "steps[1].parallel[1].steps[1].barrier",
+     "barrier 'three' where branch a passes barrier 'two' (line 12)"},
+    {"barrier_missing.yaml", 9, 9, "steps[1].parallel[1]",
+     "branch b passes 1 barrier, but branch a then passes barrier 'two' (line 8)"},
+    {"parallel_one_branch.yaml", 8, 7, "steps[1].parallel", "at least two branches, got 1"},
+    {"parallel_nested_unknown_conn.yaml", 16, 27, "steps[4].parallel[1].steps[0].post.conn",
+     "unknown connection 'c2' (did you mean 'c1'?)"},
+    {"post_after_disconnect.yaml", 11, 19, "steps[5].post.conn", "connection 'c1' was disconnected at line 10"},
+    {"fill_after_deregister.yaml", 11, 26, "steps[5].fill.mr", "MR 'dst' of node B was deregistered at line 10"},
+    {"layout_unknown.yaml", 2, 9, "layout", "unknown value '4.0' (did you mean '4.x'?)"},
+    {"pcie_mps.yaml", 4, 8, "pcie.mps", "mps must be a power of two in [128, 1024], got 200"},
+    {"expect_idle_three_nodes.yaml", 8, 18, "steps[1].expect_idle.dir",
+     "missing required key 'dir': the default 'both' means both directions of a two-node topology, and this one "
+     "has 3 nodes"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),
@@ -341,6 +631,175 @@ TEST(ScenarioErrors, Messages) {
     EXPECT_EQ(e.key(), c.key) << e.what();
     EXPECT_NE(e.message().find(c.part), std::string::npos) << e.what();
   }
+}
+
+TEST(ScenarioErrors, Issue3Messages) {
+  struct Case {
+    std::string extra;
+    int line, column;
+    std::string key, part;
+  };
+  // kHead: A and B initialised, MR src on A and dst on B; the next step is
+  // steps[3], at line 9.
+  const std::string conn = "  - connect: {name: c, client: A, server: B, server_mr: dst}\n";  // steps[3]
+  const Case cases[] = {
+      {"  - reg_write: {node: A, reg: qpconfi, qp: 2, value: 1}\n", 9, 31, "steps[3].reg_write.reg",
+       "did you mean 'QPCONFi'? register names are case-sensitive"},
+      {"  - reg_write: {node: A, reg: NOSUCHREGISTERATALL, value: 1}\n", 9, 31, "steps[3].reg_write.reg",
+       "see model/regs/ernic_regs.def"},
+      {"  - reg_write: {node: A, reg: QPCONFi, qp: 9, value: 1}\n", 9, 44, "steps[3].reg_write.qp",
+       "9 is out of range [1, 8]"},
+      {"  - reg_write: {node: A, reg: QPCONFi, qp: 2, mr: 1, value: 1}\n", 9, 47, "steps[3].reg_write.mr",
+       "mr does not apply: QPCONFi is a per-QP register"},
+      {"  - reg_write: {node: A, reg: PDPDNUM, value: 1}\n", 9, 16, "steps[3].reg_write.mr",
+       "missing required key 'mr': PDPDNUM is an MR-table register"},
+      {"  - reg_write: {node: A, reg: PDPDNUM, mr: 256, value: 1}\n", 9, 44, "steps[3].reg_write.mr",
+       "256 is out of range [0, 255]"},
+      {"  - reg_write: {node: A, reg: PDPDNUM, mr: 0, qp: 2, value: 1}\n", 9, 47, "steps[3].reg_write.qp",
+       "qp does not apply: PDPDNUM is an MR-table register"},
+      {"  - reg_write: {node: A, reg: XRNICCONF, value: 0x100000000}\n", 9, 49, "steps[3].reg_write.value",
+       "does not fit register XRNICCONF (32 bits)"},
+      {"  - reg_write: {node: A, reg: IPv4XADD, field: X, value: 1}\n", 9, 48, "steps[3].reg_write.field",
+       "register IPv4XADD has no named fields"},
+      {"  - reg_write: {node: A, reg: XRNICCONF}\n", 9, 16, "steps[3].reg_write.value", "missing required key 'value'"},
+      {"  - reg_expect: {node: A, reg: STATQPi, qp: 2, field: FATAL, value: 2}\n", 9, 69,
+       "steps[3].reg_expect.value", "2 does not fit field STATQPi.FATAL (1 bit)"},
+      {"  - reg_expect: {node: A, reg: XRNICCONF, value: 3, mask: 1}\n", 9, 50, "steps[3].reg_expect.value",
+       "value 0x3 has bits outside mask 0x1"},
+      {"  - reg_expect: {node: A, reg: XRNICCONF, value: 0, not: 1}\n", 9, 58, "steps[3].reg_expect.not",
+       "expected true or false"},
+      {"  - reg_poll: {node: A, reg: XRNICCONF, value: 0, interval_ns: 0}\n", 9, 64, "steps[3].reg_poll.interval_ns",
+       "out of range [1, 1000000000]"},
+      {"  - reg_read: {node: Z, reg: XRNICCONF}\n", 9, 22, "steps[3].reg_read.node", "unknown node 'Z'"},
+      {"  - mem_write: {node: A, addr: 0}\n", 9, 16, "steps[3].mem_write", "needs the data: one of 'bytes'"},
+      {"  - mem_write: {node: A, addr: 0, u64: []}\n", 9, 40, "steps[3].mem_write.u64", "at least one value"},
+      {"  - mem_write: {node: A, addr: 0, bytes: [1, 256]}\n", 9, 46, "steps[3].mem_write.bytes[1]",
+       "256 is out of range [0, 255]"},
+      {"  - mem_write: {node: A, addr: 0, u32: [0x100000000]}\n", 9, 41, "steps[3].mem_write.u32[0]",
+       "out of range [0, 4294967295]"},
+      {"  - deregister_mr: {node: A, name: dst}\n", 9, 36, "steps[3].deregister_mr.name", "unknown MR 'dst' on node A"},
+      {"  - connect_reject: {client: A, server: A}\n", 9, 41, "steps[3].connect_reject.server", "different nodes"},
+      {"  - connect_reject: {client: A, server: B, reason: 65536}\n", 9, 52, "steps[3].connect_reject.reason",
+       "out of range [0, 65535]"},
+      {conn + "  - disconnect: {conn: c, node: C}\n", 10, 33, "steps[4].disconnect.node", "unknown node 'C'"},
+      {conn + "  - disconnect: {conn: c, node: A}\n  - disconnect: {conn: c, node: A}\n", 11, 24,
+       "steps[5].disconnect.conn", "connection 'c' was disconnected at line 10"},
+      {"  - fault: {dir: AB, action: drop}\n", 9, 18, "steps[3].fault.dir", "expected a direction 'X->Y'"},
+      {"  - fault: {dir: A->A, action: drop}\n", 9, 18, "steps[3].fault.dir", "two different nodes"},
+      {"  - fault: {dir: A->B}\n", 9, 12, "steps[3].fault.action", "missing required key 'action'"},
+      {"  - fault: {dir: A->B, action: lose}\n", 9, 32, "steps[3].fault.action", "unknown value 'lose'"},
+      {"  - fault: {dir: A->B, action: corrupt}\n", 9, 12, "steps[3].fault", "needs 'byte'"},
+      {"  - fault: {dir: A->B, action: corrupt, field: bth.psm}\n", 9, 48, "steps[3].fault.field",
+       "did you mean 'bth.psn'?"},
+      {"  - fault: {dir: A->B, action: corrupt, byte: 9600}\n", 9, 47, "steps[3].fault.byte",
+       "out of range [0, 9599]"},
+      {"  - fault: {dir: A->B, action: corrupt, byte: 1, bit: 8}\n", 9, 55, "steps[3].fault.bit",
+       "out of range [0, 7]"},
+      {"  - fault: {dir: A->B, action: drop, bit: 1}\n", 9, 38, "steps[3].fault.bit", "only to action: corrupt"},
+      {"  - fault: {dir: A->B, action: drop, delay_ns: 1}\n", 9, 38, "steps[3].fault.delay_ns",
+       "only to action: delay"},
+      {"  - fault: {dir: A->B, action: reorder, after: 0}\n", 9, 48, "steps[3].fault.after", "out of range [1,"},
+      {"  - fault: {dir: A->B, action: drop, name: ''}\n", 9, 44, "steps[3].fault.name", "must not be empty"},
+      {"  - fault: {dir: A->B, action: drop, match: {opcode: 0x15}}\n", 9, 54, "steps[3].fault.match.opcode",
+       "not an opcode the simulator knows"},
+      {"  - fault: {dir: A->B, action: drop, match: {opcode: [RC_ACK, any]}}\n", 9, 63,
+       "steps[3].fault.match.opcode[1]", "cannot be part of a list"},
+      {"  - fault: {dir: A->B, action: drop, match: {opcode: [RC_ACK, 0x11]}}\n", 9, 63,
+       "steps[3].fault.match.opcode[1]", "RC_ACK is listed twice"},
+      {"  - fault: {dir: A->B, action: drop, match: {opcode: []}}\n", 9, 54, "steps[3].fault.match.opcode",
+       "at least one opcode"},
+      {"  - fault: {dir: A->B, action: drop, match: {nth: 0}}\n", 9, 51, "steps[3].fault.match.nth",
+       "out of range [1,"},
+      {"  - fault: {dir: A->B, action: drop, match: {psn: 0x1000000}}\n", 9, 51, "steps[3].fault.match.psn",
+       "out of range"},
+      {"  - fault: {dir: A->B, action: drop, match: {probability: 0}}\n", 9, 59,
+       "steps[3].fault.match.probability", "out of range (0, 1]"},
+      {"  - link: {dir: both, state: off}\n", 9, 30, "steps[3].link.state", "unknown value 'off'"},
+      {"  - expect_frames: {dir: A->B, frames: [{psn: later}]}\n", 9, 47, "steps[3].expect_frames.frames[0].psn",
+       "expected 'next' or a PSN"},
+      {"  - expect_frames: {dir: A->B, frames: [{repeat: '?'}]}\n", 9, 50,
+       "steps[3].expect_frames.frames[0].repeat", "expected \"*\""},
+      {"  - expect_frames: {dir: A->B, frames: [{repeat: 0}]}\n", 9, 50, "steps[3].expect_frames.frames[0].repeat",
+       "out of range [1,"},
+      {"  - expect_frames: {dir: A->B, frames: [{repeat: [1, 2, 3]}]}\n", 9, 50,
+       "steps[3].expect_frames.frames[0].repeat", "expected [min, max]"},
+      {"  - expect_frames: {dir: A->B, tap: both, frames: []}\n", 9, 37, "steps[3].expect_frames.tap",
+       "unknown value 'both'"},
+      {"  - expect_frames: {dir: A->B, frames: [{opcode: RC_ACK, syndrome: 256}]}\n", 9, 68,
+       "steps[3].expect_frames.frames[0].syndrome", "out of range [0, 255]"},
+      {"  - expect_idle: {dir: A->B}\n", 9, 18, "steps[3].expect_idle.us", "missing required key 'us'"},
+      {"  - wait_until: {timeout_us: 5}\n", 9, 17, "steps[3].wait_until", "needs one of 'frames' or 'reg'"},
+      {"  - wait_until: {frames: {dir: A->B}, value: 1}\n", 9, 39, "steps[3].wait_until.value",
+       "applies only with reg"},
+      {"  - wait_until: {reg: {node: A, reg: XRNICCONF}}\n", 9, 17, "steps[3].wait_until.value",
+       "missing required key 'value'"},
+      {"  - wait_until: {reg: {node: A, reg: XRNICCONF, value: 1}}\n", 9, 49, "steps[3].wait_until.reg.value",
+       "unknown key 'value'"},
+      {"  - wait_until: {frames: {dir: both}}\n", 9, 32, "steps[3].wait_until.frames.dir", "give one direction"},
+      {"  - repeat: {count: 0, steps: [wait: {us: 1}]}\n", 9, 21, "steps[3].repeat.count", "out of range [1,"},
+      {"  - repeat: {count: 2, steps: []}\n", 9, 31, "steps[3].repeat.steps", "at least one step"},
+      {"  - repeat: {count: 2, steps: [init: A]}\n", 9, 32, "steps[3].repeat.steps[0].init",
+       "init is not allowed inside repeat"},
+      {"  - repeat: {count: 2, steps: [deregister_mr: {node: A, name: src}]}\n", 9, 32,
+       "steps[3].repeat.steps[0].deregister_mr", "the MR would be deregistered again"},
+      {"  - repeat: {count: 2, steps: [repeat: {count: 2, steps: [register_mr: {node: A, name: x, length: 1}]}]}\n",
+       9, 59, "steps[3].repeat.steps[0].repeat.steps[0].register_mr", "the repeat at line 9 runs its steps 2 times"},
+      {conn + "  - repeat: {count: 2, steps: [disconnect: {conn: c, node: A}]}\n", 10, 32,
+       "steps[4].repeat.steps[0].disconnect", "not allowed inside repeat"},
+      {"  - repeat: {count: 2, steps: [parallel: [{name: a, steps: [connect: {name: c, client: A, server: B}]},"
+       " {name: b, steps: [wait: {us: 1}]}]]}\n",
+       9, 61, "steps[3].repeat.steps[0].parallel[0].steps[0].connect", "not allowed inside repeat"},
+      {"  - parallel: {name: a}\n", 9, 15, "steps[3].parallel", "expected a list of branches"},
+      {"  - parallel: [{name: a, steps: [wait: {us: 1}]}, {name: a, steps: [wait: {us: 1}]}]\n", 9, 58,
+       "steps[3].parallel[1].name", "branch 'a' is already named in this parallel"},
+      {"  - parallel: [{name: a, steps: [wait: {us: 1}]}, {steps: [wait: {us: 1}]}]\n", 9, 51,
+       "steps[3].parallel[1].name", "missing required key 'name'"},
+      {"  - parallel: [{name: a, steps: [barrier: x]}, {name: b, steps: [barrier: x, barrier: y]}]\n", 9, 87,
+       "steps[3].parallel[1].steps[1].barrier", "barrier 'y' has no counterpart in branch a"},
+      {"  - parallel: [{name: a, steps: [repeat: {count: 2, steps: [barrier: x]}]}, {name: b, steps: [wait: {us: "
+       "1}]}]\n",
+       9, 61, "steps[3].parallel[0].steps[0].repeat.steps[0].barrier", "barrier is not allowed inside repeat"},
+      {"  - parallel: [{name: a, steps: [barrier: x, barrier: x]}, {name: b, steps: [barrier: x, barrier: x]}]\n",
+       9, 55, "steps[3].parallel[0].steps[1].barrier", "barrier 'x' is already passed in this branch (at line 9)"},
+      {"  - parallel: [{name: a, steps: [barrier: 1x]}, {name: b, steps: [barrier: 1x]}]\n", 9, 43,
+       "steps[3].parallel[0].steps[0].barrier", "invalid barrier name '1x'"},
+      {"  - parallel: [{name: a, steps: [register_mr: {node: A, name: m, length: 1}]}, {name: b, steps: "
+       "[register_mr: {node: A, name: m, length: 1}]}]\n",
+       9, 127, "steps[3].parallel[1].steps[0].register_mr.name", "MR 'm' is already registered on node A"},
+  };
+  for (const Case& c : cases) {
+    const ScenarioError e = parse_error(std::string(kHead) + c.extra);
+    EXPECT_EQ(e.line(), c.line) << e.what();
+    EXPECT_EQ(e.column(), c.column) << e.what();
+    EXPECT_EQ(e.key(), c.key) << e.what();
+    EXPECT_NE(e.message().find(c.part), std::string::npos) << e.what();
+  }
+  // pcie ranges.
+  const std::string nodes = "nodes: {A: {mac: '02:00:00:00:00:0a', ip: 10.0.0.1}}\nsteps: [init: A]\n";
+  const struct {
+    const char* pcie;
+    int column;
+    const char* key;
+    const char* part;
+  } pcie_cases[] = {
+      {"{gen: 5}", 13, "pcie.gen", "gen must be 3 or 4, got 5"},
+      {"{lanes: 3}", 15, "pcie.lanes", "lanes must be one of 1, 2, 4, 8, 16, got 3"},
+      {"{mps: 2048}", 13, "pcie.mps", "power of two in [128, 1024]"},
+      {"{mrrs: 64}", 14, "pcie.mrrs", "power of two in [128, 4096], got 64"},
+      {"{mrrs: 8192}", 14, "pcie.mrrs", "got 8192"},
+      {"{read_latency_ns: -1}", 25, "pcie.read_latency_ns", "must not be negative"},
+      {"{speed: 1}", 8, "pcie.speed", "unknown key 'speed'"},
+  };
+  for (const auto& c : pcie_cases) {
+    const ScenarioError e = parse_error(std::string("scenario: t\npcie: ") + c.pcie + "\n" + nodes);
+    EXPECT_EQ(e.line(), 2) << e.what();
+    EXPECT_EQ(e.column(), c.column) << e.what();
+    EXPECT_EQ(e.key(), c.key) << e.what();
+    EXPECT_NE(e.message().find(c.part), std::string::npos) << e.what();
+  }
+  const ScenarioError dp = parse_error("scenario: t\ndatapath: verilog\n" + nodes);
+  EXPECT_EQ(dp.key(), "datapath");
+  EXPECT_NE(dp.message().find("unknown value 'verilog'"), std::string::npos) << dp.what();
 }
 
 TEST(ScenarioErrors, TopLevel) {
