@@ -842,15 +842,21 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       G(R::g::INNCKPKTSTS) = (n & 0xFF) | (lo16((G(R::g::INNCKPKTSTS) >> 16) + 1) << 16);
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
       if (syn == roce::aeth::kNakPsnSeq) {
-        ctx_.error(fmt::format("{}.qp{}", scope_, n),
-                   "NAK PSN sequence error received: go-back-N retransmission is issue 4");
+        // Go-back-N retransmission is not modelled yet (issue 4): the QP
+        // keeps its outstanding WQEs and stalls; reported, not hidden.
+        ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                   fmt::format("NAK PSN sequence error (expected PSN 0x{:06x}) received; retransmission is not "
+                               "modelled yet, the outstanding WQEs stay outstanding",
+                               f.bth.psn));
         return;
       }
       return qp_fatal(qp, kFatalRemote, fmt::format("NAK 0x{:02x} received", syn));
     }
     default:  // RNR NAK (type 01)
       ++stats_.naks_received;
-      ctx_.error(fmt::format("{}.qp{}", scope_, n), "RNR NAK received: RNR retry is issue 4");
+      ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                 fmt::format("RNR NAK (timer code {}) received; RNR retry is not modelled yet, the outstanding "
+                             "WQEs stay outstanding", syn & 0x1F));
       return;
   }
 }

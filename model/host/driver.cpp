@@ -257,6 +257,32 @@ void Driver::send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t
   wr(qreg(1, R::q::SQPIi), qp1_sq_pi_);
 }
 
+Connection& Driver::prepare(const QpParams& p) {
+  if (!initialised_) fail("connect before init");
+  auto cp = std::make_unique<Connection>();
+  Connection& c = *cp;
+  conns_.push_back(std::move(cp));
+  c.params = p;
+  c.qpn = alloc_qpn(p.qpn);
+  c.local_psn = p.start_psn ? (*p.start_psn & 0xFFFFFF) : rand24();
+  setup_queues(c);
+  return c;
+}
+
+void Driver::establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::Ipv4Addr remote_ip,
+                       const roce::cm::MrInfo& remote_mr) {
+  auto it = neigh_.find(remote_ip.v);
+  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + remote_ip.str());
+  c.remote_qpn = remote_qpn;
+  c.remote_psn = remote_psn;
+  c.remote_ip = remote_ip;
+  c.remote_mac = it->second;
+  c.remote_mr = remote_mr;
+  program_rc_qp(c);
+  set_state(c, VerbsState::Rts);
+  c.established.notify(SC_ZERO_TIME);
+}
+
 Connection& Driver::listen(const QpParams& p) {
   if (!initialised_) fail("listen before init");
   if (listener_) fail("a listen is already pending");

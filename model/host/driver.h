@@ -129,6 +129,14 @@ class Driver : public sc_core::sc_module {
   const Mr& register_mr(const std::string& name, uint64_t length, uint32_t access, uint32_t pd);
   const Mr* find_mr(const std::string& name) const;
 
+  // Out-of-band connection setup (no CM on the wire, as when both ends are
+  // configured by one program): prepare() allocates the QP, its start PSN
+  // and queues; establish() programs it with the peer's QPN, PSN, address
+  // and MR advertisement and moves it to RTS.
+  Connection& prepare(const QpParams& p);
+  void establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::Ipv4Addr remote_ip,
+                 const roce::cm::MrInfo& remote_mr);
+
   // Passive side: the next ConnectRequest is answered with these parameters.
   Connection& listen(const QpParams& p);
   // Active side: blocks until ReadyToUse has been sent (or throws).

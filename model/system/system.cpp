@@ -352,8 +352,10 @@ size_t System::frames_seen(const Direction& d, const std::vector<uint8_t>& opcod
   auto it = dirs.find(d.from + "->" + d.to);
   if (it == dirs.end()) return 0;
   size_t n = 0;
-  for (const auto& f : it->second.tx)
-    if (opcodes.empty() || (f.roce && std::find(opcodes.begin(), opcodes.end(), uint8_t(f.opcode)) != opcodes.end()))
+  // Counted in the current window: since the previous expect_frames on this direction.
+  const auto& tx = it->second.tx;
+  for (size_t i = it->second.cursor_tx; i < tx.size(); ++i)
+    if (const auto& f = tx[i]; opcodes.empty() || (f.roce && std::find(opcodes.begin(), opcodes.end(), uint8_t(f.opcode)) != opcodes.end()))
       ++n;
   return n;
 }
