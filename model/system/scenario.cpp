@@ -938,7 +938,7 @@ class Parser {
 
   void step_connect(const Field& f, const SourceLoc& loc) {
     MapReader r(f, {"name", "client", "server", "client_mr", "server_mr", "pmtu", "sq_depth", "rq_depth",
-                    "start_psn", "client_psn", "server_psn", "client_qp", "server_qp"});
+                    "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm"});
     ConnectStep s;
     s.loc = loc;
     const Field nf = r.req("name");
@@ -967,6 +967,7 @@ class Parser {
     if (auto p = r.take("server_psn")) s.server_psn = read_psn(*p);
     if (auto q = r.take("client_qp")) s.client_qp = read_qpn(*q, s.client, s.name);
     if (auto q = r.take("server_qp")) s.server_qp = read_qpn(*q, s.server, s.name);
+    if (auto c = r.take("cm")) s.cm = read_bool(*c);
     r.finish();
     for (const std::string* n : {&s.client, &s.server}) {
       const uint32_t num_qp = sc_.nodes[node_index_[*n]].num_qp;

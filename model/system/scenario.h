@@ -167,6 +167,7 @@ struct ConnectStep {
   std::optional<uint32_t> server_psn;
   std::optional<uint32_t> client_qp;  // nullopt = auto (chosen by the runner)
   std::optional<uint32_t> server_qp;
+  bool cm = true;  // false: both QPs programmed out of band, no CM MADs on the wire
 };
 
 struct WqeSpec {

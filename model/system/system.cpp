@@ -433,6 +433,18 @@ void System::run_step(const Step& step, Group* g) {
     sp.mr = s->server_mr.empty() ? nullptr : sn->driver->find_mr(s->server_mr);
     cp.mr = s->client_mr.empty() ? nullptr : cn->driver->find_mr(s->client_mr);
     Conn k{s->client, s->server, nullptr, nullptr};
+    if (!s->cm) {
+      // Out of band: each side learns the other's QPN, PSN and MR directly.
+      k.c = &cn->driver->prepare(cp);
+      k.s = &sn->driver->prepare(sp);
+      auto mr_of = [](const host::QpParams& p) {
+        return p.mr ? roce::cm::MrInfo{p.mr->va, p.mr->rkey, p.mr->length} : roce::cm::MrInfo{};
+      };
+      cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, sn->cfg.ip, mr_of(sp));
+      sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, cn->cfg.ip, mr_of(cp));
+      conns_[s->name] = k;
+      return;
+    }
     k.s = &sn->driver->listen(sp);
     k.c = &cn->driver->connect(sn->cfg.ip, cp);
     // The server is RTS once the ReadyToUse has arrived.
