@@ -3,6 +3,9 @@
 // position and key, the fill generator is deterministic, and the examples in
 // scenarios/README.md are its example files.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <filesystem>
@@ -471,6 +474,27 @@ TEST_P(ScenarioBadFile, ExactError) {
     want += e.message();
     EXPECT_EQ(std::string(e.what()), want);
   }
+}
+
+// The same files through the command line: exit 2, and stderr names the
+// file, line, column and key (issue 3: "any error in a file gives exit 2
+// with file, line, column and the key").
+TEST_P(ScenarioBadFile, CliExitsTwoNamingThePlace) {
+  const BadCase& c = GetParam();
+  const std::string path = kDir + "/bad/" + c.file;
+  const std::string cmd = std::string(ERNIC_SIM_PROGRAM) + " run '" + path + "' --quiet 2>&1 >/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string err;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) err.append(buf, n);
+  const int st = pclose(p);
+  ASSERT_TRUE(WIFEXITED(st)) << err;
+  EXPECT_EQ(WEXITSTATUS(st), 2) << err;
+  std::string want = path + ":" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ";
+  if (*c.key) want += std::string("key '") + c.key + "': ";
+  EXPECT_NE(err.find(want), std::string::npos) << "stderr: " << err << "\nwanted: " << want;
 }
 
 const BadCase kBadCases[] = {
