@@ -102,6 +102,16 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   }
   if (sys->exit_code != 0) {
     std::fprintf(stderr, "ernic-sim: %s: %s\n", path.c_str(), rep["result"].get<std::string>().c_str());
+    if (quiet) {  // the summary was not printed: say what failed, where and when
+      for (const auto& f : rep["failures"])
+        std::fprintf(stderr, "  FAILED %s%s%s at %.6f us (core cycle %llu)\n", f["step"].get<std::string>().c_str(),
+                     f["step"].get<std::string>().empty() ? "" : ": ", f["what"].get<std::string>().c_str(),
+                     double(f["time_ps"].get<uint64_t>()) / 1e6,
+                     (unsigned long long)f["core_cycle"].get<uint64_t>());
+      for (const auto& e : rep["model_errors"])
+        std::fprintf(stderr, "  MODEL ERROR %s: %s\n", e["where"].get<std::string>().c_str(),
+                     e["what"].get<std::string>().c_str());
+    }
     if (!opt.pcap.empty()) std::fprintf(stderr, "  pcap: %s (+ per-tap files beside it)\n", opt.pcap.c_str());
     if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s\n", opt.vcd.c_str());
     if (!json_path.empty()) std::fprintf(stderr, "  json: %s\n", json_path.c_str());
