@@ -73,15 +73,17 @@ void Cmac::tx_thread() {
     if (tap_wire) tap_wire->write(f.data(), f.size(), first_byte);
     if (on_tx) on_tx(f, first_byte);
     ctx_.bump();
-    // AXI4-Stream beats: one a cycle, tlast on the last.
+    // The frame is on the line from t0 (cut-through: the MAC serialises the
+    // beats as they come); the wire sees it now, faults are decided now.
     const uint64_t beats = (f.size() + bpb - 1) / bpb;
+    if (wire_out) wire_out->send(f, first_byte, last_byte);
+    // AXI4-Stream beats: one a cycle, tlast on the last.
     ctx_.set(v_tx_tvalid_, 1);
     if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
     ctx_.set(v_tx_tlast_, 1);
     wait(cmac_clk_.period());
     ctx_.set(v_tx_tlast_, 0);
     ctx_.set(v_tx_tvalid_, 0);
-    if (wire_out) wire_out->send(std::move(f), first_byte, last_byte);
     tx_busy_ = false;
   }
 }
@@ -166,7 +168,18 @@ void Wire::thread() {
     }
     Item item = std::move(it->second);
     q_.erase(it);
-    if (dst) dst->rx_arrive(std::move(item.f), item.first_ps);
+    // One frame at a time on the receiving line: a duplicate, a released or
+    // a delayed frame pushes what follows it back (preamble + frame + FCS,
+    // then the IFG).
+    const uint64_t pre = (LinkParams::kPreambleSfd * ps_per_byte_x1000_ + 999) / 1000;
+    const uint64_t dur = ((LinkParams::kPreambleSfd + item.f.size() + LinkParams::kFcs) * ps_per_byte_x1000_ + 999) / 1000;
+    const uint64_t ifg = (LinkParams::kIfg * ps_per_byte_x1000_ + 999) / 1000;
+    const uint64_t start = std::max(item.first_ps - pre, rx_line_free_);
+    const uint64_t end = start + dur;
+    rx_line_free_ = end + ifg;
+    const uint64_t t = ClockDomain::now_ps();
+    if (end > t) wait(ps(end - t));
+    if (dst) dst->rx_arrive(std::move(item.f), start + pre);
   }
 }
 

@@ -133,6 +133,7 @@ class Wire : public sc_core::sc_module {
   FaultInjector inj_;
   std::map<std::pair<uint64_t, uint64_t>, Item> q_;   // (arrival of last byte, sequence)
   uint64_t seq_ = 0, lost_ = 0;
+  uint64_t rx_line_free_ = 0;   // the receiving line is busy until then
   sc_core::sc_event ev_;
 };
 

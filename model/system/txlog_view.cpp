@@ -314,6 +314,11 @@ int print_timeline(const std::string& path, const TimelineFilter& f, std::ostrea
     return 2;
   }
 
+  // The file is in the order records were written; a received frame is
+  // written when its last byte is in but stamped with its first byte's
+  // time. Shown in time order (stable: equal times keep the file's order).
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.t_ps < b.t_ps; });
+
   size_t w_time = 7, w_node = 1, w_clock = 1, w_qp = 1, w_kind = 1;
   for (const Row& r : rows) {
     w_time = std::max(w_time, digits(r.t_ps / 1000000));

@@ -221,8 +221,12 @@ std::vector<size_t> selected(const YAML::Node& rule, uint64_t installed_ps, cons
 // rx must be tx with nothing but the listed changes: every tx frame not in
 // `skip` arrives exactly once, byte-identical, in order, link delay later.
 // Returns the rx positions of the tx frames (npos for skipped ones).
+// With `pushback`, an extra frame on the receiving line (a duplicate) delays
+// what follows it: each rx frame then starts at the later of tx + link delay
+// and the end of the previous rx frame plus the IFG (one port receives one
+// frame at a time).
 std::vector<size_t> expect_delivered_in_order(const Example& run, const std::string& dir, const std::set<size_t>& skip,
-                                              const std::set<size_t>& extra_rx = {}) {
+                                              const std::set<size_t>& extra_rx = {}, bool pushback = false) {
   const auto& tx = run.tx(dir);
   const auto& rx = run.rx(dir);
   std::vector<size_t> at(tx.size(), std::string::npos);
@@ -236,7 +240,13 @@ std::vector<size_t> expect_delivered_in_order(const Example& run, const std::str
     }
     EXPECT_EQ(rx[j].data, tx[i].data) << dir << ": rx frame " << j << " should be tx frame " << i << " ("
                                       << describe(tx[i].data) << "), got " << describe(rx[j].data);
-    EXPECT_EQ(rx[j].ns, tx[i].ns + run.delay_ns) << dir << ": tx frame " << i << " arrives at rx + link delay";
+    if (pushback && j > 0) {
+      const uint64_t earliest = std::max(tx[i].ps + run.delay_ns * 1000, rx[j - 1].ps + slot_ps(rx[j - 1].data.size()));
+      EXPECT_EQ(rx[j].ps, earliest) << dir << ": tx frame " << i
+                                    << " arrives at tx + link delay, or right after the previous rx frame";
+    } else {
+      EXPECT_EQ(rx[j].ns, tx[i].ns + run.delay_ns) << dir << ": tx frame " << i << " arrives at rx + link delay";
+    }
     at[i] = j++;
   }
   while (extra_rx.count(j)) ++j;
@@ -337,7 +347,7 @@ TEST(SystemFaults, DuplicateDeliversAByteIdenticalCopyBackToBack) {
   ASSERT_LT(orig + 1, rx.size());
   EXPECT_EQ(rx[orig + 1].data, tx[k].data) << "the copy is byte-identical and follows the original";
   EXPECT_EQ(std::count_if(rx.begin(), rx.end(), [&](const TapFrame& f) { return f.data == tx[k].data; }), 2);
-  const auto at = expect_delivered_in_order(run, dir, {}, {orig + 1});
+  const auto at = expect_delivered_in_order(run, dir, {}, {orig + 1}, /*pushback=*/true);
   EXPECT_EQ(at[k], orig);
   EXPECT_EQ(rx[orig].ns, tx[k].ns + run.delay_ns);
   EXPECT_EQ(rx[orig + 1].ps - rx[orig].ps, slot_ps(tx[k].data.size()))
