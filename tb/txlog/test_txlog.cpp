@@ -468,9 +468,9 @@ TEST(TimelineLayout, WidthsEscapesUnknownKinds) {
   EXPECT_EQ(ernic::print_timeline(p, {}, out, err), 0);
   EXPECT_EQ(out.str(),
       "# timeline of " + p + "  filter: none\n"
-      "123456789.012345 us  host10  core#24691357802  QP4096  state   note = a\\nb\\tc\\x01\n"
       "        0.000005 us  A       core#          1  -       custom  x=1 y=two\n"
       "        0.000006 us  A       -#             2  -       intr    level=0 intsts=0x00000080\n"
+      "123456789.012345 us  host10  core#24691357802  QP4096  state   note = a\\nb\\tc\\x01\n"
       "# 3 / 3 records shown\n");
   std::remove(p.c_str());
 }
