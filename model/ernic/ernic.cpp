@@ -424,13 +424,14 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
     return;
   }
   const uint32_t pmtu = R::pmtu_bytes((Q(n, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
-  const uint32_t npkts = length == 0 ? 1 : (length + pmtu - 1) / pmtu;
+  const uint32_t npkts = length == 0 ? 1 : uint32_t((uint64_t(length) + pmtu - 1) / pmtu);  // 64-bit: no wrap
   const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
   const uint32_t last_psn = roce::psn_add(first_psn, npkts - 1);
   qp.osq.push_back({wrid, opc, first_psn, last_psn, false});
   roce::Frame f = frame_template(n);
   uint32_t off = 0;
   for (uint32_t i = 0; i < npkts; ++i) {
+    if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;  // the QP went fatal meanwhile: stop sending
     const bool first = i == 0, last = i + 1 == npkts;
     const uint32_t chunk = std::min(pmtu, length - off);
     uint8_t op;

@@ -158,13 +158,17 @@ const Mr* Driver::find_mr(const std::string& name) const {
 // -------------------------------------------------------------- RC QPs
 
 uint32_t Driver::alloc_qpn(std::optional<uint32_t> want) {
+  // 3.x counts enabled QPs in XRNICCONF[15:8]: at most 255 (A-ERNIC-9).
+  const uint32_t top = cfg_.layout.qp_count_in_xrnicconf ? std::min(cfg_.num_qp, 255u) : cfg_.num_qp;
   if (want) {
-    if (*want < 2 || *want > cfg_.num_qp) fail(fmt::format("QPN {} outside 2..{}", *want, cfg_.num_qp));
+    if (*want < 2 || *want > top)
+      fail(fmt::format("QPN {} outside 2..{}{}", *want, top,
+                       top < cfg_.num_qp ? " (XRNICCONF[15:8] enables at most 255 QPs in the 3.x layout)" : ""));
     if (qpn_used_[*want]) fail(fmt::format("QPN {} already in use", *want));
     qpn_used_[*want] = true;
     return *want;
   }
-  for (uint32_t n = 2; n <= cfg_.num_qp; ++n)
+  for (uint32_t n = 2; n <= top; ++n)
     if (!qpn_used_[n]) {
       qpn_used_[n] = true;
       return n;
@@ -589,16 +593,21 @@ void Driver::disconnect(Connection& c) {
 
 // ------------------------------------------------------------ data path
 
-void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each) {
+void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each, bool ring) {
   if (c.state != VerbsState::Rts)
     fail(fmt::format("post on QP{} in state {}: the driver posts only in RTS", c.qpn, verbs_state_name(c.state)));
   const uint32_t depth = c.params.sq_depth;
   for (const Wqe& w : wqes) {
     if (c.posted - c.completed >= depth - 1) {
-      // SQ full: wait for completions (they stay queued for poll()).
-      auto got = poll(c, 0, 0);
-      (void)got;
+      // SQ full: ring for what is written (else nothing would ever
+      // complete), then wait for completions (they stay queued for poll()).
+      if (!doorbell_each && c.rung != c.posted) {
+        wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+        c.rung = c.posted;
+      }
+      poll(c, 0, 0);
       while (c.posted - c.completed >= depth - 1) {
+        if (c.state == VerbsState::Err) fail(fmt::format("post on QP{}: the QP went to ERR while the SQ was full", c.qpn));
         wait(mem_.write_event());
         poll(c, 0, 0);
       }
@@ -614,9 +623,13 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
     mem_.write(c.sq_base + uint64_t(c.sq_pi) * 64, b, 64);
     c.sq_pi = (c.sq_pi + 1) % depth;
     ++c.posted;
-    if (doorbell_each) wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+    if (doorbell_each) {
+      wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+      c.rung = c.posted;
+    }
   }
-  if (!doorbell_each && !wqes.empty()) wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+  if (!doorbell_each && ring && c.posted != c.rung) wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+  if (ring || doorbell_each) c.rung = c.posted;
 }
 
 std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps) {

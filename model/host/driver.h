@@ -112,6 +112,7 @@ struct Connection {
   uint32_t sq_pi = 0;            // next SQ slot (mod depth)
   uint32_t cq_ci = 0;            // next CQE to read (mod depth)
   uint32_t posted = 0, completed = 0;
+  uint32_t rung = 0;             // `posted` when the doorbell was last rung
   std::deque<Cqe> cqes;          // polled, not yet handed out
   sc_core::sc_event established;
 };
@@ -156,7 +157,8 @@ class Driver : public sc_core::sc_module {
   // to RESET and its QPN is free again.
   void disconnect(Connection& c);
 
-  void post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each);
+  // ring = false: write the WQEs but leave the doorbell for a later post.
+  void post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each, bool ring = true);
   // Collects up to count CQEs, waiting until timeout_ps of simulated time
   // has passed; returns what arrived.
   std::vector<Cqe> poll(Connection& c, uint32_t count, uint64_t timeout_ps);

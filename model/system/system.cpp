@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -71,6 +72,10 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   dc.num_qp = c.num_qp;
   dc.core_mhz = sc.clocks.core_mhz;
   dc.seed = seed;
+  // A CM try waits for a round trip: the wire both ways plus the peer's
+  // interrupt handling and QP programming (about 4000 core cycles).
+  dc.cm_timeout_us = uint32_t(std::min<uint64_t>(
+      100 + 2 * (lp.delay_ps / 1000000) + uint64_t(std::ceil(4000.0 / sc.clocks.core_mhz)), 1000000000ull));
   dc.layout = ec.layout;
   driver = std::make_unique<host::Driver>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
 }
@@ -447,8 +452,8 @@ void System::run_step(const Step& step, Group* g) {
     }
     k.s = &sn->driver->listen(sp);
     k.c = &cn->driver->connect(sn->cfg.ip, cp);
-    // The server is RTS once the ReadyToUse has arrived.
-    const sc_time limit(double(scenario.limits.watchdog_us), SC_US);
+    // The server is RTS once the ReadyToUse has arrived (one CM try later at most).
+    const sc_time limit(double(sn->driver->config().cm_timeout_us) * 3, SC_US);
     if (k.s->state != host::VerbsState::Rts) wait(limit, k.s->established);
     if (k.s->state != host::VerbsState::Rts)
       return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s->name, s->server,
@@ -470,7 +475,7 @@ void System::run_step(const Step& step, Group* g) {
     host::Connection& peer = s->node == k.client ? *k.s : *k.c;
     node(s->node)->driver->disconnect(mine);
     // The peer deletes its QP when the DisconnectRequest arrives.
-    const uint64_t deadline = sc_time_stamp().value() + uint64_t(scenario.limits.watchdog_us) * 1000000;
+    const uint64_t deadline = sc_time_stamp().value() + uint64_t(node(s->node)->driver->config().cm_timeout_us) * 3000000;
     while (peer.state != host::VerbsState::Reset && sc_time_stamp().value() < deadline) wait(sc_time(1, SC_US));
     if (peer.state != host::VerbsState::Reset)
       return fail(loc, fmt::format("disconnect '{}': the peer's QP{} did not return to RESET", s->conn, peer.qpn));
@@ -480,21 +485,29 @@ void System::run_step(const Step& step, Group* g) {
     Node* n = node(s->node);
     host::Connection& c = side(it->second, s->node);
     std::vector<host::Wqe> wqes;
-    for (uint32_t r = 0; r < s->repeat; ++r)
-      for (const WqeSpec& w : s->wqes) {
-        const host::Mr* mr = n->driver->find_mr(w.local_mr);
-        if (!mr) return fail(w.loc, "no MR '" + w.local_mr + "' on " + s->node);
-        host::Wqe q;
-        q.wr_id = uint16_t(w.wr_id);
-        q.opcode = wqe_code(w.opcode);
-        q.laddr = mr->pa + w.local_offset;
-        q.length = w.length;
-        q.remote_va = c.remote_mr.va + w.remote_offset;
-        q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : c.remote_mr.rkey;
-        q.immdt = w.immdt;
-        wqes.push_back(q);
-      }
-    n->driver->post(c, wqes, s->doorbell == Doorbell::each);
+    for (const WqeSpec& w : s->wqes) {
+      const host::Mr* mr = n->driver->find_mr(w.local_mr);
+      if (!mr) return fail(w.loc, "no MR '" + w.local_mr + "' on " + s->node);
+      // The driver's local protection check (ERNIC WQEs carry physical
+      // addresses, so the NIC has none): the local range must lie in the MR.
+      if (w.local_offset > mr->length || w.length > mr->length - w.local_offset)
+        return fail(w.loc, fmt::format("local range [{}, +{}) lies outside MR '{}' ({} bytes)", w.local_offset,
+                                       w.length, w.local_mr, mr->length));
+      host::Wqe q;
+      q.wr_id = uint16_t(w.wr_id);
+      q.opcode = wqe_code(w.opcode);
+      q.laddr = mr->pa + w.local_offset;
+      q.length = w.length;
+      q.remote_va = c.remote_mr.va + w.remote_offset;
+      q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : c.remote_mr.rkey;
+      q.immdt = w.immdt;
+      wqes.push_back(q);
+    }
+    // `repeat` posts the list again and again without building it N times;
+    // with one doorbell, it is rung after the last (and whenever the SQ is full).
+    const bool each = s->doorbell == Doorbell::each;
+    for (uint32_t r = 0; r < s->repeat && !exit_code; ++r)
+      n->driver->post(c, wqes, each, /*ring=*/each || r + 1 == s->repeat);
   } else if (auto* s = std::get_if<WaitCompletionsStep>(&step)) {
     auto it = conns_.find(s->conn);
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
