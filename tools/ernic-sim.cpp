@@ -9,7 +9,10 @@
 #include <fmt/format.h>
 #include <verilated.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -41,13 +44,60 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
                  l.str().c_str());
     return 2;
   }
+  // Output paths: distinct, and creatable, before any simulation.
+  {
+    std::vector<std::pair<std::string, std::string>> outs;  // path, option
+    if (!opt.pcap.empty()) {
+      outs.push_back({opt.pcap, "--pcap"});
+      const std::string stem = opt.pcap.size() > 5 && opt.pcap.compare(opt.pcap.size() - 5, 5, ".pcap") == 0
+                                   ? opt.pcap.substr(0, opt.pcap.size() - 5)
+                                   : opt.pcap;
+      for (const auto& n : sc.nodes)
+        for (const char* t : {"-tx", "-rx"}) outs.push_back({stem + "." + n.name + t + ".pcap", "--pcap (tap)"});
+    }
+    if (!opt.vcd.empty()) {
+      outs.push_back({opt.vcd, "--vcd"});
+      outs.push_back({opt.vcd + ".model.tmp", "--vcd (temporary)"});
+      outs.push_back({opt.vcd + ".rtl.tmp", "--vcd (temporary)"});
+    }
+    if (!json_path.empty()) outs.push_back({json_path, "--json"});
+    if (!log_path.empty()) outs.push_back({log_path, "--log"});
+    for (size_t i = 0; i < outs.size(); ++i)
+      for (size_t j = i + 1; j < outs.size(); ++j)
+        if (std::filesystem::path(outs[i].first).lexically_normal() ==
+            std::filesystem::path(outs[j].first).lexically_normal()) {
+          std::fprintf(stderr, "ernic-sim: %s and %s would both write %s\n", outs[i].second.c_str(),
+                       outs[j].second.c_str(), outs[i].first.c_str());
+          return 2;
+        }
+    for (const auto& [p, o] : outs) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(p, ec)) {
+        std::fprintf(stderr, "ernic-sim: %s %s: is a directory\n", o.c_str(), p.c_str());
+        return 2;
+      }
+      const bool existed = std::filesystem::exists(p, ec);
+      FILE* f = std::fopen(p.c_str(), "ab");
+      if (!f) {
+        std::fprintf(stderr, "ernic-sim: %s %s: cannot write: %s\n", o.c_str(), p.c_str(), std::strerror(errno));
+        return 2;
+      }
+      std::fclose(f);
+      if (!existed) std::remove(p.c_str());
+    }
+  }
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
   SimContext ctx;
   std::unique_ptr<trace::VcdWriter> vcd;
   const std::string rtl_vcd = opt.vcd.empty() ? "" : opt.vcd + ".rtl.tmp";
   if (!opt.vcd.empty()) {
     Verilated::traceEverOn(true);
-    vcd = std::make_unique<trace::VcdWriter>(opt.vcd + ".model.tmp");
+    try {
+      vcd = std::make_unique<trace::VcdWriter>(opt.vcd + ".model.tmp");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ernic-sim: --vcd %s: %s\n", opt.vcd.c_str(), e.what());
+      return 2;
+    }
     ctx.vcd = vcd.get();
   }
   std::unique_ptr<TxLog> txlog;
@@ -70,7 +120,9 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   if (!opt.vcd.empty()) sys->open_rtl_trace(rtl_vcd);
-  sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
+  // A run can end during elaboration's delta cycles (a step failing at time 0).
+  if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
+    sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
   auto t1 = std::chrono::steady_clock::now();
   if (!sys->finished && sys->exit_code == 0) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
@@ -80,13 +132,19 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
       for (auto& s : n->ernic->qp_status()) sys->stall_report.push_back(n->cfg.name + " " + s);
   }
   if (sys->exit_code == 0 && !ctx.errors.empty()) sys->exit_code = 1;
-  sys->close_taps();
-  if (txlog) txlog->flush();
-  sys->close_rtl_trace();
-  if (vcd) {
-    ctx.advance_clocks(sc_core::sc_time_stamp().value());
-    vcd->finish_merged(opt.vcd, rtl_vcd, sc_core::sc_time_stamp().value());
-    std::remove(rtl_vcd.c_str());
+  try {
+    sys->close_taps();
+    if (txlog) txlog->flush();
+    sys->close_rtl_trace();
+    if (vcd) {
+      ctx.advance_clocks(sc_core::sc_time_stamp().value());
+      vcd->finish_merged(opt.vcd, rtl_vcd, sc_core::sc_time_stamp().value());
+      std::remove(rtl_vcd.c_str());
+    }
+  } catch (const std::exception& e) {
+    if (!rtl_vcd.empty()) std::remove(rtl_vcd.c_str());
+    std::fprintf(stderr, "ernic-sim: writing the outputs failed: %s\n", e.what());
+    return 2;
   }
   WallClock wall;
   wall.seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -94,7 +152,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (!quiet) std::cout << summary_text(rep);
   if (!json_path.empty()) {
     std::ofstream f(json_path);
-    f << rep.dump(2) << "\n";
+    f << rep.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     if (!f) {
       std::fprintf(stderr, "ernic-sim: cannot write %s\n", json_path.c_str());
       return 2;

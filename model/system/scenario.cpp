@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -603,8 +604,9 @@ class Parser {
 
   void parse_clocks(const Field& f) {
     MapReader r(f, {"core_mhz", "cmac_mhz"});
-    sc_.clocks.core_mhz = r.dbl("core_mhz", sc_.clocks.core_mhz, 0.0, 1000.0);
-    sc_.clocks.cmac_mhz = r.dbl("cmac_mhz", sc_.clocks.cmac_mhz, 0.0, 1000.0);
+    // (0.5, 1000]: periods from 1 ns to 2 us, whole picoseconds after rounding.
+    sc_.clocks.core_mhz = r.dbl("core_mhz", sc_.clocks.core_mhz, 0.5, 1000.0);
+    sc_.clocks.cmac_mhz = r.dbl("cmac_mhz", sc_.clocks.cmac_mhz, 0.5, 1000.0);
     r.finish();
   }
 
@@ -1727,6 +1729,15 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& display
 }
 
 Scenario load_scenario(const std::string& path) {
+  // A scenario is a regular file of sensible size (not a device, a FIFO or
+  // a directory): /dev/zero would otherwise be read forever.
+  constexpr uintmax_t kMaxBytes = 16u << 20;
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw ScenarioError(path, 0, 0, "", "not a regular file");
+  if (!ec && std::filesystem::is_regular_file(st) && std::filesystem::file_size(path, ec) > kMaxBytes)
+    throw ScenarioError(path, 0, 0, "", "larger than 16 MiB: not a scenario file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path, 0, 0, "", std::string("cannot open file: ") + std::strerror(errno));
   std::ostringstream ss;
