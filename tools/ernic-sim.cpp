@@ -128,6 +128,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
                              SourceLoc{}, sc_core::sc_time_stamp().value()});
     sys->exit_code = 3;
+    sys->time_limit_hit = true;
     for (auto& n : sys->nodes)
       for (auto& s : n->ernic->qp_status()) sys->stall_report.push_back(n->cfg.name + " " + s);
   }
@@ -162,10 +163,9 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::fprintf(stderr, "ernic-sim: %s: %s\n", path.c_str(), rep["result"].get<std::string>().c_str());
     if (quiet) {  // the summary was not printed: say what failed, where and when
       for (const auto& f : rep["failures"])
-        std::fprintf(stderr, "  FAILED %s%s%s at %.6f us (core cycle %llu)\n", f["step"].get<std::string>().c_str(),
-                     f["step"].get<std::string>().empty() ? "" : ": ", f["what"].get<std::string>().c_str(),
-                     double(f["time_ps"].get<uint64_t>()) / 1e6,
-                     (unsigned long long)f["core_cycle"].get<uint64_t>());
+        std::fprintf(stderr, "  FAILED at %.6f us (core cycle %llu)%s%s: %s\n", double(f["time_ps"].get<uint64_t>()) / 1e6,
+                     (unsigned long long)f["core_cycle"].get<uint64_t>(), f["step"].get<std::string>().empty() ? "" : ", ",
+                     f["step"].get<std::string>().c_str(), f["what"].get<std::string>().c_str());
       for (const auto& e : rep["model_errors"])
         std::fprintf(stderr, "  MODEL ERROR %s: %s\n", e["where"].get<std::string>().c_str(),
                      e["what"].get<std::string>().c_str());
@@ -236,6 +236,13 @@ int sc_main(int argc, char** argv) {
     };
     filt.nodes = split(nodes_csv);
     filt.kinds = split(kinds);
+    for (const auto& k : filt.kinds)
+      if (k != "reg" && k != "dma" && k != "frame" && k != "cqe" && k != "intr" && k != "fault" && k != "state" &&
+          k != "step") {
+        std::fprintf(stderr, "ernic-sim log: --kind %s: not one of reg, dma, frame, cqe, intr, fault, state, step\n",
+                     k.c_str());
+        return 2;
+      }
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   return run(scenario, opt, json_path, log_path, quiet, args);

@@ -414,7 +414,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
   if (opc == kWqeRead) {
     // RDMA READ (requester and responder) is issue 4; the skeleton refuses
     // it visibly rather than pretending.
-    ctx_.error(fmt::format("{}.qp{}", scope_, n), "RDMA READ WQE: not modelled yet (issue 4)");
+    ctx_.error(fmt::format("{}.qp{}", scope_, n), "RDMA READ WQE: READ is not modelled yet");
     complete(qp, wrid, opc, true);
     return;
   }
@@ -633,7 +633,7 @@ void Ernic::handle_rx(const FrameBytes& raw) {
       return rx_request(qp, f);
     default:
       ctx_.error(fmt::format("{}.qp{}", scope_, n),
-                 fmt::format("incoming {}: not modelled yet (issue 4)", oi->name));
+                 fmt::format("incoming {}: this opcode is not modelled yet", oi->name));
       return drop("opcode not modelled");
   }
 }

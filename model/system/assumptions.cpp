@@ -11,7 +11,7 @@ const std::vector<Assumption>& assumptions() {
       {"A-AXIL-1", "An AXI4-Lite write takes 2 core cycles (AW+W handshake, B response), a read 3 (AR, one wait cycle, R); PCIe MMIO flight time is 0 until the PCIe model exists.",
        "PG332 publishes no register-access latency; the slave is always ready."},
       {"A-DMA-1", "A DMA read costs 100 core cycles (500 ns at 200 MHz) to the first data, then one 64-byte beat a cycle; payload reads after the first packet of a WQE stream without the latency.",
-       "A typical PCIe Gen3 read round trip; PG332 gives no figure. Issue 5 replaces this with a PCIe model."},
+       "A typical PCIe Gen3 read round trip; PG332 gives no figure. A PCIe link model is to replace this."},
       {"A-DMA-2", "DMA writes are posted: the data is in host memory when the last beat is issued; writes of one master land in issue order.",
        "AXI4 ordering for one ID; PG332's masters use a 1-bit ID."},
       {"A-ERNIC-1", "The QP manager sees an SQPIi doorbell 2 core cycles after the AXI4-Lite write; WQE decode takes 2 cycles and each packet's header build 2 cycles; RX parse and validation 4 cycles; an ACK build 2 cycles.",
@@ -39,7 +39,7 @@ const std::vector<Assumption>& assumptions() {
       {"A-ERNIC-10", "Incoming frames with a bad IPv4 header checksum are dropped and counted (INALLDRPPKTCNT[31:16]).",
        "PG332 Table 2-3 lists a bad IPv4 checksum among the drop outcomes."},
       {"A-PCIE-1", "DMA throughput is capped by the PCIe link: lanes x rate x 128/130 x MPS/(MPS+24) bytes per ns (24 bytes of TLP overhead); read latency is pcie.read_latency_ns. MRRS splitting and completion boundaries are not modelled yet.",
-       "A first-order model until the PCIe block (issue 5) exists."},
+       "A first-order model until a PCIe link model exists."},
       {"A-HOST-1", "Host CPU stores (WQEs, fills) reach memory instantly; the driver's only timed accesses are AXI4-Lite transactions.",
        "The host side is not the device under test."},
   };

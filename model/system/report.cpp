@@ -35,7 +35,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   json r;
   r["scenario"] = sys.scenario.name;
   r["file"] = scenario_path;
-  r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? "no-progress" : "fail";
+  r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? (sys.time_limit_hit ? "time-limit" : "no-progress") : "fail";
   r["exit_code"] = sys.exit_code;
   json fails = json::array();
   for (const auto& f : sys.failures)
@@ -114,9 +114,9 @@ std::string summary_text(const json& r) {
   o += fmt::format("scenario  {} ({})\n", r["scenario"].get<std::string>(), r["file"].get<std::string>());
   o += fmt::format("result    {} (exit {})\n", r["result"].get<std::string>(), r["exit_code"].get<int>());
   for (const auto& f : r["failures"])
-    o += fmt::format("  FAILED  {}{}{} at {:.6f} us (core cycle {})\n", f["step"].get<std::string>(),
-                     f["step"].get<std::string>().empty() ? "" : ": ", f["what"].get<std::string>(),
-                     f["time_ps"].get<uint64_t>() / 1e6, f["core_cycle"].get<uint64_t>());
+    o += fmt::format("  FAILED  at {:.6f} us (core cycle {}){}{}: {}\n", f["time_ps"].get<uint64_t>() / 1e6,
+                     f["core_cycle"].get<uint64_t>(), f["step"].get<std::string>().empty() ? "" : ", ",
+                     f["step"].get<std::string>(), f["what"].get<std::string>());
   if (r.contains("last_frames"))
     for (const auto& [dir, l] : r["last_frames"].items()) {
       o += fmt::format("  last frames {}:{}\n", dir, l.empty() ? " none" : "");

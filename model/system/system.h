@@ -106,6 +106,7 @@ class System : public sc_core::sc_module {
   std::vector<StepRecord> steps_done;
   std::vector<std::string> stall_report;   // per-QP status when the watchdog fired
   uint64_t faults_applied = 0;
+  bool time_limit_hit = false;
 
   Node* node(const std::string& name);
   void close_taps();

@@ -111,7 +111,8 @@ void expect_step_failure(const fs::path& dir, const fs::path& scenario, const st
   EXPECT_NE((r.out + r.err).find(where), std::string::npos)
       << "the message should name " << where << "\nstdout:\n" << r.out << "stderr:\n" << r.err;
   // The FAILED line names that step, and no other.
-  std::regex failed("FAILED +([^ ]+):([0-9]+):([0-9]+):");
+  // "FAILED  at T us (core cycle C), FILE:LINE:COLUMN: what"
+  std::regex failed("FAILED +at [0-9.]+ us \\(core cycle [0-9]+\\), ([^ ]+):([0-9]+):([0-9]+):");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, failed)) << r.out;
   EXPECT_EQ(m[1].str(), scenario.filename().string());
