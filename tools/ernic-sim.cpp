@@ -49,11 +49,8 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::vector<std::pair<std::string, std::string>> outs;  // path, option
     if (!opt.pcap.empty()) {
       outs.push_back({opt.pcap, "--pcap"});
-      const std::string stem = opt.pcap.size() > 5 && opt.pcap.compare(opt.pcap.size() - 5, 5, ".pcap") == 0
-                                   ? opt.pcap.substr(0, opt.pcap.size() - 5)
-                                   : opt.pcap;
       for (const auto& n : sc.nodes)
-        for (const char* t : {"-tx", "-rx"}) outs.push_back({stem + "." + n.name + t + ".pcap", "--pcap (tap)"});
+        for (const char* t : {"tx", "rx"}) outs.push_back({pcap_tap_path(opt.pcap, n.name, t), "--pcap (tap)"});
     }
     if (!opt.vcd.empty()) {
       outs.push_back({opt.vcd, "--vcd"});

@@ -298,19 +298,12 @@ Connection& Driver::listen(const QpParams& p) {
 }
 
 Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t service_port) {
-  if (!initialised_) fail("connect before init");
-  auto cp = std::make_unique<Connection>();
-  Connection& c = *cp;
-  conns_.push_back(std::move(cp));
-  c.params = p;
-  c.qpn = alloc_qpn(p.qpn);
-  c.local_psn = p.start_psn ? (*p.start_psn & 0xFFFFFF) : rand24();
+  auto it = neigh_.find(server.v);
+  if (initialised_ && it == neigh_.end()) fail("no neighbour entry (MAC) for " + server.str());
+  Connection& c = prepare(p);
   c.local_comm_id = rand32();
   c.remote_ip = server;
-  auto it = neigh_.find(server.v);
-  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + server.str());
   c.remote_mac = it->second;
-  setup_queues(c);
 
   roce::cm::Req req;
   req.local_comm_id = c.local_comm_id;

@@ -26,6 +26,13 @@ std::string pcap_stem(const std::string& p) {
     return p.substr(0, p.size() - ext.size());
   return p;
 }
+}  // namespace
+
+std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node, const char* dir) {
+  return fmt::format("{}.{}-{}.pcap", pcap_stem(wire_pcap), node, dir);
+}
+
+namespace {
 uint8_t wqe_code(WqeOpcode o) {
   switch (o) {
     case WqeOpcode::write: return 0x00;
@@ -133,22 +140,21 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       DirFrames* in = &dirs[peer->cfg.name + "->" + me->cfg.name];
       me->cmac->on_tx = [this, me, out](const FrameBytes& f, uint64_t t) {
         out->tx.push_back(summarize(f, t, out->tx.size()));
-        if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back(), f);
+        if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
       me->cmac->on_rx = [this, me, in](const FrameBytes& f, uint64_t t) {
         in->rx.push_back(summarize(f, t, in->rx.size()));
-        if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back(), f);
+        if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
     }
   }
   if (!opt.pcap.empty()) {
     tap_wire = std::make_unique<PcapWriter>(opt.pcap);
-    const std::string stem = pcap_stem(opt.pcap);
     for (auto& n : nodes) {
-      n->tap_tx = std::make_unique<PcapWriter>(fmt::format("{}.{}-tx.pcap", stem, n->cfg.name));
-      n->tap_rx = std::make_unique<PcapWriter>(fmt::format("{}.{}-rx.pcap", stem, n->cfg.name));
+      n->tap_tx = std::make_unique<PcapWriter>(pcap_tap_path(opt.pcap, n->cfg.name, "tx"));
+      n->tap_rx = std::make_unique<PcapWriter>(pcap_tap_path(opt.pcap, n->cfg.name, "rx"));
       n->cmac->tap_tx = n->tap_tx.get();
       n->cmac->tap_rx = n->tap_rx.get();
       n->cmac->tap_wire = tap_wire.get();
@@ -194,32 +200,31 @@ void System::fail(const SourceLoc& loc, const std::string& what, int code) {
   fail_ev_.notify(SC_ZERO_TIME);
 }
 
-void System::log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r,
-                       const FrameBytes& f) {
+void System::log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r) {
   FrameFields ff;
   ff.len = r.len;
   ff.roce = r.roce;
   std::optional<uint32_t> qp;
-  if (auto d = roce::decode(f)) {
-    ff.opcode = d->bth.opcode;
-    ff.opname = roce::opcode_name(d->bth.opcode);
-    ff.psn = d->bth.psn;
-    ff.dest_qp = d->bth.dest_qp;
-    ff.ack_req = d->bth.ack_req;
-    if (d->aeth) {
-      ff.syndrome = d->aeth->syndrome;
-      ff.msn = d->aeth->msn;
+  if (r.roce) {
+    ff.opcode = r.opcode;
+    ff.opname = roce::opcode_name(uint8_t(r.opcode));
+    ff.psn = r.psn;
+    ff.dest_qp = r.dest_qp;
+    ff.ack_req = r.ack_req;
+    if (r.syndrome >= 0) {
+      ff.syndrome = uint8_t(r.syndrome);
+      ff.msn = r.msn;
     }
     ff.mad = r.mad;
-    ff.src = d->ipv6 ? d->ip6.src.str() : d->ip4.src.str();
-    ff.dst = d->ipv6 ? d->ip6.dst.str() : d->ip4.dst.str();
+    ff.src = r.src;
+    ff.dst = r.dst;
     // The local QP: the destination QP for a received frame; for a sent one
     // the QP whose remote is the frame's destination QP (QP1 for CM).
-    if (std::string(dir) == "rx" || d->bth.dest_qp == 1) {
-      qp = d->bth.dest_qp;
+    if (std::string(dir) == "rx" || r.dest_qp == 1) {
+      qp = r.dest_qp;
     } else {
       for (const auto& c : n.driver->connections())
-        if (c->qpn && c->remote_qpn == d->bth.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
+        if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
     }
   }
   ctx.log->frame(r.t_ps, n.cfg.name, "cmac", cmac_clk.cycle_at(r.t_ps), qp, dir, link, r.index, ff);
@@ -311,6 +316,9 @@ FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
     r.opcode = d->bth.opcode;
     r.psn = d->bth.psn;
     r.dest_qp = d->bth.dest_qp;
+    r.ack_req = d->bth.ack_req;
+    r.src = d->ipv6 ? d->ip6.src.str() : d->ip4.src.str();
+    r.dst = d->ipv6 ? d->ip6.dst.str() : d->ip4.dst.str();
     if (d->aeth) {
       r.syndrome = d->aeth->syndrome;
       r.msn = d->aeth->msn;

@@ -34,6 +34,9 @@ class VerilatedVcdSc;
 
 namespace ernic {
 
+// The pcap tap files beside the wire pcap: "out.pcap" -> "out.A-tx.pcap".
+std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node, const char* dir /*"tx"|"rx"*/);
+
 struct RunOptions {
   std::string pcap;   // wire view (both directions); taps beside it: <stem>.<node>-tx.pcap / -rx.pcap
   std::string vcd;    // merged waveform
@@ -67,6 +70,8 @@ struct FrameRec {
   uint32_t psn = 0, dest_qp = 0, len = 0;
   int syndrome = -1;      // AETH syndrome, -1 without AETH
   uint32_t msn = 0;
+  bool ack_req = false;
+  std::string src, dst;   // IP addresses
   std::string mad;        // CM attribute name on QP1
   std::string str() const;  // one line: time, opcode, PSN, QP, length
 };
@@ -145,7 +150,7 @@ class System : public sc_core::sc_module {
   size_t frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const;
 
   Wire* wire_for(const Direction& d);
-  void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r, const FrameBytes& f);
+  void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r);
 
   std::map<std::string, Conn> conns_;
   sc_core::sc_event frame_ev_;
