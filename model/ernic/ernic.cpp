@@ -20,7 +20,9 @@ constexpr uint8_t kWqeWrite = 0x00, kWqeWriteImm = 0x01, kWqeSend = 0x02, kWqeSe
 // Fatal codes (PG332 error-status queue).
 constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatalRemote = 0x0A,
                   kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
-                  kFatalRethLen = 0x16;
+                  kFatalRethLen = 0x16, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
+                  kFatalBadResp = 0x1B, kFatalRdRspLastForOnly = 0x1C, kFatalRdRspMiddleLen = 0x1E,
+                  kFatalRdRspLast = 0x1F;
 constexpr size_t kWqeSize = 64;
 
 uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
@@ -38,6 +40,8 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
       dma_payload_(core, mem, ctx, scope + ".wqe_proc_top_m_axi", cfg.node, "wqe_proc_top_m_axi", cfg.dma),
       dma_rx_(core, mem, ctx, scope + ".rx_pkt_hndler_ddr_m_axi", cfg.node, "rx_pkt_hndler_ddr_m_axi", cfg.dma),
       dma_cmpl_(core, mem, ctx, scope + ".resp_hndler_m_axi", cfg.node, "resp_hndler_m_axi", cfg.dma),
+      dma_rdrsp_(core, mem, ctx, scope + ".rx_pkt_hndler_rdrsp_m_axi", cfg.node, "rx_pkt_hndler_rdrsp_m_axi",
+                 cfg.dma),
       icrc_(new TxIcrc("tx_icrc", core, ctx)) {
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
@@ -89,6 +93,9 @@ void Ernic::reset_registers() {
 
 uint32_t Ernic::sq_depth(uint32_t qpn) const { return Q(qpn, R::q::QDEPTHi) & 0xFFFF; }
 uint32_t Ernic::rq_depth(uint32_t qpn) const { return Q(qpn, R::q::QDEPTHi) >> 16; }
+uint32_t Ernic::pmtu(uint32_t qpn) const {
+  return R::pmtu_bytes((Q(qpn, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
+}
 
 void Ernic::count16(uint32_t off, bool high, uint32_t n) {
   uint32_t& r = G(off);
@@ -412,10 +419,35 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
   const bool is_write = opc == kWqeWrite || opc == kWqeWriteImm;
   const bool is_send = opc == kWqeSend || opc == kWqeSendImm || opc == kWqeSendInv;
   if (opc == kWqeRead) {
-    // RDMA READ (requester and responder) is issue 4; the skeleton refuses
-    // it visibly rather than pretending.
-    ctx_.error(fmt::format("{}.qp{}", scope_, n), "RDMA READ WQE: READ is not modelled yet");
-    complete(qp, wrid, opc, true);
+    // One READ_REQUEST (RETH: ROFFSET, RTAG, LENGTH) with AckReq; it uses
+    // ceil(LENGTH / PMTU) PSNs (at least one), one per expected response
+    // (IBTA 9.7.1). The WQE stays outstanding until its last response has
+    // been written to LADDR (rx_read_resp).
+    const uint32_t mtu = pmtu(n);
+    const uint32_t npsn = length == 0 ? 1 : uint32_t((uint64_t(length) + mtu - 1) / mtu);
+    const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
+    Outstanding o{wrid, opc, first_psn, roce::psn_add(first_psn, npsn - 1), true};
+    o.laddr = laddr;
+    o.length = length;
+    o.resp_psn = first_psn;
+    qp.osq.push_back(o);
+    roce::Frame f = frame_template(n);
+    f.bth.opcode = roce::op::RC_READ_REQUEST;
+    f.bth.psn = first_psn;
+    f.bth.ack_req = true;
+    f.reth = roce::Reth{roffset, rtag, length};
+    core_.wait_cycles(cfg_.timing.hdr_build_cycles);
+    roce::EncodeOptions eo;
+    eo.fill_icrc = false;
+    std::vector<uint8_t> bytes = roce::encode(f, eo);
+    bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
+    Q(n, R::q::SQPSNi) = roce::psn_add(first_psn, npsn);
+    G(R::g::LSTOUTPKT) = roce::op::RC_READ_REQUEST | (n & 0xFF) << 8 | (first_psn & 0xFFFF) << 16;
+    count16(R::g::OUTIOPKTCNT, true);
+    ctx_.set(v_tx_opcode_, roce::op::RC_READ_REQUEST);
+    trace_qp(qp);
+    tx_enqueue(std::move(bytes));
+    Q(n, R::q::STATSSNi) = roce::psn_add(Q(n, R::q::STATSSNi), 1);
     return;
   }
   if (!is_write && !is_send) {
@@ -423,7 +455,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
     raise(F::INT_ILLEGAL_OPC);  // PG332 INTSTS[5]; the WQE is consumed (assumption A-ERNIC-5)
     return;
   }
-  const uint32_t pmtu = R::pmtu_bytes((Q(n, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
+  const uint32_t pmtu = this->pmtu(n);
   const uint32_t npkts = length == 0 ? 1 : uint32_t((uint64_t(length) + pmtu - 1) / pmtu);  // 64-bit: no wrap
   const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
   const uint32_t last_psn = roce::psn_add(first_psn, npkts - 1);
@@ -631,6 +663,10 @@ void Ernic::handle_rx(const FrameBytes& raw) {
     case roce::OpKind::Write:
       if ((f.bth.opcode >> 5) != 0) return drop("not an RC opcode");
       return rx_request(qp, f);
+    case roce::OpKind::ReadRequest:
+      return rx_request(qp, f);
+    case roce::OpKind::ReadResponse:
+      return rx_read_resp(qp, f);
     default:
       ctx_.error(fmt::format("{}.qp{}", scope_, n),
                  fmt::format("incoming {}: this opcode is not modelled yet", oi->name));
@@ -694,9 +730,11 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
   const uint32_t expected = roce::psn_add(last & roce::kPsnMask, 1);
   switch (roce::psn_classify(f.bth.psn, expected)) {
     case roce::PsnClass::Duplicate:
-      // Re-ACK without re-executing (IBTA 9.9.4.1).
       ++stats_.duplicates;
       count16(R::g::ININVDUPCNT, true);
+      // A duplicate READ is executed again from its own PSN (IBTA 9.9.4.2).
+      if (oi.kind == roce::OpKind::ReadRequest) return rx_read_request(qp, f, true);
+      // Re-ACK without re-executing (IBTA 9.9.4.1).
       send_ack(n, roce::aeth::ack(), roce::psn_add(expected, -1));
       return;
     case roce::PsnClass::OutOfSequence:
@@ -711,6 +749,7 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       break;
   }
   const bool is_write = oi.kind == roce::OpKind::Write;
+  const bool is_read = oi.kind == roce::OpKind::ReadRequest;
   // Opcode sequence: after a FIRST/MIDDLE of a kind, only MIDDLE/LAST of the
   // same kind; otherwise only FIRST/ONLY.
   const roce::OpcodeInfo* prev = roce::opcode_info(uint8_t(last >> 24));
@@ -720,7 +759,8 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
     send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
     return qp_fatal(qp, is_write ? kFatalWriteOpSeq : kFatalOpSeq, "opcode sequence");
   }
-  const uint32_t pmtu = R::pmtu_bytes((Q(n, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
+  if (is_read) return rx_read_request(qp, f, false);
+  const uint32_t pmtu = this->pmtu(n);
   const size_t len = f.payload.size();
   const bool full_pkt = oi.pos == OpPos::First || oi.pos == OpPos::Middle;
   if ((full_pkt && (len != pmtu || f.bth.pad_cnt != 0)) || len > pmtu) {
@@ -729,40 +769,16 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
   }
   if (is_write) {
     if (oi.pos == OpPos::First || oi.pos == OpPos::Only) {
-      // PG332 Fig. 2-9: index from the R_Key, PD, key byte, bounds, access.
       const roce::Reth& r = *f.reth;
-      const uint32_t idx = r.rkey >> 8;
-      uint8_t code = 0;
       std::string why;
-      if (idx >= cfg_.num_mr) {
-        code = kFatalRkey, why = "R_Key index beyond the MR table";
-      } else {
-        auto& e = mr_[idx];
-        const uint64_t va0 = uint64_t(e[R::m::VIRTADDRLSB / 4]) | uint64_t(e[R::m::VIRTADDRMSB / 4]) << 32;
-        const uint64_t mlen = uint64_t(e[R::m::WRRDBUFLEN / 4]) |
-                              uint64_t(e[R::m::ACCESSDESC / 4] >> 16) << 32;
-        const uint32_t acc = e[R::m::ACCESSDESC / 4] & 0xF;
-        if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) {
-          code = kFatalRkey, why = "PD mismatch";
-        } else if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) {
-          code = kFatalRkey, why = "R_Key key byte mismatch";
-        } else if (acc != F::ACCESS_WRITE && acc != F::ACCESS_RW) {
-          code = kFatalRkey, why = "MR does not allow remote write";
-        } else if (r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0)) {
-          code = kFatalRethLen, why = "RETH range outside the MR";
-        }
-        if (!code) {
-          const uint64_t base = uint64_t(e[R::m::BUFBASEADDRLSB / 4]) |
-                                uint64_t(e[R::m::BUFBASEADDRMSB / 4]) << 32;
-          qp.wr_phys = base + (r.va - va0);
-          qp.wr_left = r.dma_len;
-          qp.wr_active = true;
-        }
-      }
-      if (code) {
+      uint64_t phys = 0;
+      if (const uint8_t code = check_reth(n, r, /*read=*/false, phys, why)) {
         send_ack(n, roce::aeth::kNakRemoteAccess, f.bth.psn);
         return qp_fatal(qp, code, why);
       }
+      qp.wr_phys = phys;
+      qp.wr_left = r.dma_len;
+      qp.wr_active = true;
     }
     if (len > qp.wr_left || ((oi.pos == OpPos::Last || oi.pos == OpPos::Only) && len != qp.wr_left)) {
       send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
@@ -819,6 +835,172 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
   if (f.bth.ack_req) send_ack(n, roce::aeth::ack(), f.bth.psn);
 }
 
+uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const {
+  // PG332 Fig. 2-9: index from the R_Key, PD, key byte, access, bounds.
+  auto fail = [&why](uint8_t code, const char* reason) {
+    why = reason;
+    return code;
+  };
+  const uint32_t idx = r.rkey >> 8;
+  if (idx >= cfg_.num_mr) return fail(kFatalRkey, "R_Key index beyond the MR table");
+  const auto& e = mr_[idx];
+  const uint64_t va0 = uint64_t(e[R::m::VIRTADDRLSB / 4]) | uint64_t(e[R::m::VIRTADDRMSB / 4]) << 32;
+  const uint64_t mlen = uint64_t(e[R::m::WRRDBUFLEN / 4]) | uint64_t(e[R::m::ACCESSDESC / 4] >> 16) << 32;
+  const uint32_t acc = e[R::m::ACCESSDESC / 4] & 0xF;
+  if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) return fail(kFatalRkey, "PD mismatch");
+  if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) return fail(kFatalRkey, "R_Key key byte mismatch");
+  if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW)
+    return fail(kFatalRkey, "MR does not allow remote read");
+  if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW)
+    return fail(kFatalRkey, "MR does not allow remote write");
+  if (r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0))
+    return fail(kFatalRethLen, "RETH range outside the MR");
+  phys = (uint64_t(e[R::m::BUFBASEADDRLSB / 4]) | uint64_t(e[R::m::BUFBASEADDRMSB / 4]) << 32) + (r.va - va0);
+  return 0;
+}
+
+// Responder: a READ_REQUEST at the expected PSN (duplicate = false) or
+// behind it (duplicate = true, executed again from its own PSN without
+// moving the expected PSN or the MSN). The RETH is checked as for a WRITE
+// but needs read access; the responses (ONLY, or FIRST / MIDDLE... / LAST)
+// take the PSNs from the request's on, their payload is read from host
+// memory through wqe_proc_top_m_axi, and they go out through the TX queue
+// as ACKs do. The RX handler waits while it sends them (assumption A-ERNIC-11).
+void Ernic::rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate) {
+  using namespace roce::op;
+  const uint32_t n = qp.qpn;
+  ++stats_.read_requests_received;
+  if (!f.reth) return drop("READ_REQUEST without RETH");
+  const roce::Reth& r = *f.reth;
+  std::string why;
+  uint64_t phys = 0;
+  if (const uint8_t code = check_reth(n, r, /*read=*/true, phys, why)) {
+    send_ack(n, roce::aeth::kNakRemoteAccess, f.bth.psn);
+    return qp_fatal(qp, code, why);
+  }
+  const uint32_t mtu = pmtu(n);
+  const uint32_t npkts = r.dma_len == 0 ? 1 : uint32_t((uint64_t(r.dma_len) + mtu - 1) / mtu);
+  if (!duplicate) {
+    // Accepted: the expected PSN moves past every response PSN; the READ is
+    // one message for the MSN the responses carry.
+    Q(n, R::q::LSTRQREQi) = uint32_t(RC_READ_REQUEST) << 24 | roce::psn_add(f.bth.psn, npkts - 1);
+    Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), 1);
+    trace_qp(qp);
+  }
+  roce::Frame rsp = frame_template(n);
+  uint32_t off = 0;
+  for (uint32_t i = 0; i < npkts; ++i) {
+    if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;  // the QP went fatal meanwhile: stop sending
+    const bool first = i == 0, last = i + 1 == npkts;
+    const uint32_t chunk = std::min(mtu, r.dma_len - off);
+    const uint8_t op = npkts == 1 ? RC_READ_RESP_ONLY
+                       : first    ? RC_READ_RESP_FIRST
+                       : last     ? RC_READ_RESP_LAST
+                                  : RC_READ_RESP_MIDDLE;
+    rsp.bth.opcode = op;
+    rsp.bth.psn = roce::psn_add(f.bth.psn, i);
+    rsp.bth.ack_req = false;
+    rsp.aeth.reset();
+    if (op != RC_READ_RESP_MIDDLE) rsp.aeth = roce::Aeth{roce::aeth::ack(), Q(n, R::q::STATMSNi) & roce::kPsnMask};
+    rsp.payload.resize(chunk);
+    if (chunk && !dma_payload_.read(phys + off, rsp.payload.data(), chunk, /*with_latency=*/first, n)) {
+      // The MR table points outside host memory: the responder cannot
+      // answer (remote operational error, IBTA 9.7.5.2.4).
+      send_ack(n, roce::aeth::kNakRemoteOp, f.bth.psn);
+      return qp_fatal(qp, kFatalWqe, "READ response payload outside host memory");
+    }
+    core_.wait_cycles(cfg_.timing.rdrsp_build_cycles);
+    roce::EncodeOptions eo;
+    eo.fill_icrc = false;
+    std::vector<uint8_t> bytes = roce::encode(rsp, eo);
+    bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
+    G(R::g::LSTOUTPKT) = op | (n & 0xFF) << 8 | (rsp.bth.psn & 0xFFFF) << 16;
+    ++G(R::g::OUTRDRSPPKTCNT);
+    ++stats_.read_responses_sent;
+    tx_enqueue(std::move(bytes));
+    off += chunk;
+  }
+}
+
+// Requester: a READ response. It must be the next PSN of the oldest
+// outstanding READ; FIRST/MIDDLE carry exactly PMTU bytes, LAST/ONLY the
+// rest, FIRST/LAST/ONLY an AETH with an ACK syndrome. The payload goes to
+// LADDR + offset through rx_pkt_hndler_rdrsp_m_axi. The first response also
+// acknowledges every older WQE (IBTA: a response for PSN p covers all PSNs
+// up to p); the READ completes after its last response has been written.
+void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
+  using roce::OpPos;
+  const uint32_t n = qp.qpn;
+  const roce::OpcodeInfo& oi = *roce::opcode_info(f.bth.opcode);
+  size_t ri = 0;
+  while (ri < qp.osq.size() && !qp.osq[ri].is_read) ++ri;
+  if (ri == qp.osq.size()) return drop("READ response without an outstanding READ");
+  Outstanding& rd = qp.osq[ri];
+  const uint32_t p = f.bth.psn;
+  if (roce::psn_lt(p, rd.resp_psn)) {
+    // Already seen (a duplicate response, or one for a READ already done): ignored (IBTA 9.9.3.1.3).
+    ++stats_.duplicates;
+    return drop("duplicate READ response");
+  }
+  if (p != rd.resp_psn) {
+    if (!rd.gap_reported) {
+      rd.gap_reported = true;
+      ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                 fmt::format("READ response PSN 0x{:06x} while 0x{:06x} was expected (responses lost); re-issuing "
+                             "the READ is not modelled yet, the READ stays outstanding",
+                             p, rd.resp_psn));
+    }
+    return drop("READ response out of sequence");
+  }
+  const uint32_t mtu = pmtu(n);
+  const uint32_t left = rd.length - rd.resp_off;
+  const bool is_last = rd.resp_psn == rd.last_psn;
+  const bool is_first = rd.resp_off == 0 && rd.resp_psn == rd.first_psn;
+  const bool single = rd.first_psn == rd.last_psn;
+  // Opcode position against what this PSN of the READ must carry.
+  const OpPos want = single ? OpPos::Only : is_first ? OpPos::First : is_last ? OpPos::Last : OpPos::Middle;
+  if (oi.pos != want) {
+    const uint8_t code = (want == OpPos::Only && oi.pos == OpPos::Last) ? kFatalRdRspLastForOnly : kFatalBadResp;
+    return qp_fatal(qp, code,
+                    fmt::format("{} at PSN 0x{:06x} of a READ of {} bytes", oi.name, p, rd.length));
+  }
+  if (oi.pos != OpPos::Middle) {
+    if (!f.aeth) return qp_fatal(qp, kFatalBadAeth, fmt::format("{} without AETH", oi.name));
+    if (roce::aeth::type(f.aeth->syndrome) != 0)
+      return qp_fatal(qp, kFatalBadAeth,
+                      fmt::format("{} with AETH syndrome 0x{:02x}", oi.name, f.aeth->syndrome));
+  }
+  const size_t len = f.payload.size();
+  const uint32_t want_len = std::min(mtu, left);
+  if (len != want_len || ((oi.pos == OpPos::First || oi.pos == OpPos::Middle) && f.bth.pad_cnt != 0)) {
+    const uint8_t code = oi.pos == OpPos::Only     ? kFatalRdRspOnlyLen
+                         : oi.pos == OpPos::Middle ? kFatalRdRspMiddleLen
+                         : oi.pos == OpPos::Last   ? kFatalRdRspLast
+                                                   : kFatalBadResp;
+    return qp_fatal(qp, code, fmt::format("{} carries {} bytes, {} expected", oi.name, len, want_len));
+  }
+  // Accepted. Older WQEs are acknowledged by this response.
+  ++stats_.read_responses_received;
+  count16(R::g::INSRRPKTCNT, true);
+  for (size_t k = 0; k < ri; ++k) {
+    Outstanding o = qp.osq.front();
+    qp.osq.pop_front();
+    complete(qp, o.wrid, o.wqe_opcode, false);
+  }
+  Outstanding& cur = qp.osq.front();
+  if (len) dma_rdrsp_.write(cur.laddr + cur.resp_off, f.payload.data(), len, n);
+  cur.resp_off += uint32_t(len);
+  cur.resp_psn = roce::psn_add(cur.resp_psn, 1);
+  Q(n, R::q::STATRESPSNi) = roce::psn_add(p, 1);
+  if (is_last) {
+    Outstanding o = cur;
+    qp.osq.pop_front();
+    complete(qp, o.wrid, o.wqe_opcode, false);  // after the last response's write was issued (posted, in order)
+  }
+  trace_qp(qp);
+  ack_ev_.notify(SC_ZERO_TIME);
+}
+
 void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
   const uint32_t n = qp.qpn;
   if (!f.aeth) return drop("ACK without AETH");
@@ -827,10 +1009,21 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
     case 0: {  // ACK: retire every covered WQE, oldest first, exactly once
       count16(R::g::INAMPKTCNT, false);
       ++stats_.acks_received;
-      while (!qp.osq.empty() && roce::psn_le(qp.osq.front().last_psn, f.bth.psn)) {
+      // A READ completes only through its responses: an ACK whose PSN
+      // reaches an unanswered READ means its responses were lost (an implied
+      // NAK, IBTA 9.9.3.1.3).
+      while (!qp.osq.empty() && !qp.osq.front().is_read && roce::psn_le(qp.osq.front().last_psn, f.bth.psn)) {
         Outstanding o = qp.osq.front();
         qp.osq.pop_front();
         complete(qp, o.wrid, o.wqe_opcode, false);
+      }
+      if (!qp.osq.empty() && qp.osq.front().is_read && roce::psn_ge(f.bth.psn, qp.osq.front().resp_psn) &&
+          !qp.osq.front().gap_reported) {
+        qp.osq.front().gap_reported = true;
+        ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                   fmt::format("ACK PSN 0x{:06x} lies beyond the unanswered READ at PSN 0x{:06x} (implied NAK); "
+                               "re-issuing the READ is not modelled yet, the READ stays outstanding",
+                               f.bth.psn, qp.osq.front().resp_psn));
       }
       Q(n, R::q::STATRESPSNi) = roce::psn_add(f.bth.psn, 1);
       trace_qp(qp);

@@ -8,6 +8,12 @@
 //  - the SQPIi doorbell (AXI-Lite, QPCONFi[4] = 1), WQE fetch from the SQ in
 //    host memory (64-byte WQEs, PG332 Table 2-1), RDMA WRITE / SEND (and
 //    their immediate forms) segmented at the PMTU, AckReq on the last packet;
+//  - RDMA READ as requester (one READ_REQUEST with RETH using ceil(L/PMTU)
+//    PSNs; the READ responses are checked and written to LADDR through
+//    rx_pkt_hndler_rdrsp_m_axi; the CQE follows the last one) and as
+//    responder (RETH checks with read access, payload read through
+//    wqe_proc_top_m_axi, READ_RESP ONLY or FIRST/MIDDLE/LAST with AETH;
+//    duplicate READs are re-executed);
 //  - the responder: PSN and opcode-sequence checks, the R_Key / PD / key /
 //    bounds / access checks of PG332 Fig. 2-9 before any payload is written,
 //    SEND payload into RQ elements (STATRQPIDBi + RQWPTRDBADDi write), ACK
@@ -54,6 +60,7 @@ struct ErnicTiming {
   uint32_t hdr_build_cycles = 2;   // header descriptor build per packet
   uint32_t rx_parse_cycles = 4;    // header parse + validation per packet
   uint32_t ack_build_cycles = 2;   // ACK/NAK frame build
+  uint32_t rdrsp_build_cycles = 2; // READ response header build per packet (assumption A-ERNIC-11)
   uint32_t max_outstanding = 16;   // outstanding requests per QP (PG332)
   uint32_t tx_queue_frames = 4;    // frames between the WQE processor and the TX datapath
 };
@@ -72,7 +79,8 @@ struct ErnicConfig {
 struct ErnicStats {
   uint64_t wqes_processed = 0, cqes_written = 0, acks_sent = 0, naks_sent = 0, acks_received = 0,
            naks_received = 0, rx_dropped = 0, rx_icrc_errors = 0, duplicates = 0, mads_received = 0,
-           icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0;
+           icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0,
+           read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0;
 };
 
 class Ernic : public sc_core::sc_module, public AxiLiteTarget {
@@ -107,6 +115,12 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     uint8_t wqe_opcode;
     uint32_t first_psn, last_psn;
     bool is_read;
+    // READ only: where the responses go and how far they have come.
+    uint64_t laddr = 0;
+    uint32_t length = 0;
+    uint32_t resp_psn = 0;         // PSN of the next expected READ response
+    uint32_t resp_off = 0;         // bytes written to LADDR so far
+    bool gap_reported = false;     // a lost response / implied NAK was reported
   };
   struct Qp {
     uint32_t qpn = 0;
@@ -161,6 +175,12 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void rx_qp1(const roce::Frame& f, const FrameBytes& raw);
   void rx_request(Qp& qp, const roce::Frame& f);
   void rx_ack(Qp& qp, const roce::Frame& f);
+  void rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate);
+  void rx_read_resp(Qp& qp, const roce::Frame& f);
+  // PG332 Fig. 2-9 checks of an incoming RETH; 0 when valid (phys set), else
+  // the fatal code with the reason in why.
+  uint8_t check_reth(uint32_t qpn, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const;
+  uint32_t pmtu(uint32_t qpn) const;
   void send_ack(uint32_t qpn, uint8_t syndrome, uint32_t psn);
   void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
   void drop(const std::string& why);
@@ -180,7 +200,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   std::vector<uint32_t> rq_int_, cq_int_, cnp_;   // interrupt banks
   std::vector<Qp> qps_;                           // index = qpn
 
-  Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_;  // PG332's masters
+  Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_, dma_rdrsp_;  // PG332's masters
   std::unique_ptr<TxIcrc> icrc_;
 
   sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_;
