@@ -986,17 +986,25 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
     Outstanding o = qp.osq.front();
     qp.osq.pop_front();
     complete(qp, o.wrid, o.wqe_opcode, false);
+    // complete() takes time; the QP manager may have made the QP fatal
+    // meanwhile (every outstanding WQE then completed with ERRFLAG).
+    if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
   }
+  // Account for the response before its (timed) write, so that nothing
+  // refers into the outstanding queue across a wait.
   Outstanding& cur = qp.osq.front();
-  if (len) dma_rdrsp_.write(cur.laddr + cur.resp_off, f.payload.data(), len, n);
+  const uint64_t dst = cur.laddr + cur.resp_off;
   cur.resp_off += uint32_t(len);
   cur.resp_psn = roce::psn_add(cur.resp_psn, 1);
   Q(n, R::q::STATRESPSNi) = roce::psn_add(p, 1);
-  if (is_last) {
-    Outstanding o = cur;
-    qp.osq.pop_front();
-    complete(qp, o.wrid, o.wqe_opcode, false);  // after the last response's write was issued (posted, in order)
-  }
+  const Outstanding done = cur;
+  if (is_last) qp.osq.pop_front();
+  if (len) dma_rdrsp_.write(dst, f.payload.data(), len, n);
+  // The CQE follows the last response's write (posted; the data is in host
+  // memory when its last beat has been issued). A QP that went fatal while
+  // the data was written completes the READ with ERRFLAG, as qp_fatal did
+  // for every WQE still outstanding.
+  if (is_last) complete(qp, done.wrid, done.wqe_opcode, (Q(n, R::q::STATQPi) & F::STATQP_FATAL) != 0);
   trace_qp(qp);
   ack_ev_.notify(SC_ZERO_TIME);
 }
