@@ -22,7 +22,7 @@ const std::vector<FieldInfo>& all_fields() {
 #define ERNIC_GREG(name, off, acc, rst, doc)
 #define ERNIC_QREG(name, off, acc, rst, qp1, doc)
 #define ERNIC_MREG(name, off, acc, rst, doc)
-#define ERNIC_FIELD(reg, name, lsb, width, doc) {#reg, #name, lsb, width, doc},
+#define ERNIC_FIELD(reg, name, lsb, width, layouts, doc) {#reg, #name, lsb, width, layouts, doc},
 #include "model/regs/ernic_regs.def"
 #undef ERNIC_GREG
 #undef ERNIC_QREG
@@ -33,15 +33,20 @@ const std::vector<FieldInfo>& all_fields() {
 }
 
 const FieldInfo* find_field(const std::string& reg, const std::string& field) {
+  return find_field(reg, field, kLayout31);
+}
+
+const FieldInfo* find_field(const std::string& reg, const std::string& field, const Layout& l) {
+  const uint32_t bit = l.gcsr_base == kLayout4x.gcsr_base ? 2 : 1;
   for (const auto& f : all_fields())
-    if (reg == f.reg && field == f.name) return &f;
+    if (reg == f.reg && field == f.name && (f.layouts & bit)) return &f;
   return nullptr;
 }
 
 std::vector<const FieldInfo*> fields_of(const std::string& reg) {
   std::vector<const FieldInfo*> out;
   for (const auto& f : all_fields())
-    if (reg == f.reg) out.push_back(&f);
+    if (reg == f.reg && (f.layouts & 1)) out.push_back(&f);
   return out;
 }
 

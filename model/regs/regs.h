@@ -97,13 +97,18 @@ struct FieldInfo {
   const char* name;    // field name, e.g. "PMTU"
   uint32_t lsb;
   uint32_t width;
+  uint32_t layouts;    // bit 0: the 3.1 layout has it, bit 1: 4.x (some fields move)
   const char* doc;
   uint32_t mask() const { return (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1)) << lsb; }
   uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
   uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
 };
 const std::vector<FieldInfo>& all_fields();
+// The field as the 3.1 layout has it (the default layout).
 const FieldInfo* find_field(const std::string& reg, const std::string& field);
+struct Layout;
+// The field as the given layout has it (nullptr if that layout lacks it).
+const FieldInfo* find_field(const std::string& reg, const std::string& field, const Layout& l);
 std::vector<const FieldInfo*> fields_of(const std::string& reg);
 const RegInfo* find_register(const std::string& name);  // exact, case-sensitive
 const char* access_name(Access a);

@@ -155,8 +155,9 @@ TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
   for (const auto& f : R::all_fields()) {
     ASSERT_NE(R::find_register(f.reg), nullptr) << f.reg << "." << f.name;
     EXPECT_LE(f.lsb + f.width, 32u) << f.reg << "." << f.name;
-    for (const auto* g : R::fields_of(f.reg))
-      if (g != &f) EXPECT_EQ(f.mask() & g->mask(), 0u) << f.reg << "." << f.name << " vs " << g->name;
+    for (const auto& g : R::all_fields())
+      if (&g != &f && std::string(g.reg) == f.reg && (g.layouts & f.layouts))
+        EXPECT_EQ(f.mask() & g.mask(), 0u) << f.reg << "." << f.name << " vs " << g.name;
   }
   // Positions from PG332 v3.1 (spec sections 1-3).
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->mask(), 0x700u);
@@ -167,4 +168,15 @@ TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
   EXPECT_EQ(R::find_field("INTSTS", "MAD")->mask(), F::INT_MAD);
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->set(0x21, 4), 0x421u);
   EXPECT_EQ(R::find_field("LSTRQREQi", "OPCODE")->get(0x0A123456), 0x0Au);
+  // Fields the 4.x layout moves (XIB4, AUD): the UDP port to [23:8], the QP
+  // count out of XRNICCONF, the SW-override QPN to [31:20].
+  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout4x)->mask(), 0x00FFFF00u);
+  EXPECT_EQ(R::find_field("XRNICCONF", "NUM_QP", R::kLayout4x), nullptr);
+  EXPECT_EQ(R::find_field("XRNIC_CONF_QP_EN", "NUM_QP", R::kLayout4x)->mask(), 0xFFFu);
+  EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN", R::kLayout4x)->mask(), 0xFFF00000u);
+  EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN")->mask(), 0xFF000000u);
+  // The layout constants the model uses agree with the description.
+  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout4x)->lsb, R::kLayout4x.udp_sport_shift);
+  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout31)->lsb, R::kLayout31.udp_sport_shift);
+  EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN", R::kLayout4x)->lsb, R::kLayout4x.swovr_qpn_shift);
 }
