@@ -22,7 +22,12 @@ constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatal
                   kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
                   kFatalRethLen = 0x16, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
                   kFatalBadResp = 0x1B, kFatalRdRspLastForOnly = 0x1C, kFatalRdRspMiddleLen = 0x1E,
-                  kFatalRdRspLast = 0x1F;
+                  kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09;
+// IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
+constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
+                                        48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
+                                        2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+constexpr uint32_t kWqeProcRetryBufsUnavail = 1u << 4;  // WQEPROCSTS[4]
 constexpr size_t kWqeSize = 64;
 
 uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
@@ -42,6 +47,7 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
       dma_cmpl_(core, mem, ctx, scope + ".resp_hndler_m_axi", cfg.node, "resp_hndler_m_axi", cfg.dma),
       dma_rdrsp_(core, mem, ctx, scope + ".rx_pkt_hndler_rdrsp_m_axi", cfg.node, "rx_pkt_hndler_rdrsp_m_axi",
                  cfg.dma),
+      dma_wrddr_(core, mem, ctx, scope + ".wqe_proc_wr_ddr_m_axi", cfg.node, "wqe_proc_wr_ddr_m_axi", cfg.dma),
       icrc_(new TxIcrc("tx_icrc", core, ctx)) {
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
@@ -73,6 +79,8 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   SC_THREAD(qp_mgr_thread);
   SC_THREAD(tx_thread);
   SC_THREAD(rx_thread);
+  SC_THREAD(timer_thread);
+  SC_THREAD(copy_thread);
 }
 
 Ernic::~Ernic() = default;
@@ -232,7 +240,11 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.enabled = true;
         uint32_t depth = sq_depth(n);
         qp.sq_ci = depth ? lo16(Q(n, R::q::STATCURSQPTRi)) % depth : 0;
-        qp.osq.clear();
+        drop_outstanding(qp);
+        qp.resend_pending = false;
+        qp.retry_cnt = qp.rnr_cnt = 0;
+        qp.ack_deadline_ps = qp.rnr_until_ps = 0;
+        qp.buf_need = 0;
         qp.nak_psn_sent = false;
         qp.wr_active = false;
         qp.send_off = 0;
@@ -314,8 +326,10 @@ bool Ernic::qp_has_work(const Qp& qp) const {
   if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
   const uint32_t depth = sq_depth(n);
   if (depth == 0) return false;
+  if (qp.resend_pending) return qp.rnr_until_ps == 0;  // go-back-N first (after an RNR wait)
   const uint32_t pi = qp.sq_pi % depth;  // a value equal to the depth means 0
   if (pi == qp.sq_ci) return false;
+  if (qp.buf_need && free_bufs_.size() < qp.buf_need) return false;  // waits for write-retry buffers
   return qp.osq.size() < cfg_.timing.max_outstanding;
 }
 
@@ -362,11 +376,29 @@ void Ernic::qp_mgr_thread() {
     Qp& qp = *next;
     rr_next_ = qp.qpn % cfg_.num_qp + 1;
     const uint32_t n = qp.qpn;
-    ctx_.set(v_req_state_, kReqFetch);
     ctx_.set(v_req_qpn_, n);
+    if (qp.resend_pending) {
+      ctx_.set(v_req_state_, kReqSend);
+      resend(qp);
+      ctx_.set(v_req_state_, qp.osq.empty() ? kReqIdle : kReqWaitAck);
+      continue;
+    }
+    ctx_.set(v_req_state_, kReqFetch);
     uint8_t wqe[kWqeSize];
     const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
+    const uint32_t sq_idx = qp.sq_ci;
     const bool ok = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize, true, n);
+    // A WRITE needs write-retry buffers for its payload before it is sent;
+    // without enough free ones the WQE stays in the SQ (WQEPROCSTS[4]).
+    std::vector<uint32_t> bufs;
+    if (ok && n != 1 && (wqe[16] == kWqeWrite || wqe[16] == kWqeWriteImm)) {
+      const bool got = alloc_bufs(qp, roce::get_le32(wqe + 12), bufs);
+      bool waiting = false;
+      for (const Qp& q : qps_) waiting = waiting || q.buf_need != 0;
+      G(R::g::WQEPROCSTS) = waiting ? G(R::g::WQEPROCSTS) | kWqeProcRetryBufsUnavail
+                                    : G(R::g::WQEPROCSTS) & ~kWqeProcRetryBufsUnavail;
+      if (!got) continue;
+    }
     qp.sq_ci = (qp.sq_ci + 1) % sq_depth(n);
     Q(n, R::q::STATCURSQPTRi) = qp.sq_ci;
     Q(n, R::q::STATWQEi) = lo16(Q(n, R::q::STATWQEi) + 1);
@@ -378,13 +410,13 @@ void Ernic::qp_mgr_thread() {
     }
     core_.wait_cycles(cfg_.timing.wqe_decode_cycles);
     ctx_.set(v_req_state_, kReqSend);
-    execute_wqe(qp, wqe);
+    execute_wqe(qp, wqe, sq_idx, std::move(bufs));
     ++stats_.wqes_processed;
     ctx_.set(v_req_state_, qp.osq.empty() ? kReqIdle : kReqWaitAck);
   }
 }
 
-void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
+void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<uint32_t> bufs) {
   const uint32_t n = qp.qpn;
   const uint16_t wrid = roce::get_le16(w + 0);
   const uint64_t laddr = roce::get_le64(w + 4);
@@ -429,24 +461,14 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
     Outstanding o{wrid, opc, first_psn, roce::psn_add(first_psn, npsn - 1), true};
     o.laddr = laddr;
     o.length = length;
+    o.sq_idx = sq_idx;
+    o.ssn = Q(n, R::q::STATSSNi);
+    o.roffset = roffset;
+    o.rtag = rtag;
     o.resp_psn = first_psn;
+    o.req_psn = first_psn;
     qp.osq.push_back(o);
-    roce::Frame f = frame_template(n);
-    f.bth.opcode = roce::op::RC_READ_REQUEST;
-    f.bth.psn = first_psn;
-    f.bth.ack_req = true;
-    f.reth = roce::Reth{roffset, rtag, length};
-    core_.wait_cycles(cfg_.timing.hdr_build_cycles);
-    roce::EncodeOptions eo;
-    eo.fill_icrc = false;
-    std::vector<uint8_t> bytes = roce::encode(f, eo);
-    bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
-    Q(n, R::q::SQPSNi) = roce::psn_add(first_psn, npsn);
-    G(R::g::LSTOUTPKT) = roce::op::RC_READ_REQUEST | (n & 0xFF) << 8 | (first_psn & 0xFFFF) << 16;
-    count16(R::g::OUTIOPKTCNT, true);
-    ctx_.set(v_tx_opcode_, roce::op::RC_READ_REQUEST);
-    trace_qp(qp);
-    tx_enqueue(std::move(bytes));
+    send_read_request(qp, first_psn, /*retry=*/false);
     Q(n, R::q::STATSSNi) = roce::psn_add(Q(n, R::q::STATSSNi), 1);
     return;
   }
@@ -458,13 +480,41 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
   const uint32_t pmtu = this->pmtu(n);
   const uint32_t npkts = length == 0 ? 1 : uint32_t((uint64_t(length) + pmtu - 1) / pmtu);  // 64-bit: no wrap
   const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
-  const uint32_t last_psn = roce::psn_add(first_psn, npkts - 1);
-  qp.osq.push_back({wrid, opc, first_psn, last_psn, false});
+  Outstanding o{wrid, opc, first_psn, roce::psn_add(first_psn, npkts - 1), false};
+  o.laddr = laddr;
+  o.length = length;
+  o.sq_idx = sq_idx;
+  o.ssn = Q(n, R::q::STATSSNi);
+  o.roffset = roffset;
+  o.rtag = rtag;
+  o.immdt = immdt;
+  o.bufs = std::move(bufs);
+  qp.osq.push_back(o);
+  send_packets(qp, o, first_psn, /*retry=*/false);
+  Q(n, R::q::STATSSNi) = roce::psn_add(Q(n, R::q::STATSSNi), 1);
+}
+
+// The packets of a WRITE or SEND WQE from from_psn to its last PSN. First
+// transmission: the payload is read from LADDR and a WRITE's payload is
+// also copied into its write-retry buffers (through wqe_proc_wr_ddr_m_axi,
+// in parallel with transmission). Retransmission: a WRITE's payload is read
+// back from the retry buffers (LADDR when it has none, A-ERNIC-17), a
+// SEND's from LADDR again. Every request sent (re)starts the local ACK timer.
+void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool retry) {
+  const uint32_t n = qp.qpn;
+  const uint8_t opc = o.wqe_opcode;
+  const bool is_write = opc == kWqeWrite || opc == kWqeWriteImm;
+  const uint32_t pmtu = this->pmtu(n);
+  const uint32_t length = o.length;
+  const uint32_t npkts = length == 0 ? 1 : uint32_t((uint64_t(length) + pmtu - 1) / pmtu);
+  const int32_t d = roce::psn_diff(from_psn, o.first_psn);
+  const uint32_t i0 = d < 0 ? 0 : std::min(uint32_t(d), npkts - 1);
   roce::Frame f = frame_template(n);
-  uint32_t off = 0;
-  for (uint32_t i = 0; i < npkts; ++i) {
+  for (uint32_t i = i0; i < npkts; ++i) {
     if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;  // the QP went fatal meanwhile: stop sending
+    if (!qp.enabled) return;
     const bool first = i == 0, last = i + 1 == npkts;
+    const uint32_t off = i * pmtu;
     const uint32_t chunk = std::min(pmtu, length - off);
     uint8_t op;
     using namespace roce::op;
@@ -482,20 +532,27 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
                       : RC_SEND_MIDDLE;
     }
     f.bth.opcode = op;
-    f.bth.psn = roce::psn_add(first_psn, i);
+    f.bth.psn = roce::psn_add(o.first_psn, i);
     f.bth.ack_req = last;  // assumption A-ERNIC-2: AckReq on the last packet of a message
     f.reth.reset();
     f.immdt.reset();
     f.ieth.reset();
-    if (is_write && first) f.reth = roce::Reth{roffset, rtag, length};
-    if (last && (opc == kWqeWriteImm || opc == kWqeSendImm)) f.immdt = immdt;
-    if (last && opc == kWqeSendInv) f.ieth = rtag;
+    if (is_write && first) f.reth = roce::Reth{o.roffset, o.rtag, length};
+    if (last && (opc == kWqeWriteImm || opc == kWqeSendImm)) f.immdt = o.immdt;
+    if (last && opc == kWqeSendInv) f.ieth = o.rtag;
     f.payload.resize(chunk);
-    if (!dma_payload_.read(laddr + off, f.payload.data(), chunk, /*with_latency=*/first, n)) {
+    if (retry && is_write && !o.bufs.empty()) {
+      // The copy must have landed before it is read back.
+      while (!copyq_.empty() || copy_busy_) wait(copy_done_ev_);
+      buf_io(o.bufs, off, f.payload.data(), chunk, /*write=*/false, /*with_latency=*/i == i0, n);
+    } else if (!dma_payload_.read(o.laddr + off, f.payload.data(), chunk, /*with_latency=*/i == i0, n)) {
       qp_fatal(qp, kFatalWqe, "payload read outside host memory");
       return;
     }
+    if (!retry && is_write && !o.bufs.empty() && chunk)
+      buf_io(o.bufs, off, f.payload.data(), chunk, /*write=*/true, false, n);
     core_.wait_cycles(cfg_.timing.hdr_build_cycles);
+    if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
     roce::EncodeOptions eo;
     eo.fill_icrc = false;
     std::vector<uint8_t> bytes = roce::encode(f, eo);
@@ -503,12 +560,58 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w) {
     Q(n, R::q::SQPSNi) = roce::psn_add(f.bth.psn, 1);
     G(R::g::LSTOUTPKT) = op | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
     count16(R::g::OUTIOPKTCNT, is_write);
+    if (retry) {
+      ++G(R::g::RETRYCNTSTS);
+      ++stats_.retransmitted_packets;
+    }
     ctx_.set(v_tx_opcode_, op);
     trace_qp(qp);
     tx_enqueue(std::move(bytes));
-    off += chunk;
+    arm_timer(qp);
   }
-  Q(n, R::q::STATSSNi) = roce::psn_add(Q(n, R::q::STATSSNi), 1);
+}
+
+// A READ_REQUEST for the outstanding READ that starts at first_psn. First
+// time: the whole READ. Re-issue (A-ERNIC-12): 3.1 asks for the whole READ
+// again; 4.x from the first missing response PSN, with the RETH's VA and
+// length moved past the bytes already written (IBTA 9.7.5.2.x).
+void Ernic::send_read_request(Qp& qp, uint32_t first_psn, bool retry) {
+  const uint32_t n = qp.qpn;
+  Outstanding* e = nullptr;
+  for (auto& o : qp.osq)
+    if (o.is_read && o.first_psn == first_psn) e = &o;
+  if (!e) return;
+  if (retry) {
+    if (!partial_resend()) {  // 3.1: the whole READ again; 4.x: from the first missing response
+      e->resp_psn = e->first_psn;
+      e->resp_off = 0;
+    }
+    e->reissue_wait = true;  // stragglers of the earlier responses are ignored
+  }
+  e->req_psn = e->resp_psn;
+  const uint32_t psn = e->resp_psn, last_psn = e->last_psn;
+  roce::Frame f = frame_template(n);
+  f.bth.opcode = roce::op::RC_READ_REQUEST;
+  f.bth.psn = psn;
+  f.bth.ack_req = true;
+  f.reth = roce::Reth{e->roffset + e->resp_off, e->rtag, e->length - e->resp_off};
+  core_.wait_cycles(cfg_.timing.hdr_build_cycles);
+  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
+  roce::EncodeOptions eo;
+  eo.fill_icrc = false;
+  std::vector<uint8_t> bytes = roce::encode(f, eo);
+  bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
+  Q(n, R::q::SQPSNi) = roce::psn_add(last_psn, 1);
+  G(R::g::LSTOUTPKT) = roce::op::RC_READ_REQUEST | (n & 0xFF) << 8 | (psn & 0xFFFF) << 16;
+  count16(R::g::OUTIOPKTCNT, true);
+  if (retry) {
+    ++G(R::g::RETRYCNTSTS);
+    ++stats_.retransmitted_packets;
+  }
+  ctx_.set(v_tx_opcode_, roce::op::RC_READ_REQUEST);
+  trace_qp(qp);
+  tx_enqueue(std::move(bytes));
+  arm_timer(qp);
 }
 
 void Ernic::tx_thread() {
@@ -580,10 +683,14 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
     dma_cmpl_.write32(base + uint64_t(wp) * 8 + 4, 0);
     G(R::g::IPKTERRQWPTR) = (wp + 1) % size;  // the hardware wraps and never checks overflow
   }
+  qp.resend_pending = false;
+  qp.ack_deadline_ps = qp.rnr_until_ps = 0;
+  qp.buf_need = 0;
   // Every outstanding WQE completes with ERRFLAG.
   while (!qp.osq.empty()) {
     Outstanding o = qp.osq.front();
     qp.osq.pop_front();
+    free_bufs(o);
     complete(qp, o.wrid, o.wqe_opcode, true);
   }
   raise(F::INT_FATAL);
@@ -943,20 +1050,20 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
     return drop("duplicate READ response");
   }
   if (p != rd.resp_psn) {
-    if (!rd.gap_reported) {
-      rd.gap_reported = true;
-      ctx_.event(fmt::format("{}.qp{}", scope_, n),
-                 fmt::format("READ response PSN 0x{:06x} while 0x{:06x} was expected (responses lost); re-issuing "
-                             "the READ is not modelled yet, the READ stays outstanding",
-                             p, rd.resp_psn));
+    // Responses were lost: re-issue the READ (IBTA: an out-of-sequence
+    // response is an implied sequence error), once until it is answered.
+    if (!rd.reissue_wait) {
+      rd.reissue_wait = true;
+      const uint32_t from = rd.resp_psn;
+      start_retry(qp, from, fmt::format("READ response PSN 0x{:06x} while 0x{:06x} was expected", p, from));
     }
     return drop("READ response out of sequence");
   }
   const uint32_t mtu = pmtu(n);
   const uint32_t left = rd.length - rd.resp_off;
   const bool is_last = rd.resp_psn == rd.last_psn;
-  const bool is_first = rd.resp_off == 0 && rd.resp_psn == rd.first_psn;
-  const bool single = rd.first_psn == rd.last_psn;
+  const bool is_first = rd.resp_psn == rd.req_psn;   // the first response to the latest request
+  const bool single = rd.req_psn == rd.last_psn;
   // Opcode position against what this PSN of the READ must carry.
   const OpPos want = single ? OpPos::Only : is_first ? OpPos::First : is_last ? OpPos::Last : OpPos::Middle;
   if (oi.pos != want) {
@@ -985,6 +1092,7 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   for (size_t k = 0; k < ri; ++k) {
     Outstanding o = qp.osq.front();
     qp.osq.pop_front();
+    free_bufs(o);
     complete(qp, o.wrid, o.wqe_opcode, false);
     // complete() takes time; the QP manager may have made the QP fatal
     // meanwhile (every outstanding WQE then completed with ERRFLAG).
@@ -993,12 +1101,14 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   // Account for the response before its (timed) write, so that nothing
   // refers into the outstanding queue across a wait.
   Outstanding& cur = qp.osq.front();
+  cur.reissue_wait = false;
   const uint64_t dst = cur.laddr + cur.resp_off;
   cur.resp_off += uint32_t(len);
   cur.resp_psn = roce::psn_add(cur.resp_psn, 1);
   Q(n, R::q::STATRESPSNi) = roce::psn_add(p, 1);
   const Outstanding done = cur;
   if (is_last) qp.osq.pop_front();
+  progress(qp);
   if (len) dma_rdrsp_.write(dst, f.payload.data(), len, n);
   // The CQE follows the last response's write (posted; the data is in host
   // memory when its last beat has been issued). A QP that went fatal while
@@ -1013,27 +1123,32 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
   const uint32_t n = qp.qpn;
   if (!f.aeth) return drop("ACK without AETH");
   const uint8_t syn = f.aeth->syndrome;
+  const uint32_t psn = f.bth.psn;
   switch (roce::aeth::type(syn)) {
     case 0: {  // ACK: retire every covered WQE, oldest first, exactly once
       count16(R::g::INAMPKTCNT, false);
       ++stats_.acks_received;
       // A READ completes only through its responses: an ACK whose PSN
       // reaches an unanswered READ means its responses were lost (an implied
-      // NAK, IBTA 9.9.3.1.3).
-      while (!qp.osq.empty() && !qp.osq.front().is_read && roce::psn_le(qp.osq.front().last_psn, f.bth.psn)) {
+      // NAK, IBTA 9.9.3.1.3): the READ is re-issued.
+      bool retired = false;
+      while (!qp.osq.empty() && !qp.osq.front().is_read && roce::psn_le(qp.osq.front().last_psn, psn)) {
         Outstanding o = qp.osq.front();
         qp.osq.pop_front();
+        free_bufs(o);
         complete(qp, o.wrid, o.wqe_opcode, false);
+        retired = true;
+        if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       }
-      if (!qp.osq.empty() && qp.osq.front().is_read && roce::psn_ge(f.bth.psn, qp.osq.front().resp_psn) &&
-          !qp.osq.front().gap_reported) {
-        qp.osq.front().gap_reported = true;
-        ctx_.event(fmt::format("{}.qp{}", scope_, n),
-                   fmt::format("ACK PSN 0x{:06x} lies beyond the unanswered READ at PSN 0x{:06x} (implied NAK); "
-                               "re-issuing the READ is not modelled yet, the READ stays outstanding",
-                               f.bth.psn, qp.osq.front().resp_psn));
+      Q(n, R::q::STATRESPSNi) = roce::psn_add(psn, 1);
+      if (retired) progress(qp);
+      if (!qp.osq.empty() && qp.osq.front().is_read && roce::psn_ge(psn, qp.osq.front().resp_psn) &&
+          !qp.osq.front().reissue_wait) {
+        qp.osq.front().reissue_wait = true;
+        const uint32_t from = qp.osq.front().resp_psn;
+        start_retry(qp, from, fmt::format("ACK PSN 0x{:06x} beyond the unanswered READ at PSN 0x{:06x} (implied NAK)",
+                                          psn, from));
       }
-      Q(n, R::q::STATRESPSNi) = roce::psn_add(f.bth.psn, 1);
       trace_qp(qp);
       ack_ev_.notify(SC_ZERO_TIME);
       return;
@@ -1044,22 +1159,290 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       G(R::g::INNCKPKTSTS) = (n & 0xFF) | (lo16((G(R::g::INNCKPKTSTS) >> 16) + 1) << 16);
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
       if (syn == roce::aeth::kNakPsnSeq) {
-        // Go-back-N retransmission is not modelled yet (issue 4): the QP
-        // keeps its outstanding WQEs and stalls; reported, not hidden.
-        ctx_.event(fmt::format("{}.qp{}", scope_, n),
-                   fmt::format("NAK PSN sequence error (expected PSN 0x{:06x}) received; retransmission is not "
-                               "modelled yet, the outstanding WQEs stay outstanding",
-                               f.bth.psn));
-        return;
+        // Go-back-N: the NAK's PSN is the one the responder expects; every
+        // earlier PSN is acknowledged. Resend from there (3.1: from the
+        // start of the WQE that holds it).
+        const bool retired = retire_before(qp, psn);
+        if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
+        if (retired) progress(qp);
+        if (qp.osq.empty()) return;
+        uint32_t from = psn;
+        if (qp.osq.front().is_read && roce::psn_lt(qp.osq.front().resp_psn, from)) from = qp.osq.front().resp_psn;
+        return start_retry(qp, from, fmt::format("NAK PSN sequence error, expected PSN 0x{:06x}", psn));
       }
       return qp_fatal(qp, kFatalRemote, fmt::format("NAK 0x{:02x} received", syn));
     }
-    default:  // RNR NAK (type 01)
+    default: {  // RNR NAK (type 01): wait the timer of its code, then resend
       ++stats_.naks_received;
+      ++stats_.rnr_naks_received;
+      Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
+      const bool retired = retire_before(qp, psn);
+      if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
+      if (retired) progress(qp);
+      if (qp.osq.empty()) return;
+      ++qp.rnr_cnt;
+      const uint32_t max = (Q(n, R::q::TIMEOUTCONFi) >> 11) & 7;
+      update_retry_status(qp);
+      if (max != 7 && qp.rnr_cnt > max)
+        return qp_fatal(qp, kFatalRnr, fmt::format("RNR retry count {} exhausted (RNR NAK at PSN 0x{:06x})", max, psn));
+      const uint64_t wait_ps = uint64_t(kRnrTimer10us[syn & 0x1F]) * 10'000'000ull;
       ctx_.event(fmt::format("{}.qp{}", scope_, n),
-                 fmt::format("RNR NAK (timer code {}) received; RNR retry is not modelled yet, the outstanding "
-                             "WQEs stay outstanding", syn & 0x1F));
+                 fmt::format("RNR NAK (timer code {}) at PSN 0x{:06x}: resending after {} us (RNR retry {})",
+                             syn & 0x1F, psn, wait_ps / 1'000'000, qp.rnr_cnt));
+      qp.rnr_until_ps = ClockDomain::now_ps() + wait_ps;
+      begin_rollback(qp, psn);
       return;
+    }
+  }
+}
+
+// ------------------------------------------------------------ retransmission
+
+bool Ernic::partial_resend() const { return cfg_.layout.gcsr_base == R::kLayout4x.gcsr_base; }
+
+// Retires every WRITE/SEND WQE that ends before psn (a NAK acknowledges all
+// earlier PSNs). A READ stops the walk: it completes only through responses.
+bool Ernic::retire_before(Qp& qp, uint32_t psn) {
+  bool any = false;
+  while (!qp.osq.empty() && !qp.osq.front().is_read && roce::psn_lt(qp.osq.front().last_psn, psn)) {
+    Outstanding o = qp.osq.front();
+    qp.osq.pop_front();
+    free_bufs(o);
+    complete(qp, o.wrid, o.wqe_opcode, false);
+    any = true;
+    if (Q(qp.qpn, R::q::STATQPi) & F::STATQP_FATAL) break;
+  }
+  return any;
+}
+
+// An ACK or response made progress: the retry counters start again and the
+// local ACK timer restarts (or stops when nothing is outstanding).
+void Ernic::progress(Qp& qp) {
+  qp.retry_cnt = qp.rnr_cnt = 0;
+  update_retry_status(qp);
+  arm_timer(qp);
+}
+
+void Ernic::update_retry_status(Qp& qp) {
+  uint32_t& st = Q(qp.qpn, R::q::STATQPi);
+  st = (st & ~(7u << 24 | 7u << 28)) | std::min(qp.retry_cnt, 7u) << 24 | std::min(qp.rnr_cnt, 7u) << 28;
+}
+
+// Local ACK timeout (A-ERNIC-15): 2^TIMEOUTCONFi[5:0] ticks of
+// 2^XRNICADCONF[19:16] core cycles; 0 = no timeout.
+void Ernic::arm_timer(Qp& qp) {
+  qp.ack_deadline_ps = 0;
+  if (qp.osq.empty() || qp.rnr_until_ps) return;
+  const uint32_t t = Q(qp.qpn, R::q::TIMEOUTCONFi) & 0x3F;
+  if (t == 0) return;
+  const uint32_t e = t + ((G(R::g::XRNICADCONF) & F::XRNICADCONF_BASECNT_MASK) >> F::XRNICADCONF_BASECNT_SHIFT);
+  if (e >= 40) return;  // beyond any simulated run (A-ERNIC-15)
+  qp.ack_deadline_ps = ClockDomain::now_ps() + (uint64_t(1) << e) * core_.period_ps();
+  timer_ev_.notify(SC_ZERO_TIME);
+}
+
+// A retry (NAK-PSN, local ACK timeout, lost READ response, implied NAK):
+// counted against TIMEOUTCONFi[10:8]; exhaustion is fatal (code 0x06)
+// unless XRNICADCONF[2] retry_cnt_fatal_dis (A-ERNIC-16).
+void Ernic::start_retry(Qp& qp, uint32_t psn, const std::string& why) {
+  const uint32_t n = qp.qpn;
+  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
+  // Already going back to this point or before it: nothing new.
+  if (qp.resend_pending && roce::psn_ge(psn, qp.resend_psn)) return;
+  ++qp.retry_cnt;
+  ++stats_.retries;
+  const uint32_t max = (Q(n, R::q::TIMEOUTCONFi) >> 8) & 7;
+  update_retry_status(qp);
+  if (qp.retry_cnt > max && !(G(R::g::XRNICADCONF) & (1u << 2)))
+    return qp_fatal(qp, kFatalRespHndlr, fmt::format("retry count {} exhausted ({})", max, why));
+  ctx_.event(fmt::format("{}.qp{}", scope_, n),
+             fmt::format("{}: resending from PSN 0x{:06x} (retry {})", why, psn, qp.retry_cnt));
+  begin_rollback(qp, psn);
+}
+
+void Ernic::begin_rollback(Qp& qp, uint32_t psn) {
+  qp.resend_pending = true;
+  qp.resend_psn = psn;
+  ++qp.gen;
+  qp.ack_deadline_ps = 0;
+  Q(qp.qpn, R::q::STATQPi) |= F::STATQP_RETRIED;
+  update_retry_status(qp);
+  trace_qp(qp);
+  timer_ev_.notify(SC_ZERO_TIME);
+  ack_ev_.notify(SC_ZERO_TIME);
+}
+
+// Go-back-N, run by the QP manager before any new WQE of the QP: PSN, MSN
+// (STATSSNi) and the SQ pointer (STATCURSQPTRi) roll back to the WQE that
+// holds resend_psn, the WQE is fetched again, and every outstanding WQE from
+// there is sent again: 3.1 from the WQE's start, 4.x from resend_psn. The
+// PSN and SSN of new WQEs continue where they were.
+void Ernic::resend(Qp& qp) {
+  const uint32_t n = qp.qpn;
+  const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
+  const uint32_t saved_psn = Q(n, R::q::SQPSNi), saved_ssn = Q(n, R::q::STATSSNi);
+  while (qp.resend_pending && qp.rnr_until_ps == 0 && qp.enabled && !(Q(n, R::q::STATQPi) & F::STATQP_FATAL)) {
+    const Outstanding* e = nullptr;
+    for (const auto& o : qp.osq)
+      if (roce::psn_le(qp.resend_psn, o.last_psn)) {
+        e = &o;
+        break;
+      }
+    if (!e) {
+      qp.resend_pending = false;
+      break;
+    }
+    const Outstanding o = *e;  // a copy: ACKs may retire the WQE meanwhile
+    const uint32_t gen = qp.gen;
+    uint32_t from = o.first_psn;
+    if (partial_resend() && !o.is_read && roce::psn_gt(qp.resend_psn, o.first_psn)) from = qp.resend_psn;
+    Q(n, R::q::SQPSNi) = from;
+    Q(n, R::q::STATSSNi) = o.ssn;
+    Q(n, R::q::STATCURSQPTRi) = o.sq_idx;
+    trace_qp(qp);
+    uint8_t wqe[kWqeSize];
+    dma_wqe_.read(sqba + uint64_t(o.sq_idx) * kWqeSize, wqe, kWqeSize, true, n);
+    core_.wait_cycles(cfg_.timing.wqe_decode_cycles);
+    if (o.is_read)
+      send_read_request(qp, o.first_psn, /*retry=*/true);
+    else
+      send_packets(qp, o, from, /*retry=*/true);
+    if (qp.gen == gen) qp.resend_psn = roce::psn_add(o.last_psn, 1);
+  }
+  Q(n, R::q::SQPSNi) = saved_psn;
+  Q(n, R::q::STATSSNi) = saved_ssn;
+  Q(n, R::q::STATCURSQPTRi) = qp.sq_ci;
+  trace_qp(qp);
+}
+
+// One thread for every QP's local ACK timer and RNR wait: it sleeps until
+// the earliest deadline, so idle time costs nothing.
+void Ernic::timer_thread() {
+  for (;;) {
+    const uint64_t now = ClockDomain::now_ps();
+    uint64_t next = UINT64_MAX;
+    for (const Qp& qp : qps_) {
+      if (qp.ack_deadline_ps) next = std::min(next, qp.ack_deadline_ps);
+      if (qp.rnr_until_ps) next = std::min(next, qp.rnr_until_ps);
+    }
+    if (next == UINT64_MAX) {
+      wait(timer_ev_);
+      continue;
+    }
+    if (next > now) {
+      wait(ps(next - now), timer_ev_);
+      continue;
+    }
+    for (uint32_t n = 1; n <= cfg_.num_qp; ++n) {
+      Qp& qp = qps_[n];
+      if (qp.rnr_until_ps && qp.rnr_until_ps <= now) {
+        qp.rnr_until_ps = 0;
+        ack_ev_.notify(SC_ZERO_TIME);  // the QP manager resends
+      }
+      if (qp.ack_deadline_ps && qp.ack_deadline_ps <= now) {
+        qp.ack_deadline_ps = 0;
+        if (qp.osq.empty() || !qp.enabled || (Q(n, R::q::STATQPi) & F::STATQP_FATAL)) continue;
+        ++stats_.ack_timeouts;
+        const Outstanding& fr = qp.osq.front();
+        uint32_t from = fr.first_psn;
+        if (fr.is_read) {
+          from = fr.resp_psn;
+        } else {
+          const uint32_t r = Q(n, R::q::STATRESPSNi) & roce::kPsnMask;
+          if (roce::psn_gt(r, fr.first_psn) && roce::psn_le(r, fr.last_psn)) from = r;
+        }
+        if (fr.is_read) qp.osq.front().reissue_wait = true;
+        start_retry(qp, from, "local ACK timeout");
+      }
+    }
+  }
+}
+
+// ----------------------------------------------------- write-retry buffers
+
+bool Ernic::retry_bufs_configured() const {
+  const uint32_t sz = G(R::g::DATBUFSZ);
+  return (G(R::g::DATBUFBA) | G(R::g::DATBUFBAMSB)) != 0 && (sz & 0xFFFF) != 0 && (sz >> 16) != 0;
+}
+
+uint64_t Ernic::retry_buf_addr(uint32_t idx) const {
+  const uint64_t base = uint64_t(G(R::g::DATBUFBA)) | uint64_t(G(R::g::DATBUFBAMSB)) << 32;
+  return base + uint64_t(idx) * (bufs_cfg_ >> 16);
+}
+
+// Buffers for a WRITE of `length` bytes (A-ERNIC-17): ceil(length / size),
+// the payload packed in them. false when not enough are free (the WQE
+// waits); true with none when the buffers are not configured or the WRITE
+// is larger than all of them (its retransmission then reads LADDR again).
+bool Ernic::alloc_bufs(Qp& qp, uint32_t length, std::vector<uint32_t>& out) {
+  qp.buf_need = 0;
+  if (!retry_bufs_configured() || length == 0) return true;
+  const uint32_t cfg = G(R::g::DATBUFSZ);
+  if (cfg != bufs_cfg_ && bufs_used_ == 0) {
+    bufs_cfg_ = cfg;
+    free_bufs_.clear();
+    for (uint32_t i = 0; i < (cfg & 0xFFFF); ++i) free_bufs_.push_back(i);
+  }
+  const uint32_t size = bufs_cfg_ >> 16, total = bufs_cfg_ & 0xFFFF;
+  const uint32_t need = uint32_t((uint64_t(length) + size - 1) / size);
+  if (need > total) return true;
+  if (free_bufs_.size() < need) {
+    qp.buf_need = need;
+    return false;
+  }
+  for (uint32_t i = 0; i < need; ++i) {
+    out.push_back(free_bufs_.front());
+    free_bufs_.pop_front();
+  }
+  bufs_used_ += need;
+  return true;
+}
+
+void Ernic::free_bufs(Outstanding& o) {
+  if (o.bufs.empty()) return;
+  for (uint32_t b : o.bufs) free_bufs_.push_back(b);
+  bufs_used_ -= uint32_t(o.bufs.size());
+  o.bufs.clear();
+  ack_ev_.notify(SC_ZERO_TIME);  // a WQE waiting for buffers may go
+}
+
+void Ernic::drop_outstanding(Qp& qp) {
+  for (auto& o : qp.osq) free_bufs(o);
+  qp.osq.clear();
+}
+
+// Bytes [off, off + len) of a WRITE's payload in its retry buffers. Writes
+// are queued for wqe_proc_wr_ddr_m_axi (posted, in parallel with TX); reads
+// go through wqe_proc_top_m_axi like any payload read.
+void Ernic::buf_io(const std::vector<uint32_t>& bufs, uint32_t off, uint8_t* data, uint32_t len, bool write,
+                   bool with_latency, uint32_t qpn) {
+  const uint32_t size = bufs_cfg_ >> 16;
+  uint32_t done = 0;
+  while (done < len) {
+    const uint32_t pos = off + done;
+    const uint32_t k = pos / size, in = pos % size;
+    const uint32_t piece = std::min(len - done, size - in);
+    if (k >= bufs.size()) return;
+    const uint64_t addr = retry_buf_addr(bufs[k]) + in;
+    if (write) {
+      copyq_.push_back({addr, std::vector<uint8_t>(data + done, data + done + piece), qpn});
+      copy_ev_.notify(SC_ZERO_TIME);
+    } else {
+      dma_payload_.read(addr, data + done, piece, with_latency && done == 0, qpn);
+    }
+    done += piece;
+  }
+}
+
+void Ernic::copy_thread() {
+  for (;;) {
+    while (copyq_.empty()) wait(copy_ev_);
+    copy_busy_ = true;
+    CopyJob j = std::move(copyq_.front());
+    copyq_.pop_front();
+    dma_wrddr_.write(j.addr, j.data.data(), j.data.size(), j.qpn);
+    copy_busy_ = false;
+    if (copyq_.empty()) copy_done_ev_.notify(SC_ZERO_TIME);
   }
 }
 

@@ -80,7 +80,8 @@ struct ErnicStats {
   uint64_t wqes_processed = 0, cqes_written = 0, acks_sent = 0, naks_sent = 0, acks_received = 0,
            naks_received = 0, rx_dropped = 0, rx_icrc_errors = 0, duplicates = 0, mads_received = 0,
            icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0,
-           read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0;
+           read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0,
+           retransmitted_packets = 0, retries = 0, ack_timeouts = 0, rnr_naks_received = 0;
 };
 
 class Ernic : public sc_core::sc_module, public AxiLiteTarget {
@@ -115,12 +116,19 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     uint8_t wqe_opcode;
     uint32_t first_psn, last_psn;
     bool is_read;
-    // READ only: where the responses go and how far they have come.
     uint64_t laddr = 0;
     uint32_t length = 0;
+    // What a retransmission needs (the WQE is fetched again for timing).
+    uint32_t sq_idx = 0;           // SQ index of the WQE
+    uint32_t ssn = 0;              // STATSSNi before this WQE (MSN rollback)
+    uint64_t roffset = 0;
+    uint32_t rtag = 0, immdt = 0;
+    std::vector<uint32_t> bufs;    // write-retry buffers holding a WRITE's payload (empty: none)
+    // READ only: how far the responses have come.
     uint32_t resp_psn = 0;         // PSN of the next expected READ response
     uint32_t resp_off = 0;         // bytes written to LADDR so far
-    bool gap_reported = false;     // a lost response / implied NAK was reported
+    uint32_t req_psn = 0;          // PSN of the latest READ_REQUEST sent for it
+    bool reissue_wait = false;     // a loss was seen; responses out of order are ignored until the re-issue answers
   };
   struct Qp {
     uint32_t qpn = 0;
@@ -135,6 +143,14 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     uint64_t wr_left = 0;          // bytes the RETH still allows
     bool wr_active = false;
     uint64_t send_off = 0;         // bytes written into the current RQ element
+    // retransmission (go-back-N, local ACK timeout, RNR)
+    bool resend_pending = false;   // the QP manager resends from resend_psn before new WQEs
+    uint32_t resend_psn = 0;
+    uint32_t gen = 0;              // bumped by every rollback
+    uint32_t retry_cnt = 0, rnr_cnt = 0;  // retries since the last progress
+    uint64_t ack_deadline_ps = 0;  // local ACK timeout (0: not running)
+    uint64_t rnr_until_ps = 0;     // RNR wait (0: none)
+    uint32_t buf_need = 0;         // write-retry buffers the next WQE waits for (0: none)
     // trace vars
     int v_state = -1, v_sq_pi = -1, v_sq_ci = -1, v_cq_head = -1, v_next_psn = -1, v_exp_psn = -1,
         v_fatal = -1, v_osq = -1;
@@ -165,7 +181,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
 
   // requester
   bool qp_has_work(const Qp& qp) const;
-  void execute_wqe(Qp& qp, const uint8_t* wqe);
+  void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs);
   roce::Frame frame_template(uint32_t qpn) const;
   void tx_enqueue(std::vector<uint8_t> bytes);
   void complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
@@ -177,6 +193,26 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void rx_ack(Qp& qp, const roce::Frame& f);
   void rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate);
   void rx_read_resp(Qp& qp, const roce::Frame& f);
+  // retransmission
+  void send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool retry);
+  void send_read_request(Qp& qp, uint32_t first_psn, bool retry);
+  void resend(Qp& qp);
+  void start_retry(Qp& qp, uint32_t psn, const std::string& why);
+  void begin_rollback(Qp& qp, uint32_t psn);
+  bool retire_before(Qp& qp, uint32_t psn);  // true when a WQE was retired
+  bool partial_resend() const;                // 4.x: resend from the NAKed PSN
+  void progress(Qp& qp);
+  void arm_timer(Qp& qp);
+  void timer_thread();
+  void copy_thread();
+  void update_retry_status(Qp& qp);
+  bool retry_bufs_configured() const;
+  uint64_t retry_buf_addr(uint32_t idx) const;
+  void free_bufs(Outstanding& o);
+  void drop_outstanding(Qp& qp);  // frees the retry buffers of every outstanding WQE
+  bool alloc_bufs(Qp& qp, uint32_t length, std::vector<uint32_t>& out);
+  void buf_io(const std::vector<uint32_t>& bufs, uint32_t off, uint8_t* data, uint32_t len, bool write,
+              bool with_latency, uint32_t qpn);
   // PG332 Fig. 2-9 checks of an incoming RETH; 0 when valid (phys set), else
   // the fatal code with the reason in why.
   uint8_t check_reth(uint32_t qpn, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const;
@@ -200,10 +236,17 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   std::vector<uint32_t> rq_int_, cq_int_, cnp_;   // interrupt banks
   std::vector<Qp> qps_;                           // index = qpn
 
-  Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_, dma_rdrsp_;  // PG332's masters
+  Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_, dma_rdrsp_, dma_wrddr_;  // PG332's masters
   std::unique_ptr<TxIcrc> icrc_;
 
-  sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_;
+  sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_, timer_ev_, copy_ev_, copy_done_ev_;
+  // Write-retry buffers (DATBUFBA/DATBUFSZ): free indices, and the DATBUFSZ
+  // value the pool was built from.
+  std::deque<uint32_t> free_bufs_;
+  uint32_t bufs_cfg_ = 0, bufs_used_ = 0;
+  struct CopyJob { uint64_t addr; std::vector<uint8_t> data; uint32_t qpn; };
+  std::deque<CopyJob> copyq_;
+  bool copy_busy_ = false;
   std::deque<std::vector<uint8_t>> txq_;
   // Doorbells in flight to the QP manager: visible at t_ps (A-ERNIC-1).
   struct DoorbellMsg { uint64_t t_ps; uint32_t qpn; uint32_t value; };
