@@ -133,6 +133,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       dirs[name].name = name;
     }
   if (nodes.size() == 2) {
+    wire_monitor = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
     for (size_t i = 0; i < 2; ++i) {
       Node* me = nodes[i].get();
       Node* peer = nodes[1 - i].get();
@@ -140,11 +141,18 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       DirFrames* in = &dirs[peer->cfg.name + "->" + me->cfg.name];
       me->cmac->on_tx = [this, me, out](const FrameBytes& f, uint64_t t) {
         out->tx.push_back(summarize(f, t, out->tx.size()));
+        const size_t seen = wire_monitor->violations().size();
+        wire_monitor->on_frame(f, t, out->name);
+        for (size_t k = seen; k < wire_monitor->violations().size(); ++k) {
+          const monitor::Violation& v = wire_monitor->violations()[k];
+          ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
+        }
         if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
       me->cmac->on_rx = [this, me, in](const FrameBytes& f, uint64_t t) {
         in->rx.push_back(summarize(f, t, in->rx.size()));
+        wire_monitor->on_delivered(f, t, in->name);
         if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };

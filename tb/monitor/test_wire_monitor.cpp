@@ -1,0 +1,365 @@
+// tb/monitor: the wire monitor on frame streams built with roce::encode.
+// Legal streams give no violation; each rule broken once is reported under
+// its own name.
+#include <gtest/gtest.h>
+
+#include "model/monitor/wire_monitor.h"
+#include "model/roce/cm.h"
+#include "model/roce/opcodes.h"
+#include "model/roce/packet.h"
+
+using ernic::monitor::WireMonitor;
+namespace op = roce::op;
+
+namespace {
+
+constexpr uint32_t kQpB = 2;   // responder's QP on B (requests A->B go here)
+constexpr uint32_t kQpA = 3;   // requester's QP on A (answers B->A go here)
+const std::string AB = "A->B", BA = "B->A";
+
+struct Wire {
+  WireMonitor m;
+  uint64_t t = 0;
+
+  void send(const std::string& dir, roce::Frame f, const roce::EncodeOptions& o = {}) {
+    f.ip4.src = roce::Ipv4Addr{dir == AB ? 0x0A000001u : 0x0A000002u};
+    f.ip4.dst = roce::Ipv4Addr{dir == AB ? 0x0A000002u : 0x0A000001u};
+    t += 1000000;
+    m.on_frame(roce::encode(f, o), t, dir);
+  }
+  // A request packet A->B. ack_req defaults to IBTA's rule (LAST/ONLY/READ).
+  void req(uint8_t opcode, uint32_t psn, size_t payload = 0, int ack_req = -1, uint32_t read_len = 0) {
+    roce::Frame f;
+    f.bth.opcode = opcode;
+    f.bth.dest_qp = kQpB;
+    f.bth.psn = psn;
+    const auto* oi = roce::opcode_info(opcode);
+    f.bth.ack_req = ack_req >= 0 ? ack_req != 0 : (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only);
+    if (oi->ext & roce::kExtReth) f.reth = roce::Reth{0x1000, 0x100, opcode == op::RC_READ_REQUEST ? read_len : 0};
+    f.payload.assign(payload, 0xA5);
+    send(AB, f);
+  }
+  // An answer B->A (ACK, NAK or READ response).
+  void ans(uint8_t opcode, uint32_t psn, uint8_t syn, uint32_t msn, size_t payload = 0) {
+    roce::Frame f;
+    f.bth.opcode = opcode;
+    f.bth.dest_qp = kQpA;
+    f.bth.psn = psn;
+    if (roce::opcode_info(opcode)->ext & roce::kExtAeth) f.aeth = roce::Aeth{syn, msn};
+    f.payload.assign(payload, 0x5A);
+    send(BA, f);
+  }
+  void ack(uint32_t psn, uint32_t msn, uint8_t syn = 0x1F) { ans(op::RC_ACK, psn, syn, msn); }
+
+  std::string dump() const {
+    std::string s;
+    for (const auto& v : m.violations()) s += "  " + v.str() + "\n";
+    return s;
+  }
+  // Exactly the one rule, at least once, and nothing else.
+  void expect_only(const std::string& rule) const {
+    ASSERT_FALSE(m.violations().empty()) << "no violation; expected " << rule;
+    for (const auto& v : m.violations()) EXPECT_EQ(v.rule, rule) << dump();
+  }
+};
+
+constexpr uint32_t P = 0xFFFFFE;  // start PSN close to the 24-bit wrap
+
+}  // namespace
+
+TEST(WireMonitor, LegalWriteSendAndCoalescedAck) {
+  Wire w;
+  w.req(op::RC_WRITE_FIRST, P, 1024);
+  w.req(op::RC_WRITE_MIDDLE, P + 1, 1024);   // wraps to 0
+  w.req(op::RC_WRITE_LAST, 0x000000, 100);   // 100 + pad 0
+  w.req(op::RC_SEND_ONLY, 0x000001, 7);      // padded to 8
+  w.req(op::RC_SEND_FIRST, 0x000002, 1024);
+  w.req(op::RC_SEND_LAST_IMM, 0x000003, 1024);
+  w.ack(0x000003, 3);                         // one ACK for three messages
+  w.req(op::RC_WRITE_ONLY_IMM, 0x000004, 0);
+  w.ack(0x000004, 4);
+  w.ack(0x000004, 4);                         // a duplicate ACK
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
+TEST(WireMonitor, LegalGoBackNAfterNak) {
+  Wire w;
+  w.req(op::RC_SEND_FIRST, 100, 512);
+  w.req(op::RC_SEND_MIDDLE, 101, 512);        // lost on the way
+  w.req(op::RC_SEND_LAST, 102, 12);
+  w.req(op::RC_WRITE_ONLY, 103, 64);
+  w.ans(op::RC_ACK, 101, 0x60, 0);             // NAK PSN sequence error: 101 expected
+  w.req(op::RC_SEND_MIDDLE, 101, 512);         // go back to 101, then onwards
+  w.req(op::RC_SEND_LAST, 102, 12);
+  w.req(op::RC_WRITE_ONLY, 103, 64);
+  w.req(op::RC_WRITE_ONLY, 104, 64);           // new
+  w.ack(104, 3);
+  // a timeout retransmission of everything unacknowledged is legal too
+  w.req(op::RC_SEND_ONLY, 105, 4);
+  w.req(op::RC_SEND_ONLY, 106, 4);
+  w.req(op::RC_SEND_ONLY, 105, 4);
+  w.req(op::RC_SEND_ONLY, 106, 4);
+  w.ans(op::RC_ACK, 106, 0x21, 4);             // RNR NAK on 106
+  w.req(op::RC_SEND_ONLY, 106, 4);
+  w.ack(106, 5);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
+TEST(WireMonitor, LegalReadWithResponses) {
+  Wire w;
+  // READ before any FIRST: the PMTU comes from the first response.
+  w.req(op::RC_READ_REQUEST, 500, 0, -1, 2500);   // 3 PSNs at PMTU 1024
+  w.ans(op::RC_READ_RESP_FIRST, 500, 0x1F, 1, 1024);
+  w.ans(op::RC_READ_RESP_MIDDLE, 501, 0, 0, 1024);
+  w.ans(op::RC_READ_RESP_LAST, 502, 0x1F, 1, 452);
+  w.req(op::RC_WRITE_ONLY, 503, 8);
+  w.req(op::RC_READ_REQUEST, 504, 0, -1, 1000);   // one response
+  w.req(op::RC_READ_REQUEST, 505, 0, -1, 0);      // zero length: one PSN
+  w.req(op::RC_SEND_ONLY, 506, 8);
+  w.ans(op::RC_READ_RESP_ONLY, 504, 0x1F, 3, 1000);
+  w.ans(op::RC_READ_RESP_ONLY, 505, 0x1F, 4, 0);
+  w.ack(506, 5);
+  // READ sent after the PMTU is known, response lost: re-issued for the rest.
+  w.req(op::RC_READ_REQUEST, 507, 0, -1, 3000);   // 507..509
+  w.ans(op::RC_READ_RESP_FIRST, 507, 0x1F, 6, 1024);
+  w.req(op::RC_READ_REQUEST, 508, 0, -1, 3000 - 1024);  // 508..509
+  w.ans(op::RC_READ_RESP_FIRST, 508, 0x1F, 6, 1024);
+  w.ans(op::RC_READ_RESP_LAST, 509, 0x1F, 6, 952);
+  w.req(op::RC_SEND_ONLY, 510, 8);
+  w.ack(510, 7);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
+TEST(WireMonitor, LegalCmThenTraffic) {
+  Wire w;
+  roce::cm::Req req;
+  req.local_comm_id = 7;
+  req.local_qpn = kQpA;
+  roce::cm::MadHeader h;
+  roce::Frame f;
+  f.bth.opcode = op::UD_SEND_ONLY;
+  f.bth.dest_qp = 1;
+  f.deth = roce::Deth{roce::cm::kGsiQkey, 0, 1};
+  f.payload = roce::cm::encode_mad(h, req);
+  w.send(AB, f);
+  roce::cm::Rep rep;
+  rep.remote_comm_id = 7;
+  rep.local_qpn = kQpB;
+  f.payload = roce::cm::encode_mad(h, rep);
+  w.send(BA, f);
+  w.req(op::RC_SEND_ONLY, 42, 16);
+  w.ack(42, 1);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
+TEST(WireMonitorRule, PsnSequence) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.req(op::RC_SEND_ONLY, 12, 4);      // 11 skipped
+  w.expect_only("psn_sequence");
+  EXPECT_EQ(w.m.violations()[0].frame_index, 1u);
+  EXPECT_EQ(w.m.violations()[0].dir, AB);
+}
+
+TEST(WireMonitorRule, PsnBackToAcknowledged) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.req(op::RC_SEND_ONLY, 11, 4);
+  w.ack(11, 2);
+  w.req(op::RC_SEND_ONLY, 11, 4);      // already acknowledged
+  w.expect_only("psn_sequence");
+}
+
+TEST(WireMonitorRule, Retransmit) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.req(op::RC_WRITE_ONLY, 11, 4);
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.req(op::RC_SEND_ONLY, 11, 4);      // was a WRITE_ONLY
+  w.expect_only("retransmit");
+}
+
+TEST(WireMonitorRule, OpcodeSequence) {
+  Wire w;
+  w.req(op::RC_SEND_FIRST, 10, 256);
+  w.req(op::RC_WRITE_ONLY, 11, 4);     // inside the SEND
+  w.expect_only("opcode_sequence");
+  Wire v;
+  v.req(op::RC_WRITE_MIDDLE, 10, 256); // no FIRST
+  v.expect_only("opcode_sequence");
+}
+
+TEST(WireMonitorRule, AckReq) {
+  Wire w;
+  w.req(op::RC_SEND_FIRST, 10, 256);
+  w.req(op::RC_SEND_LAST, 11, 4, 0);
+  w.expect_only("ackreq");
+  Wire r;
+  r.req(op::RC_READ_REQUEST, 10, 0, 0, 64);
+  r.expect_only("ackreq");
+}
+
+TEST(WireMonitorRule, PadCnt) {
+  Wire w;
+  roce::Frame f;
+  f.bth.opcode = op::RC_SEND_ONLY;
+  f.bth.dest_qp = kQpB;
+  f.bth.psn = 10;
+  f.bth.ack_req = true;
+  f.payload.assign(5, 1);               // 5 bytes, no pad
+  roce::EncodeOptions o;
+  o.fill_pad = false;
+  w.send(AB, f, o);
+  w.expect_only("padcnt");
+  Wire v;                               // pad on a FIRST packet
+  f.bth.opcode = op::RC_SEND_FIRST;
+  f.bth.ack_req = false;
+  f.payload.assign(254, 1);
+  f.bth.pad_cnt = 2;
+  f.pad.assign(2, 0);
+  v.send(AB, f, o);
+  ASSERT_FALSE(v.m.violations().empty());
+  EXPECT_EQ(v.m.violations()[0].rule, "padcnt") << v.dump();
+}
+
+TEST(WireMonitorRule, Pmtu) {
+  Wire w;
+  w.req(op::RC_WRITE_FIRST, 10, 1024);
+  w.req(op::RC_WRITE_MIDDLE, 11, 512);
+  w.req(op::RC_WRITE_LAST, 12, 4);
+  w.expect_only("pmtu");
+  Wire v;
+  v.req(op::RC_SEND_FIRST, 10, 1000);   // not a PMTU
+  v.req(op::RC_SEND_LAST, 11, 4);
+  v.expect_only("pmtu");
+}
+
+TEST(WireMonitorRule, ReadResp) {
+  Wire w;
+  w.req(op::RC_SEND_FIRST, 9, 1024);
+  w.req(op::RC_SEND_LAST, 10, 4);
+  w.req(op::RC_READ_REQUEST, 11, 0, -1, 2500);            // 3 responses due
+  w.ans(op::RC_READ_RESP_FIRST, 11, 0x1F, 2, 1024);
+  w.ans(op::RC_READ_RESP_LAST, 12, 0x1F, 2, 1476);        // LAST too early
+  w.expect_only("read_resp");
+  Wire v;
+  v.req(op::RC_READ_REQUEST, 11, 0, -1, 100);
+  v.req(op::RC_SEND_ONLY, 12, 4);
+  v.ans(op::RC_READ_RESP_ONLY, 12, 0x1F, 1, 100);         // not the READ's PSN
+  v.expect_only("read_resp");
+  Wire u;
+  u.req(op::RC_READ_REQUEST, 11, 0, -1, 100);
+  u.ans(op::RC_READ_RESP_ONLY, 11, 0x1F, 1, 96);          // short
+  u.expect_only("read_resp");
+}
+
+TEST(WireMonitorRule, AckPsn) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.ack(11, 1);                                           // 11 never sent
+  w.expect_only("ack_psn");
+}
+
+TEST(WireMonitorRule, AethSyndrome) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.ack(10, 1, 0x40);                                     // type 10b reserved
+  w.expect_only("aeth_syndrome");
+}
+
+TEST(WireMonitorRule, NakCode) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.ack(10, 0, 0x65);
+  w.expect_only("nak_code");
+}
+
+TEST(WireMonitorRule, Msn) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.req(op::RC_SEND_ONLY, 11, 4);
+  w.ack(11, 2);
+  w.req(op::RC_SEND_ONLY, 12, 4);
+  w.ack(12, 1);                                           // went down
+  w.expect_only("msn");
+  Wire v;
+  v.req(op::RC_SEND_FIRST, 10, 256);
+  v.req(op::RC_SEND_LAST, 11, 4);
+  v.ack(11, 2);                                           // one message only
+  v.expect_only("msn");
+}
+
+TEST(WireMonitorRule, UdSend) {
+  Wire w;
+  roce::Frame f;
+  f.bth.opcode = op::UD_SEND_ONLY;
+  f.bth.dest_qp = 5;
+  f.deth = roce::Deth{roce::cm::kGsiQkey, 0, 1};
+  f.payload.assign(256, 0);
+  w.send(AB, f);
+  w.expect_only("ud_send");
+}
+
+TEST(WireMonitorRule, Decode) {
+  Wire w;
+  roce::Frame f;
+  f.bth.opcode = op::RC_SEND_ONLY;
+  f.bth.dest_qp = kQpB;
+  f.bth.psn = 10;
+  f.bth.ack_req = true;
+  f.icrc = 0x12345678;
+  roce::EncodeOptions o;
+  o.fill_icrc = false;
+  w.send(AB, f, o);
+  w.expect_only("decode");
+}
+
+TEST(WireMonitor, DeliveredAcksDecideRetransmissions) {
+  // With acks_from_delivery, an ACK that left B but never reached A does not
+  // make A's retransmission illegal.
+  WireMonitor m(true);
+  auto enc = [](uint8_t opc, uint32_t qp, uint32_t psn, bool ackreq, std::optional<roce::Aeth> aeth) {
+    roce::Frame f;
+    f.bth.opcode = opc;
+    f.bth.dest_qp = qp;
+    f.bth.psn = psn;
+    f.bth.ack_req = ackreq;
+    f.aeth = aeth;
+    return roce::encode(f);
+  };
+  m.on_frame(enc(op::RC_SEND_ONLY, kQpB, 10, true, {}), 1, AB);
+  m.on_delivered(enc(op::RC_SEND_ONLY, kQpB, 10, true, {}), 2, AB);
+  m.on_frame(enc(op::RC_ACK, kQpA, 10, false, roce::Aeth{0x1F, 1}), 3, BA);  // dropped on the wire
+  m.on_frame(enc(op::RC_SEND_ONLY, kQpB, 10, true, {}), 4, AB);             // timeout retransmission
+  EXPECT_TRUE(m.violations().empty());
+  m.on_delivered(enc(op::RC_ACK, kQpA, 10, false, roce::Aeth{0x1F, 1}), 5, BA);
+  m.on_frame(enc(op::RC_SEND_ONLY, kQpB, 10, true, {}), 6, AB);             // now acknowledged
+  ASSERT_EQ(m.violations().size(), 1u);
+  EXPECT_EQ(m.violations()[0].rule, "psn_sequence");
+}
+
+TEST(WireMonitor, LegalWholeMessageResendAndImpliedNak) {
+  Wire w;
+  // PG332 3.1 resends a whole WQE after a NAK in its middle.
+  w.req(op::RC_WRITE_FIRST, 0x100, 256);
+  w.req(op::RC_WRITE_MIDDLE, 0x101, 256);
+  w.req(op::RC_WRITE_MIDDLE, 0x102, 256);
+  w.req(op::RC_WRITE_LAST, 0x103, 4);
+  w.ans(op::RC_ACK, 0x102, 0x60, 0);           // 0x102 lost
+  w.req(op::RC_WRITE_FIRST, 0x100, 256);
+  w.req(op::RC_WRITE_MIDDLE, 0x101, 256);
+  w.req(op::RC_WRITE_MIDDLE, 0x102, 256);
+  w.req(op::RC_WRITE_LAST, 0x103, 4);
+  w.ack(0x103, 1);
+  // READ whose response is lost: the ACK of the next SEND implies a NAK and
+  // the READ is sent again although the ACK's PSN is past it.
+  w.req(op::RC_READ_REQUEST, 0x104, 0, -1, 64);
+  w.req(op::RC_SEND_ONLY, 0x105, 4);
+  w.ack(0x105, 3);
+  w.req(op::RC_READ_REQUEST, 0x104, 0, -1, 64);
+  w.ans(op::RC_READ_RESP_ONLY, 0x104, 0x1F, 3, 64);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+  // ... but once the message is acknowledged, going back into it is not.
+  w.req(op::RC_WRITE_FIRST, 0x100, 256);
+  w.expect_only("psn_sequence");
+}
