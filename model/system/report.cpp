@@ -53,6 +53,11 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     r["last_frames"] = last;
   }
   r["faults_applied"] = sys.faults_applied;
+  json comp = json::array();
+  for (const auto& c : sys.compliance.reports())
+    comp.push_back({{"time_ps", c.t_ps}, {"dir", c.dir}, {"qp", c.dest_qp}, {"psn", c.psn}, {"rule", c.rule},
+                    {"detail", c.detail}, {"pg332", ComplianceChecker::rule_text(c.rule)}});
+  r["compliance"] = comp;
   json errs = json::array();
   for (const auto& e : sys.ctx.errors) errs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
   r["model_errors"] = errs;

@@ -152,6 +152,7 @@ struct KindName {
   const char* operator()(const ExpectFramesStep&) const { return "expect_frames"; }
   const char* operator()(const ExpectIdleStep&) const { return "expect_idle"; }
   const char* operator()(const WaitUntilStep&) const { return "wait_until"; }
+  const char* operator()(const ExpectComplianceStep&) const { return "expect_compliance"; }
   const char* operator()(const BarrierStep&) const { return "barrier"; }
   const char* operator()(const std::shared_ptr<RepeatStep>&) const { return "repeat"; }
   const char* operator()(const std::shared_ptr<ParallelStep>&) const { return "parallel"; }
@@ -393,6 +394,7 @@ const EnumTable<WqeOpcode> kOpcodes = {{"write", WqeOpcode::write},     {"write_
 const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each}};
 const EnumTable<Datapath> kDatapaths = {{"rtl", Datapath::rtl}, {"model", Datapath::model}};
 const EnumTable<RegLayout> kLayouts = {{"3.1", RegLayout::v31}, {"4.x", RegLayout::v4x}};
+const EnumTable<ComplianceMode> kComplianceModes = {{"report", ComplianceMode::report}, {"fail", ComplianceMode::fail}};
 const EnumTable<FaultAction> kFaultActions = {{"drop", FaultAction::drop},
                                               {"duplicate", FaultAction::duplicate},
                                               {"reorder", FaultAction::reorder},
@@ -570,7 +572,7 @@ class Parser {
 
   void parse_top(const Field& root) {
     MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "pcie", "datapath",
-                       "layout", "nodes", "steps"});
+                       "layout", "compliance", "nodes", "steps"});
     {
       const Field f = r.req("scenario");
       sc_.name = read_string(f);
@@ -589,6 +591,7 @@ class Parser {
     if (auto f = r.take("pcie")) parse_pcie(*f);
     sc_.datapath = r.enm("datapath", sc_.datapath, kDatapaths);
     sc_.layout = r.enm("layout", sc_.layout, kLayouts);
+    sc_.compliance = r.enm("compliance", sc_.compliance, kComplianceModes);
     parse_nodes(r.req("nodes"));
     const Field steps = r.req("steps");
     r.finish();
@@ -741,6 +744,7 @@ class Parser {
         {"expect_frames", &Parser::step_expect_frames},
         {"expect_idle", &Parser::step_expect_idle},
         {"wait_until", &Parser::step_wait_until},
+        {"expect_compliance", &Parser::step_expect_compliance},
         {"repeat", &Parser::step_repeat},
         {"parallel", &Parser::step_parallel},
         {"barrier", &Parser::step_barrier},
@@ -1593,6 +1597,20 @@ class Parser {
       s.dirs = read_dirs(*d);
     else
       s.dirs = both_dirs([&](const std::string& m) { r.missing("dir", "the default " + m); });
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_expect_compliance(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"rule", "count"});
+    ExpectComplianceStep s;
+    s.loc = loc;
+    const Field rf = r.req("rule");
+    s.rule = read_string(rf);
+    static const char* kRules[] = {"va_align", "len_64", "read_small", "send_zero", "msg_8m"};
+    if (std::find(std::begin(kRules), std::end(kRules), s.rule) == std::end(kRules))
+      rf.fail("unknown compliance rule '" + s.rule + "' (rules: va_align, len_64, read_small, send_zero, msg_8m)");
+    s.count = r.u64("count", 0, 0, kMaxU64);
     r.finish();
     emit(std::move(s));
   }

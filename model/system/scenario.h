@@ -113,6 +113,9 @@ struct PcieConfig {          // PCIe link behind the DMA masters
 };
 
 enum class Datapath { rtl, model };
+// What a PG332 compliance report does: listed in the summary (report), or
+// also a failure of the run (fail).
+enum class ComplianceMode { report, fail };
 enum class RegLayout { v31, v4x };
 const char* to_string(Datapath d);
 const char* to_string(RegLayout l);
@@ -379,6 +382,15 @@ struct WaitUntilStep {             // wait until a condition, bounded
   uint32_t value = 0, mask = 0xFFFFFFFF;
 };
 
+// The PG332 compliance checker's reports of one rule so far (see
+// model/system/compliance.h for the rules: va_align, len_64, read_small,
+// send_zero, msg_8m).
+struct ExpectComplianceStep {
+  SourceLoc loc;
+  std::string rule;
+  uint64_t count = 0;
+};
+
 struct BarrierStep {               // inside `parallel` branches: all branches meet here
   SourceLoc loc;
   std::string name;
@@ -391,7 +403,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
                           ConnectRejectStep, DisconnectStep, FaultStep, LinkStep, ExpectFramesStep,
-                          ExpectIdleStep, WaitUntilStep, BarrierStep, std::shared_ptr<RepeatStep>,
+                          ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 
 struct RepeatStep {                // repeat: { count: N, steps: [...] }
@@ -426,6 +438,7 @@ struct Scenario {
   PcieConfig pcie;
   Datapath datapath = Datapath::rtl;
   RegLayout layout = RegLayout::v31;   // `layout: "3.1"` or `"4.x"`
+  ComplianceMode compliance = ComplianceMode::report;
   std::vector<NodeConfig> nodes;  // in file order
   std::vector<Step> steps;
 

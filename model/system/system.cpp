@@ -147,6 +147,16 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
           const monitor::Violation& v = wire_monitor->violations()[k];
           ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
         }
+        const size_t reported = compliance.reports().size();
+        compliance.on_frame(f, t, out->name);
+        for (size_t k = reported; k < compliance.reports().size(); ++k) {
+          const ComplianceReport& c = compliance.reports()[k];
+          ctx.event("compliance " + c.dir, fmt::format("{}: {} (QP{} PSN 0x{:06x}; {})", c.rule, c.detail, c.dest_qp,
+                                                       c.psn, ComplianceChecker::rule_text(c.rule)));
+          if (scenario.compliance == ComplianceMode::fail)
+            fail(SourceLoc{}, fmt::format("PG332 compliance ({}): {} on {} QP{} PSN 0x{:06x}", c.rule, c.detail,
+                                          c.dir, c.dest_qp, c.psn));
+        }
         if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
@@ -709,6 +719,10 @@ void System::run_step(const Step& step, Group* g) {
         fail(loc, fmt::format("{} did not become 0x{:x} within {} us (last 0x{:x})", reg_name(*s->reg),
                               s->value & s->mask, s->timeout_us, v));
     }
+  } else if (auto* s = std::get_if<ExpectComplianceStep>(&step)) {
+    const uint64_t n = compliance.count(s->rule);
+    if (n != s->count)
+      fail(loc, fmt::format("{} compliance report(s) of rule {} so far, expected {}", n, s->rule, s->count));
   } else if (auto* s = std::get_if<BarrierStep>(&step)) {
     if (!g) return fail(loc, "barrier outside a parallel block");
     size_t& a = g->arrived[s->name];

@@ -27,6 +27,7 @@
 #include "model/link/cmac.h"
 #include "model/link/pcap_writer.h"
 #include "model/monitor/wire_monitor.h"
+#include "model/system/compliance.h"
 #include "model/system/clock.h"
 #include "model/system/scenario.h"
 #include "model/system/sim_context.h"
@@ -120,6 +121,8 @@ class System : public sc_core::sc_module {
   // Independent protocol monitor on both directions (two nodes only): each
   // violation becomes a model error "monitor A->B" as it is seen.
   std::unique_ptr<monitor::WireMonitor> wire_monitor;
+  // PG332 compliance checker (requests the real IP does not support).
+  ComplianceChecker compliance;
   static FrameRec summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index);
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
