@@ -131,7 +131,17 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   mr->name = name;
   mr->index = uint32_t(mrs_.size());
   mr->pd = pd & 0xFFFFFF;
-  mr->pa = alloc(length, 4096);
+  // [guard 64 B][MR, page aligned][guard 64 B]: the leading guard ends at
+  // the page boundary the MR starts on.
+  const uint64_t pa = (brk_ + kMrGuardBytes + 4095) / 4096 * 4096;
+  alloc(pa - brk_, 1);
+  mr->pa = alloc(length + kMrGuardBytes, 1);
+  mr->guard_before = mr->pa - kMrGuardBytes;
+  mr->guard_after = mr->pa + length;
+  for (uint64_t g : {mr->guard_before, mr->guard_after}) {
+    uint8_t* p = mem_.data(g, kMrGuardBytes);
+    for (uint64_t k = 0; k < kMrGuardBytes; ++k) p[k] = mr_guard_byte(k);
+  }
   mr->va = 0x00007F0000000000ull + mr->pa;  // a user-space-like VA, distinct from the PA
   mr->length = length;
   mr->access = access;
@@ -147,6 +157,26 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   wr(mreg(i, R::m::ACCESSDESC), (access & 0xF) | uint32_t(length >> 32) << 16);
   mrs_.push_back(std::move(mr));
   return *mrs_.back();
+}
+
+std::vector<std::string> Driver::check_mr_guards() const {
+  std::vector<std::string> out;
+  for (const auto& m : mrs_)
+    for (int which = 0; which < 2; ++which) {
+      const uint64_t g = which ? m->guard_after : m->guard_before;
+      const uint8_t* p = mem_.data(g, kMrGuardBytes);
+      for (uint64_t k = 0; k < kMrGuardBytes; ++k)
+        if (p[k] != mr_guard_byte(k)) {
+          uint64_t e = k;
+          while (e + 1 < kMrGuardBytes && p[e + 1] != mr_guard_byte(e + 1)) ++e;
+          out.push_back(fmt::format("node {}: MR '{}' guard {} the MR corrupted at offset {}{} (address 0x{:x}: 0x{:02x}, "
+                                    "expected 0x{:02x})",
+                                    cfg_.node, m->name, which ? "after" : "before", k,
+                                    e > k ? fmt::format("..{}", e) : std::string(), g + k, p[k], mr_guard_byte(k)));
+          k = e;
+        }
+    }
+  return out;
 }
 
 const Mr* Driver::find_mr(const std::string& name) const {

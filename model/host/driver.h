@@ -68,7 +68,14 @@ struct Mr {
   uint64_t va = 0, pa = 0, length = 0;
   uint32_t rkey = 0;
   uint32_t access = 2;           // ACCESSDESC[3:0]
+  // Guards (canaries) the driver places right before and after the MR's
+  // memory, allocated with it, not part of the MR the NIC sees.
+  uint64_t guard_before = 0, guard_after = 0;
 };
+
+constexpr uint64_t kMrGuardBytes = 64;
+// The canary pattern: byte i of a guard.
+constexpr uint8_t mr_guard_byte(uint64_t i) { return uint8_t(0xA5 ^ (i * 0x1D)); }
 
 // WQE as the driver posts it (PG332 Table 2-1).
 struct Wqe {
@@ -129,6 +136,9 @@ class Driver : public sc_core::sc_module {
   void init();
   const Mr& register_mr(const std::string& name, uint64_t length, uint32_t access, uint32_t pd);
   const Mr* find_mr(const std::string& name) const;
+  // One message per MR guard byte range found changed: node, MR, which
+  // guard, offset within it. Empty when every guard is intact.
+  std::vector<std::string> check_mr_guards() const;
 
   // Out-of-band connection setup (no CM on the wire, as when both ends are
   // configured by one program): prepare() allocates the QP, its start PSN

@@ -272,6 +272,7 @@ void System::watchdog() {
            3);
       for (auto& n : nodes)
         for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
+      end_checks();
       sc_stop();
       return;
     }
@@ -282,7 +283,15 @@ void System::watchdog() {
 void System::runner() {
   run_steps(scenario.steps, nullptr);
   finished = true;
+  end_checks();
   sc_stop();
+}
+
+// Canaries: the guard bytes the driver placed around every MR are intact
+// (nothing wrote past an MR, whatever the scenario expected).
+void System::end_checks() {
+  for (auto& n : nodes)
+    for (const std::string& e : n->driver->check_mr_guards()) ctx.error(n->cfg.name + " host memory", e);
 }
 
 void System::run_steps(const std::vector<Step>& steps, Group* g) {

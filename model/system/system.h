@@ -142,6 +142,7 @@ class System : public sc_core::sc_module {
     sc_core::sc_event changed;
   };
   void runner();
+  void end_checks();            // MR guards intact (every end of a run but the time limit)
   void watchdog();
   void run_steps(const std::vector<Step>& steps, Group* g);
   void run_step(const Step& s, Group* g);
