@@ -1030,7 +1030,7 @@ class Parser {
   // by peer_mr_key in the connect step.
   WqeSpec read_wqe(const Field& f, const std::string& node, const std::string& peer_mr,
                    const char* peer_mr_key, const std::string& conn) {
-    MapReader r(f, {"opcode", "wr_id", "local_mr", "local_offset", "length", "remote_offset", "immdt"});
+    MapReader r(f, {"opcode", "wr_id", "local_mr", "local_offset", "length", "remote_offset", "immdt", "rkey"});
     WqeSpec w;
     w.loc = f.loc();
     const Field of = r.req("opcode");
@@ -1054,6 +1054,10 @@ class Parser {
       if (!has_imm) im->fail_key(std::string("immdt applies only to write_imm, send_imm and send_inv, not ") +
                              to_string(w.opcode));
       w.immdt = uint32_t(read_uint(*im, 0, kMaxU32));
+    }
+    if (auto rk = r.take("rkey")) {
+      if (!rdma) rk->fail_key(std::string("rkey does not apply to ") + to_string(w.opcode));
+      w.rkey = uint32_t(read_uint(*rk, 0, kMaxU32));
     }
     r.finish();
     return w;

@@ -182,6 +182,7 @@ struct WqeSpec {
   uint32_t length = 0;
   uint64_t remote_offset = 0;  // into the peer's MR (write, write_imm, read)
   uint32_t immdt = 0;          // immediate data, or the R_Key to invalidate (send_inv)
+  std::optional<uint32_t> rkey;  // RTAG instead of the peer MR's R_Key (write, write_imm, read): to provoke R_Key errors
 };
 
 struct PostStep {

@@ -534,7 +534,7 @@ void System::run_step(const Step& step, Group* g) {
       q.laddr = mr->pa + w.local_offset;
       q.length = w.length;
       q.remote_va = c.remote_mr.va + w.remote_offset;
-      q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : c.remote_mr.rkey;
+      q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : w.rkey ? *w.rkey : c.remote_mr.rkey;
       q.immdt = w.immdt;
       wqes.push_back(q);
     }
