@@ -31,6 +31,11 @@ constexpr uint32_t kWqeProcRetryBufsUnavail = 1u << 4;  // WQEPROCSTS[4]
 constexpr size_t kWqeSize = 64;
 
 uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
+// Error-buffer syndrome bits. PG332 places the ICRC error at bit 30 and the
+// FCS error at bit 31; the other positions are this model's (A-ERNIC-18).
+constexpr uint32_t kSynMacDa = 1u << 0, kSynIpVersion = 1u << 1, kSynIpChecksum = 1u << 2, kSynIpDa = 1u << 3,
+                   kSynLength = 1u << 4, kSynTver = 1u << 5, kSynQp = 1u << 6, kSynSource = 1u << 7,
+                   kSynHeader = 1u << 8, kSynIcrc = 1u << 30;
 }  // namespace
 
 Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
@@ -717,50 +722,70 @@ void Ernic::rx_thread() {
   }
 }
 
-void Ernic::drop(const std::string& why) {
+void Ernic::drop(const std::string& why, uint32_t syndrome) {
   ++stats_.rx_dropped;
   count16(R::g::INALLDRPPKTCNT, true);
-  (void)why;
+  if (syndrome == 0 || !rx_raw_) return;  // not a validation failure (duplicates, full RQ, ...)
+  // Error buffer (PG332): with XRNICCONF[5] every validation failure is
+  // logged as a 32-bit syndrome followed by a copy of the packet's first
+  // bytes (from the Ethernet header), in ERRBUFSZ[31:16]-byte entries;
+  // ERRBUFWPTR counts them; INTSTS[0] is raised.
+  ++stats_.validation_errors;
+  raise(F::INT_PKT_VALID_ERR);
+  if (!(G(R::g::XRNICCONF) & F::XRNICCONF_ERRBUF_EN)) return;
+  const uint64_t base = uint64_t(G(R::g::ERRBUFBA)) | uint64_t(G(R::g::ERRBUFBAMSB)) << 32;
+  const uint32_t num = G(R::g::ERRBUFSZ) & 0xFFFF, size = G(R::g::ERRBUFSZ) >> 16;
+  if (!base || !num || size < 4) return;
+  const uint32_t wp = lo16(G(R::g::ERRBUFWPTR));
+  std::vector<uint8_t> e(size, 0);
+  roce::put_le32(e.data(), syndrome);
+  std::copy_n(rx_raw_->begin(), std::min<size_t>(size - 4, rx_raw_->size()), e.begin() + 4);
+  dma_rx_.write(base + uint64_t(wp % num) * size, e.data(), e.size());
+  G(R::g::ERRBUFWPTR) = lo16(wp + 1);
+  ctx_.event(scope_ + ".rx_pkt_hndler", fmt::format("validation failure ({}), syndrome 0x{:08x}, error buffer entry {}",
+                                                    why, syndrome, wp % num));
 }
 
 void Ernic::handle_rx(const FrameBytes& raw) {
+  rx_raw_ = &raw;
+  struct Clear { const FrameBytes*& p; ~Clear() { p = nullptr; } } clear{rx_raw_};
   count16(R::g::INALLDRPPKTCNT, false);
   if (!(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return drop("ERNIC disabled");
-  if (raw.size() < roce::kEthHdrLen + roce::kIcrcLen) return drop("runt frame");
+  if (raw.size() < roce::kEthHdrLen + roce::kIcrcLen) return drop("runt frame", kSynLength);
   roce::DecodeError de;
   auto fr = roce::decode(raw, &de);
-  if (!fr) return drop(std::string("undecodable: ") + roce::decode_error_name(de));
+  if (!fr) return drop(std::string("undecodable: ") + roce::decode_error_name(de), kSynHeader);
   const roce::Frame& f = *fr;
   ctx_.set(v_rx_opcode_, f.bth.opcode);
   // ICRC over what the frame says its length is (IP length), excluding the ICRC.
   {
     const size_t ip_len = f.ipv6 ? roce::kIpv6HdrLen + f.ip6.payload_len : f.ip4.total_len;
     const size_t end = roce::kEthHdrLen + ip_len;
-    if (end > raw.size() || end < roce::kIcrcLen) return drop("length");
+    if (end > raw.size() || end < roce::kIcrcLen) return drop("length", kSynLength);
     if (roce::compute_icrc(raw.data(), end - roce::kIcrcLen) != f.icrc) {
       ++stats_.rx_icrc_errors;
-      return drop("ICRC");
+      return drop("ICRC", kSynIcrc);
     }
   }
   if (!f.ipv6 && roce::ipv4_checksum(raw.data() + roce::kEthHdrLen) != f.ip4.checksum)
-    return drop("IPv4 header checksum");
+    return drop("IPv4 header checksum", kSynIpChecksum);
   const roce::Frame tmpl_local = frame_template(1);
-  if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA");
-  if (f.ipv6) return drop("IPv6 not enabled on this node");
-  if (f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA");
-  if (f.bth.tver != 0) return drop("TVer");
+  if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA", kSynMacDa);
+  if (f.ipv6) return drop("IPv6 not enabled on this node", kSynIpVersion);
+  if (f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA", kSynIpDa);
+  if (f.bth.tver != 0) return drop("TVer", kSynTver);
   const uint32_t n = f.bth.dest_qp;
   const uint32_t enabled_qps = cfg_.layout.qp_count_in_xrnicconf
                                    ? (G(R::g::XRNICCONF) & F::XRNICCONF_NUMQP_MASK) >> F::XRNICCONF_NUMQP_SHIFT
                                    : G(R::g::XRNIC_CONF_QP_EN) & 0xFFF;
-  if (n == 0 || n > cfg_.num_qp || n > enabled_qps) return drop("QP unsupported");
+  if (n == 0 || n > cfg_.num_qp || n > enabled_qps) return drop("QP unsupported", kSynQp);
   Qp& qp = qps_[n];
-  if (!qp.enabled) return drop("QP disabled");
+  if (!qp.enabled) return drop("QP disabled", kSynQp);
   G(R::g::LSTINPKT) = f.bth.opcode | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
   if (n == 1) return rx_qp1(f, raw);
   // RC: the source must be the QP's remote.
   const roce::Frame t = frame_template(n);
-  if (f.eth.src != t.eth.dst || f.ip4.src.v != t.ip4.dst.v) return drop("source is not the QP's remote");
+  if (f.eth.src != t.eth.dst || f.ip4.src.v != t.ip4.dst.v) return drop("source is not the QP's remote", kSynSource);
   const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
   if (!oi) return drop("unknown opcode");
   switch (oi->kind) {

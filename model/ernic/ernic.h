@@ -79,7 +79,7 @@ struct ErnicConfig {
 struct ErnicStats {
   uint64_t wqes_processed = 0, cqes_written = 0, acks_sent = 0, naks_sent = 0, acks_received = 0,
            naks_received = 0, rx_dropped = 0, rx_icrc_errors = 0, duplicates = 0, mads_received = 0,
-           icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0,
+           icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0, validation_errors = 0,
            read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0,
            retransmitted_packets = 0, retries = 0, ack_timeouts = 0, rnr_naks_received = 0;
 };
@@ -219,7 +219,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   uint32_t pmtu(uint32_t qpn) const;
   void send_ack(uint32_t qpn, uint8_t syndrome, uint32_t psn);
   void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
-  void drop(const std::string& why);
+  void drop(const std::string& why, uint32_t syndrome = 0);  // syndrome != 0: a validation failure (error buffer)
   void trace_qp(const Qp& qp);
   void log_reg(bool write, uint32_t addr, uint32_t value);
 
@@ -256,6 +256,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   std::deque<FrameBytes> rxq_;
   uint32_t rr_next_ = 1;
   bool intr_level_ = false;
+  const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating
   int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,
       v_tx_opcode_ = -1;
 };

@@ -56,6 +56,8 @@ const std::vector<Assumption>& assumptions() {
        "A first-order model until a PCIe link model exists."},
       {"A-MON-1", "The wire monitor accepts a go-back-N retransmission to any PSN not yet acknowledged as the requester saw it (its rx tap), or to the start of the message holding that PSN; an ACK past a READ whose responses have not all arrived in order does not acknowledge the READ.",
        "PG332 3.1 resends a whole WQE (acknowledged packets again, as duplicates); IBTA lets a requester re-issue an unanswered READ (implied NAK)."},
+      {"A-ERNIC-18", "Error-buffer syndrome bits: 30 ICRC error and 31 FCS error as PG332 places them; the model's own positions for the other validation failures: 0 MAC DA, 1 IP version, 2 IPv4 header checksum, 3 IP DA, 4 length, 5 BTH TVer, 6 QP unsupported or disabled, 7 source not the QP's remote, 8 undecodable header. An entry is the syndrome (little-endian) then the frame's first bytes from the Ethernet header, ERRBUFSZ[31:16] bytes in all; ERRBUFWPTR counts entries (16 bits) and the entry index wraps at ERRBUFSZ[15:0]. Every validation failure raises INTSTS[0].",
+       "PG332 names only bits 30 and 31 of the syndrome in the sources this model follows."},
       {"A-HOST-2", "The driver places a 64-byte guard (fixed canary pattern) right before and after every MR it registers; the MR itself stays page aligned. Every guard is checked when the run ends (not when the time limit cuts it short); a changed byte is a model error.",
        "A simulator check, not driver behaviour: a DMA that writes past an MR is caught even when no expectation looks there."},
       {"A-HOST-1", "Host CPU stores (WQEs, fills) reach memory instantly; the driver's only timed accesses are AXI4-Lite transactions.",

@@ -90,7 +90,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
          {{"wqes_processed", s.wqes_processed}, {"cqes_written", s.cqes_written}, {"acks_sent", s.acks_sent},
           {"naks_sent", s.naks_sent}, {"acks_received", s.acks_received}, {"naks_received", s.naks_received},
           {"rx_dropped", s.rx_dropped}, {"rx_icrc_errors", s.rx_icrc_errors}, {"duplicates", s.duplicates},
-          {"mads_received", s.mads_received}, {"illegal_wqes", s.illegal_wqes}, {"fatal_events", s.fatal_events},
+          {"mads_received", s.mads_received}, {"illegal_wqes", s.illegal_wqes}, {"fatal_events", s.fatal_events}, {"validation_errors", s.validation_errors},
           {"read_requests_received", s.read_requests_received}, {"read_responses_sent", s.read_responses_sent},
           {"read_responses_received", s.read_responses_received}}},
         {"icrc_rtl", {{"frames", s.icrc_frames}, {"mismatches", s.icrc_rtl_mismatches},
