@@ -158,6 +158,9 @@ uint32_t Ernic::peek(uint32_t addr) const {
   if (!d.reg) return 0;
   switch (d.block) {
     case R::Block::Global:
+      // RESPHNDSTS[16] "sq pici db check en", which the recovery flows poll:
+      // the response handler here takes doorbells at any time (A-ERNIC-19).
+      if (d.offset == R::g::RESPHNDSTS) return G(d.offset) | 1u << 16;
       return G(d.offset);
     case R::Block::Qp: {
       uint32_t v = Q(d.index, d.offset);
@@ -243,6 +246,10 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
                         (data & F::QPCONF_EN) ? "1" : "0");
       if ((data & F::QPCONF_EN) && !(old & F::QPCONF_EN)) {
         qp.enabled = true;
+        // Re-enabled after PG332's recovery or deletion flow: the QP starts
+        // clean (fatal bit, retry and RNR counts, NAK syndrome cleared).
+        if (old & F::QPCONF_RECOVERY) Q(n, R::q::STATQPi) &= ~(F::STATQP_FATAL | F::STATQP_RQ_OVF | F::STATQP_RETRIED |
+                                                               0x7Fu << 16 | 0x7u << 24 | 0x7u << 28);
         uint32_t depth = sq_depth(n);
         qp.sq_ci = depth ? lo16(Q(n, R::q::STATCURSQPTRi)) % depth : 0;
         drop_outstanding(qp);

@@ -71,6 +71,8 @@ void Driver::init() {
   // 3. Incoming error-status queue, write-retry data buffers, response-error buffer.
   const uint32_t errq_n = 64;
   const uint64_t errq = alloc(uint64_t(errq_n) * 8);
+  errq_ = errq;
+  errq_n_ = errq_n;
   wr(greg(R::g::IPKTERRQBA), uint32_t(errq));
   wr(greg(R::g::IPKTERRQBAMSB), uint32_t(errq >> 32));
   wr(greg(R::g::IPKTERRQSZ), errq_n);
@@ -594,6 +596,49 @@ void Driver::delete_qp(Connection& c) {
   wr(greg(R::g::XRNICADCONF), adconf);
   set_state(c, VerbsState::Reset);
   qpn_used_[n] = false;
+}
+
+uint32_t Driver::recover_fatal(Connection& c) {
+  const uint32_t n = c.qpn;
+  if (!n || c.state == VerbsState::Reset) fail("recover: the connection has no QP");
+  // 1. Find the QP and its code in the error-status queue (64-bit entries:
+  //    QPN[31:16] | code[15:0]); stop ringing SQPI (this driver posts
+  //    nothing while recovering).
+  uint32_t code = 0;
+  const uint32_t wp = rd(greg(R::g::IPKTERRQWPTR)) & 0xFFFF;
+  for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & 0xFFFF) {
+    const uint32_t e = mem_.read32(errq_ + uint64_t(errq_rd_ % errq_n_) * 8);
+    if ((e >> 16) == n) code = e & 0xFFFF;
+  }
+  // 2. Under recovery; wait for the SQ and outstanding queue to empty, every
+  //    WQE to complete and the response handler's doorbell check.
+  const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
+  wr(qreg(n, R::q::QPCONFi), qpconf | F::QPCONF_RECOVERY);
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (;;) {
+    const uint32_t st = rd(qreg(n, R::q::STATQPi));
+    const bool idle = (st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) &&
+                      rd(qreg(n, R::q::CQHEADi)) == rd(qreg(n, R::q::SQPIi)) &&
+                      (rd(greg(R::g::RESPHNDSTS)) & (1u << 16));
+    if (idle) break;
+    if (sc_time_stamp().value() >= deadline) fail(fmt::format("QP{} recovery: the QP did not drain", n));
+    wait(sc_time(1, SC_US));
+  }
+  // 3. Disable, keeping the recovery bit.
+  wr(qreg(n, R::q::QPCONFi), (qpconf | F::QPCONF_RECOVERY) & ~F::QPCONF_EN);
+  // 4. SW override: zero the pointers; wait until CQHEAD reads 0.
+  const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
+  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  for (uint32_t off : {R::q::STATRQPIDBi, R::q::STATRQBUFCAi, R::q::STATRQBUFCAMSBi, R::q::RQCIi, R::q::STATCURSQPTRi,
+                       R::q::SQPIi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi, R::q::CQHEADi})
+    wr(qreg(n, off), 0);
+  while (rd(qreg(n, R::q::CQHEADi)) != 0) wait(sc_time(100, SC_NS));
+  // 5 and 6 (new PSNs, destination, QPCONF enable with [6] cleared) are the
+  // next connection's QP programming; end the SW override here.
+  wr(greg(R::g::XRNICADCONF), adconf);
+  set_state(c, VerbsState::Reset);
+  qpn_used_[n] = false;
+  return code;
 }
 
 void Driver::disconnect(Connection& c) {

@@ -166,6 +166,12 @@ class Driver : public sc_core::sc_module {
   // this side (the peer runs it when the DREQ arrives). The connection goes
   // to RESET and its QPN is free again.
   void disconnect(Connection& c);
+  // PG332 ch.6 fatal recovery, steps 1-4 and the end of 6: the QP under
+  // recovery, drained, disabled, its pointers zeroed under SW override.
+  // The QP returns to RESET with its QPN free; a new connect programs it
+  // again (step 5) and enables it (step 6). Returns the fatal code found in
+  // the error-status queue for this QP (0 if none).
+  uint32_t recover_fatal(Connection& c);
 
   // ring = false: write the WQEs but leave the doorbell for a later post.
   void post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each, bool ring = true);
@@ -214,6 +220,8 @@ class Driver : public sc_core::sc_module {
   bool initialised_ = false;
   // QP1
   static constexpr uint32_t kQp1Depth = 16, kQp1Elem = 512, kQp1SendSlot = 512;
+  uint64_t errq_ = 0;
+  uint32_t errq_n_ = 0, errq_rd_ = 0;  // incoming error-status queue and how far the driver has read it
   uint64_t qp1_sq_ = 0, qp1_rq_ = 0, qp1_cq_ = 0, qp1_cq_db_ = 0, qp1_rq_db_ = 0, qp1_send_buf_ = 0;
   uint32_t qp1_sq_pi_ = 0, qp1_rq_ci_ = 0, qp1_psn_ = 0;
   Connection* listener_ = nullptr;

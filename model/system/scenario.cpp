@@ -147,6 +147,7 @@ struct KindName {
   const char* operator()(const DeregisterMrStep&) const { return "deregister_mr"; }
   const char* operator()(const ConnectRejectStep&) const { return "connect_reject"; }
   const char* operator()(const DisconnectStep&) const { return "disconnect"; }
+  const char* operator()(const RecoverStep&) const { return "recover"; }
   const char* operator()(const FaultStep&) const { return "fault"; }
   const char* operator()(const LinkStep&) const { return "link"; }
   const char* operator()(const ExpectFramesStep&) const { return "expect_frames"; }
@@ -739,6 +740,7 @@ class Parser {
         {"deregister_mr", &Parser::step_deregister_mr},
         {"connect_reject", &Parser::step_connect_reject},
         {"disconnect", &Parser::step_disconnect},
+        {"recover", &Parser::step_recover},
         {"fault", &Parser::step_fault},
         {"link", &Parser::step_link},
         {"expect_frames", &Parser::step_expect_frames},
@@ -757,6 +759,7 @@ class Parser {
         {"connect", "the connection name would be created again"},
         {"deregister_mr", "the MR would be deregistered again"},
         {"disconnect", "the connection would be disconnected again"},
+        {"recover", "the connection would be recovered again"},
     };
     std::vector<std::string> kind_names;
     for (const auto& k : kinds) kind_names.push_back(k.first);
@@ -1361,6 +1364,26 @@ class Parser {
     s.node = ref_conn_end(r.req("node"), s.conn, c);
     r.finish();
     // Both QPs are deleted: the name and the QPs are free again.
+    conns_.erase(s.conn);
+    disconnected_[s.conn] = loc.line;
+    for (const std::string* n : {&c.client, &c.server}) {
+      --conn_count_[*n];
+      auto& used = qp_used_[*n];
+      for (auto it = used.begin(); it != used.end();) it = it->second == s.conn ? used.erase(it) : std::next(it);
+    }
+    emit(std::move(s));
+  }
+
+  void step_recover(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"conn", "code"});
+    RecoverStep s;
+    s.loc = loc;
+    const Field cf = r.req("conn");
+    const ConnSym c = ref_conn(cf);  // a copy: the entry goes below
+    s.conn = read_string(cf);
+    if (auto k = r.take("code")) s.code = uint32_t(read_uint(*k, 0, 0x1F));
+    r.finish();
+    // Both QPs return to RESET: the name and the QPs are free again.
     conns_.erase(s.conn);
     disconnected_[s.conn] = loc.line;
     for (const std::string* n : {&c.client, &c.server}) {

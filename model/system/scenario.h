@@ -310,6 +310,15 @@ struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both 
   std::string node;                // the end that sends the DREQ
 };
 
+// PG332's fatal-recovery flow on both QPs of a connection (after a fatal
+// error); the QPs return to RESET and the connection name is freed, so a new
+// connect may use the same QPNs.
+struct RecoverStep {
+  SourceLoc loc;
+  std::string conn;
+  std::optional<uint32_t> code;    // expected fatal code in the server's error-status queue entry
+};
+
 // Direction of the link, "A->B".
 struct Direction {
   std::string from, to;
@@ -403,7 +412,7 @@ struct ParallelStep;
 using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostStep,
                           WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
-                          ConnectRejectStep, DisconnectStep, FaultStep, LinkStep, ExpectFramesStep,
+                          ConnectRejectStep, DisconnectStep, RecoverStep, FaultStep, LinkStep, ExpectFramesStep,
                           ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 

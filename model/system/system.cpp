@@ -514,6 +514,16 @@ void System::run_step(const Step& step, Group* g) {
     while (peer.state != host::VerbsState::Reset && sc_time_stamp().value() < deadline) wait(sc_time(1, SC_US));
     if (peer.state != host::VerbsState::Reset)
       return fail(loc, fmt::format("disconnect '{}': the peer's QP{} did not return to RESET", s->conn, peer.qpn));
+  } else if (auto* s = std::get_if<RecoverStep>(&step)) {
+    auto it = conns_.find(s->conn);
+    if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
+    Conn k = it->second;
+    conns_.erase(it);
+    node(k.client)->driver->recover_fatal(*k.c);
+    const uint32_t code = node(k.server)->driver->recover_fatal(*k.s);
+    if (s->code && code != *s->code)
+      return fail(loc, fmt::format("the server's error-status queue holds fatal code 0x{:02x} for QP{}, expected 0x{:02x}",
+                                   code, k.s->qpn, *s->code));
   } else if (auto* s = std::get_if<PostStep>(&step)) {
     auto it = conns_.find(s->conn);
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
