@@ -1363,15 +1363,19 @@ class Parser {
     s.conn = read_string(cf);
     s.node = ref_conn_end(r.req("node"), s.conn, c);
     r.finish();
-    // Both QPs are deleted: the name and the QPs are free again.
-    conns_.erase(s.conn);
-    disconnected_[s.conn] = loc.line;
+    release_conn(c, s.conn, loc.line);  // both QPs are deleted
+    emit(std::move(s));
+  }
+
+  // After disconnect or recover: the connection's name and its QPs are free again.
+  void release_conn(const ConnSym& c, const std::string& name, int line) {
+    conns_.erase(name);
+    disconnected_[name] = line;
     for (const std::string* n : {&c.client, &c.server}) {
       --conn_count_[*n];
       auto& used = qp_used_[*n];
-      for (auto it = used.begin(); it != used.end();) it = it->second == s.conn ? used.erase(it) : std::next(it);
+      for (auto it = used.begin(); it != used.end();) it = it->second == name ? used.erase(it) : std::next(it);
     }
-    emit(std::move(s));
   }
 
   void step_recover(const Field& f, const SourceLoc& loc) {
@@ -1383,14 +1387,7 @@ class Parser {
     s.conn = read_string(cf);
     if (auto k = r.take("code")) s.code = uint32_t(read_uint(*k, 0, 0x1F));
     r.finish();
-    // Both QPs return to RESET: the name and the QPs are free again.
-    conns_.erase(s.conn);
-    disconnected_[s.conn] = loc.line;
-    for (const std::string* n : {&c.client, &c.server}) {
-      --conn_count_[*n];
-      auto& used = qp_used_[*n];
-      for (auto it = used.begin(); it != used.end();) it = it->second == s.conn ? used.erase(it) : std::next(it);
-    }
+    release_conn(c, s.conn, loc.line);  // both QPs return to RESET
     emit(std::move(s));
   }
 
