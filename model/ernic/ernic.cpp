@@ -462,21 +462,28 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
 
   const bool is_write = opc == kWqeWrite || opc == kWqeWriteImm;
   const bool is_send = opc == kWqeSend || opc == kWqeSendImm || opc == kWqeSendInv;
-  if (opc == kWqeRead) {
-    // One READ_REQUEST (RETH: ROFFSET, RTAG, LENGTH) with AckReq; it uses
-    // ceil(LENGTH / PMTU) PSNs (at least one), one per expected response
-    // (IBTA 9.7.1). The WQE stays outstanding until its last response has
-    // been written to LADDR (rx_read_resp).
+  // The outstanding-queue entry of this WQE: a READ and every other message
+  // use ceil(LENGTH / PMTU) PSNs, at least one (64-bit: no wrap).
+  auto new_outstanding = [&](bool is_read) {
     const uint32_t mtu = pmtu(n);
     const uint32_t npsn = length == 0 ? 1 : uint32_t((uint64_t(length) + mtu - 1) / mtu);
-    const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
-    Outstanding o{wrid, opc, first_psn, roce::psn_add(first_psn, npsn - 1), true};
+    const uint32_t first = Q(n, R::q::SQPSNi) & roce::kPsnMask;
+    Outstanding o{wrid, opc, first, roce::psn_add(first, npsn - 1), is_read};
     o.laddr = laddr;
     o.length = length;
     o.sq_idx = sq_idx;
     o.ssn = Q(n, R::q::STATSSNi);
     o.roffset = roffset;
     o.rtag = rtag;
+    return o;
+  };
+  if (opc == kWqeRead) {
+    // One READ_REQUEST (RETH: ROFFSET, RTAG, LENGTH) with AckReq; it uses
+    // ceil(LENGTH / PMTU) PSNs (at least one), one per expected response
+    // (IBTA 9.7.1). The WQE stays outstanding until its last response has
+    // been written to LADDR (rx_read_resp).
+    Outstanding o = new_outstanding(/*is_read=*/true);
+    const uint32_t first_psn = o.first_psn;
     o.resp_psn = first_psn;
     o.req_psn = first_psn;
     qp.osq.push_back(o);
@@ -489,16 +496,8 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
     raise(F::INT_ILLEGAL_OPC);  // PG332 INTSTS[5]; the WQE is consumed (assumption A-ERNIC-5)
     return;
   }
-  const uint32_t pmtu = this->pmtu(n);
-  const uint32_t npkts = length == 0 ? 1 : uint32_t((uint64_t(length) + pmtu - 1) / pmtu);  // 64-bit: no wrap
-  const uint32_t first_psn = Q(n, R::q::SQPSNi) & roce::kPsnMask;
-  Outstanding o{wrid, opc, first_psn, roce::psn_add(first_psn, npkts - 1), false};
-  o.laddr = laddr;
-  o.length = length;
-  o.sq_idx = sq_idx;
-  o.ssn = Q(n, R::q::STATSSNi);
-  o.roffset = roffset;
-  o.rtag = rtag;
+  Outstanding o = new_outstanding(/*is_read=*/false);
+  const uint32_t first_psn = o.first_psn;
   o.immdt = immdt;
   o.bufs = std::move(bufs);
   qp.osq.push_back(o);
