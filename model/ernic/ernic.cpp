@@ -29,6 +29,7 @@ constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8, 
                                         2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
 constexpr uint32_t kWqeProcRetryBufsUnavail = 1u << 4;  // WQEPROCSTS[4]
 constexpr size_t kWqeSize = 64;
+constexpr uint32_t kInlineMax = 16;  // SDATA bytes (PG332 Table 2-1)
 
 uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 // Error-buffer syndrome bits. PG332 places the ICRC error at bit 30 and the
@@ -80,6 +81,8 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
     qp.v_next_psn = ctx.var(s, "SQPSN", 24);
     qp.v_exp_psn = ctx.var(s, "expected_psn", 24);
     qp.v_osq = ctx.var(s, "outstanding", 5);
+    qp.v_req = ctx.var(s, "req_state", 3);    // QpReqState
+    qp.v_resp = ctx.var(s, "resp_state", 3);  // QpRespState
   }
   SC_THREAD(qp_mgr_thread);
   SC_THREAD(tx_thread);
@@ -257,9 +260,12 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.retry_cnt = qp.rnr_cnt = 0;
         qp.ack_deadline_ps = qp.rnr_until_ps = 0;
         qp.buf_need = 0;
-        qp.nak_psn_sent = false;
+        qp.nak_psn_sent = qp.rnr_nak_sent = false;
         qp.wr_active = false;
         qp.send_off = 0;
+        qp.unacked = 0;
+        qp.ack_due_ps = 0;
+        qp.ack_fire = false;
         ring(n, Q(n, R::q::SQPIi));
       } else if (!(data & F::QPCONF_EN)) {
         qp.enabled = false;
@@ -293,6 +299,18 @@ void Ernic::trace_qp(const Qp& qp) {
   ctx_.set(qp.v_next_psn, Q(qp.qpn, R::q::SQPSNi) & roce::kPsnMask);
   ctx_.set(qp.v_exp_psn, roce::psn_add(Q(qp.qpn, R::q::LSTRQREQi) & roce::kPsnMask, 1));
   ctx_.set(qp.v_osq, qp.osq.size());
+  const QpReqState rq = qp.rnr_until_ps       ? kQReqRnrWait
+                        : qp.resend_pending   ? kQReqRetransmit
+                        : qp.sending          ? kQReqSending
+                        : !qp.osq.empty()     ? kQReqWaitAck
+                                              : kQReqIdle;
+  const QpRespState rs = qp.rnr_nak_sent                  ? kQRespRnr
+                         : qp.nak_psn_sent                ? kQRespNakPsn
+                         : qp.wr_active || qp.send_off    ? kQRespReceiving
+                         : qp.unacked                     ? kQRespAckPending
+                                                          : kQRespIdle;
+  ctx_.set(qp.v_req, rq);
+  ctx_.set(qp.v_resp, rs);
 }
 
 std::vector<std::string> Ernic::qp_status() const {
@@ -391,7 +409,10 @@ void Ernic::qp_mgr_thread() {
     ctx_.set(v_req_qpn_, n);
     if (qp.resend_pending) {
       ctx_.set(v_req_state_, kReqSend);
+      qp.sending = true;
       resend(qp);
+      qp.sending = false;
+      trace_qp(qp);
       ctx_.set(v_req_state_, qp.osq.empty() ? kReqIdle : kReqWaitAck);
       continue;
     }
@@ -422,7 +443,10 @@ void Ernic::qp_mgr_thread() {
     }
     core_.wait_cycles(cfg_.timing.wqe_decode_cycles);
     ctx_.set(v_req_state_, kReqSend);
+    qp.sending = true;
     execute_wqe(qp, wqe, sq_idx, std::move(bufs));
+    qp.sending = false;
+    trace_qp(qp);
     ++stats_.wqes_processed;
     ctx_.set(v_req_state_, qp.osq.empty() ? kReqIdle : kReqWaitAck);
   }
@@ -499,6 +523,12 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
   Outstanding o = new_outstanding(/*is_read=*/false);
   const uint32_t first_psn = o.first_psn;
   o.immdt = immdt;
+  if (is_send && length <= kInlineMax) {
+    // PG332 Table 2-1: SDATA carries a SEND payload of up to 16 bytes
+    // inline; no payload read from LADDR (A-ERNIC-21).
+    o.inline_data = true;
+    std::copy_n(w + 32, kInlineMax, o.sdata);
+  }
   o.bufs = std::move(bufs);
   qp.osq.push_back(o);
   send_packets(qp, o, first_psn, /*retry=*/false);
@@ -552,7 +582,9 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
     if (last && (opc == kWqeWriteImm || opc == kWqeSendImm)) f.immdt = o.immdt;
     if (last && opc == kWqeSendInv) f.ieth = o.rtag;
     f.payload.resize(chunk);
-    if (retry && is_write && !o.bufs.empty()) {
+    if (o.inline_data) {
+      std::copy_n(o.sdata, chunk, f.payload.data());
+    } else if (retry && is_write && !o.bufs.empty()) {
       // The copy must have landed before it is read back.
       while (!copyq_.empty() || copy_busy_) wait(copy_done_ev_);
       buf_io(o.bufs, off, f.payload.data(), chunk, /*write=*/false, /*with_latency=*/i == i0, n);
@@ -717,7 +749,20 @@ void Ernic::rx_push(FrameBytes frame) {
 
 void Ernic::rx_thread() {
   for (;;) {
-    while (rxq_.empty()) wait(rx_ev_);
+    bool fired = false;
+    for (Qp& qp : qps_)
+      if (qp.ack_fire) {
+        fired = true;
+        if (qp.unacked && qp.enabled && !(Q(qp.qpn, R::q::STATQPi) & F::STATQP_FATAL))
+          send_ack(qp.qpn, roce::aeth::ack(), qp.unacked_psn);
+        qp.ack_fire = false;
+        trace_qp(qp);
+      }
+    if (fired) continue;
+    if (rxq_.empty()) {
+      wait(rx_ev_);
+      continue;
+    }
     FrameBytes raw = std::move(rxq_.front());
     rxq_.pop_front();
     ctx_.set(v_rx_valid_, 1);
@@ -840,11 +885,17 @@ void Ernic::rx_qp1(const roce::Frame& f, const FrameBytes& raw) {
 }
 
 void Ernic::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
+  // Every ACK/NAK covers the packets accepted so far (coalescing restarts).
+  Qp& qp = qps_[n];
+  qp.unacked = 0;
+  qp.ack_due_ps = 0;
+  qp.ack_fire = false;
+  const uint32_t msn = Q(n, R::q::STATMSNi) & roce::kPsnMask;
   core_.wait_cycles(cfg_.timing.ack_build_cycles);
   roce::Frame a = frame_template(n);
   a.bth.opcode = roce::op::RC_ACK;
   a.bth.psn = psn & roce::kPsnMask;
-  a.aeth = roce::Aeth{syndrome, Q(n, R::q::STATMSNi) & roce::kPsnMask};
+  a.aeth = roce::Aeth{syndrome, msn};
   roce::EncodeOptions eo;
   eo.fill_icrc = false;
   std::vector<uint8_t> bytes = roce::encode(a, eo);
@@ -937,9 +988,12 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
         Q(n, R::q::STATQPi) |= F::STATQP_RQ_OVF;
         G(R::g::OUTRNRPKTSTS) = (n & 0xFF) | (lo16((G(R::g::OUTRNRPKTSTS) >> 16) + 1) << 16);
         raise(F::INT_RNR_NAK);
+        qp.rnr_nak_sent = true;
         send_ack(n, roce::aeth::rnr_nak(timer), f.bth.psn);
+        trace_qp(qp);
         return;
       }
+      qp.rnr_nak_sent = false;
       qp.send_off = 0;
     }
     const uint64_t esz = uint64_t(Q(n, R::q::QPCONFi) >> F::QPCONF_RQBUFSZ_SHIFT) * 256;
@@ -956,6 +1010,7 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       Q(n, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
       dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, n);
       count16(R::g::INSRRPKTCNT, false);
+      if (rq_db_sink) rq_db_sink(n, npi);
       if (Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
         qp_bank_set(cfg_.layout.rq_int_bank, n);
         raise(F::INT_RQ_PKT);
@@ -963,14 +1018,48 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       qp.send_off = 0;
     }
   }
+  // Immediate data and invalidate R_Keys leave on the ieth_immdt stream, not
+  // through the RQ (PG332 section 4).
+  if ((oi.pos == OpPos::Last || oi.pos == OpPos::Only) && (f.immdt || f.ieth)) {
+    const uint8_t type = f.ieth ? kIethSendInv : is_write ? kIethWriteImm : kIethSendImm;
+    const uint32_t data = f.ieth ? *f.ieth : *f.immdt;
+    const uint32_t rq_pi = is_write ? 0 : lo16(Q(n, R::q::STATRQPIDBi)) & 0xFF;
+    const uint64_t entry = uint64_t(data) | uint64_t(type) << 32 | uint64_t(n & 0xFF) << 40 | uint64_t(rq_pi) << 48;
+    if (ctx_.log)
+      ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "ieth_immdt",
+                      fmt::format("0x{:014x} ({} 0x{:08x}{})", entry,
+                                  type == kIethSendInv ? "SEND_INV" : type == kIethSendImm ? "SEND_IMM" : "WRITE_IMM",
+                                  data, is_write ? "" : fmt::format(", RQ PI {}", rq_pi)));
+    if (ieth_sink) ieth_sink(entry);
+  }
   // Accepted.
   Q(n, R::q::LSTRQREQi) = uint32_t(f.bth.opcode) << 24 | f.bth.psn;
   if (oi.pos == OpPos::Last || oi.pos == OpPos::Only)
     Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), 1);
+  ack_accepted(qp, f.bth.psn, f.bth.ack_req);
   trace_qp(qp);
-  // XRNICCONF[4:3] = 00 / 10: ACK when the packet asks for one. The
-  // timeout-driven and coalesced ACKs (mode 01) are issue 4.
-  if (f.bth.ack_req) send_ack(n, roce::aeth::ack(), f.bth.psn);
+}
+
+// XRNICCONF[4:3]: 00 ACK on AckReq or on timeout, 01 on timeout only, 10 on
+// AckReq only; 11 is reserved and taken as 00 (A-ERNIC-20). The timeout and
+// the packet count are ErnicTiming parameters (A-ERNIC-20).
+uint32_t Ernic::ack_mode() const {
+  const uint32_t m = (G(R::g::XRNICCONF) & F::XRNICCONF_ACKMODE_MASK) >> F::XRNICCONF_ACKMODE_SHIFT;
+  return m == 3 ? 0 : m;
+}
+
+void Ernic::ack_accepted(Qp& qp, uint32_t psn, bool ack_req) {
+  const uint32_t mode = ack_mode();
+  ++qp.unacked;
+  qp.unacked_psn = psn;
+  const uint32_t cap = cfg_.timing.ack_coalesce_packets;
+  const bool on_request = ack_req && mode != 1;
+  const bool on_count = mode != 2 && cap != 0 && qp.unacked >= cap;
+  if (on_request || on_count) return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  if (mode != 2 && qp.ack_due_ps == 0 && cfg_.timing.ack_timeout_ns) {
+    qp.ack_due_ps = ClockDomain::now_ps() + cfg_.timing.ack_timeout_ns * 1000;
+    timer_ev_.notify(SC_ZERO_TIME);
+  }
 }
 
 uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const {
@@ -1023,6 +1112,10 @@ void Ernic::rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate) {
     // one message for the MSN the responses carry.
     Q(n, R::q::LSTRQREQi) = uint32_t(RC_READ_REQUEST) << 24 | roce::psn_add(f.bth.psn, npkts - 1);
     Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), 1);
+    // The responses' AETH acknowledges every earlier request: nothing is
+    // left for the coalescing timeout.
+    qp.unacked = 0;
+    qp.ack_due_ps = 0;
     trace_qp(qp);
   }
   roce::Frame rsp = frame_template(n);
@@ -1162,6 +1255,10 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       // A READ completes only through its responses: an ACK whose PSN
       // reaches an unanswered READ means its responses were lost (an implied
       // NAK, IBTA 9.9.3.1.3): the READ is re-issued.
+      // An ACK inside a multi-packet message (coalescing timeout) retires
+      // nothing but is progress all the same: the local ACK timer restarts.
+      const bool advanced = roce::psn_ge(psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask) && !qp.osq.empty() &&
+                            !qp.osq.front().is_read && roce::psn_ge(psn, qp.osq.front().first_psn);
       bool retired = false;
       while (!qp.osq.empty() && !qp.osq.front().is_read && roce::psn_le(qp.osq.front().last_psn, psn)) {
         Outstanding o = qp.osq.front();
@@ -1172,7 +1269,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
         if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       }
       Q(n, R::q::STATRESPSNi) = roce::psn_add(psn, 1);
-      if (retired) progress(qp);
+      if (retired || advanced) progress(qp);
       if (!qp.osq.empty() && qp.osq.front().is_read && roce::psn_ge(psn, qp.osq.front().resp_psn) &&
           !qp.osq.front().reissue_wait) {
         qp.osq.front().reissue_wait = true;
@@ -1355,6 +1452,7 @@ void Ernic::timer_thread() {
     for (const Qp& qp : qps_) {
       if (qp.ack_deadline_ps) next = std::min(next, qp.ack_deadline_ps);
       if (qp.rnr_until_ps) next = std::min(next, qp.rnr_until_ps);
+      if (qp.ack_due_ps) next = std::min(next, qp.ack_due_ps);
     }
     if (next == UINT64_MAX) {
       wait(timer_ev_);
@@ -1366,6 +1464,12 @@ void Ernic::timer_thread() {
     }
     for (uint32_t n = 1; n <= cfg_.num_qp; ++n) {
       Qp& qp = qps_[n];
+      if (qp.ack_due_ps && qp.ack_due_ps <= now) {
+        // Coalescing timeout: the RX handler sends the ACK (it owns ACK order).
+        qp.ack_due_ps = 0;
+        qp.ack_fire = true;
+        rx_ev_.notify(SC_ZERO_TIME);
+      }
       if (qp.rnr_until_ps && qp.rnr_until_ps <= now) {
         qp.rnr_until_ps = 0;
         ack_ev_.notify(SC_ZERO_TIME);  // the QP manager resends

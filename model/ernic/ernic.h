@@ -36,6 +36,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -63,6 +64,13 @@ struct ErnicTiming {
   uint32_t rdrsp_build_cycles = 2; // READ response header build per packet (assumption A-ERNIC-11)
   uint32_t max_outstanding = 16;   // outstanding requests per QP (PG332)
   uint32_t tx_queue_frames = 4;    // frames between the WQE processor and the TX datapath
+  // Responder ACK generation (PG332 gives XRNICCONF[4:3] but no numbers;
+  // assumption A-ERNIC-20): an ACK for the newest accepted PSN is sent once
+  // `ack_coalesce_packets` accepted packets are unacknowledged (0: no count
+  // limit) and at the latest `ack_timeout_ns` after the oldest of them (the
+  // "timeout" of modes 00 and 01).
+  uint32_t ack_coalesce_packets = 0;
+  uint64_t ack_timeout_ns = 10000;
 };
 
 struct ErnicConfig {
@@ -101,6 +109,14 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   // Datapath connections (before sc_start).
   Cmac* cmac = nullptr;
   void rx_push(FrameBytes frame);  // from the CMAC after the CDC crossing
+  // ieth_immdt_axis (PG332 section 4): one 64-bit entry per immediate datum
+  // or invalidate R_Key: [31:0] ImmDt or R_Key, [39:32] type (kIeth*),
+  // [47:40] QP, [55:48] RQ producer index after the SEND (SEND kinds only).
+  std::function<void(uint64_t entry)> ieth_sink;
+  // rx_pkt_hndler_o_rq_db_{data,addr}: an RC QP's new RQ write pointer
+  // (STATRQPIDBi) once a SEND's payload is in its RQ element.
+  std::function<void(uint32_t qpn, uint32_t pi)> rq_db_sink;
+  static constexpr uint8_t kIethSendInv = 1, kIethSendImm = 2, kIethWriteImm = 3;
 
   const ErnicStats& stats() const { return stats_; }
   const ErnicConfig& config() const { return cfg_; }
@@ -123,6 +139,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     uint32_t ssn = 0;              // STATSSNi before this WQE (MSN rollback)
     uint64_t roffset = 0;
     uint32_t rtag = 0, immdt = 0;
+    bool inline_data = false;      // a SEND of <= 16 bytes: the payload is the WQE's SDATA (A-ERNIC-21)
+    uint8_t sdata[16] = {};
     std::vector<uint32_t> bufs;    // write-retry buffers holding a WRITE's payload (empty: none)
     // READ only: how far the responses have come.
     uint32_t resp_psn = 0;         // PSN of the next expected READ response
@@ -143,6 +161,12 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     uint64_t wr_left = 0;          // bytes the RETH still allows
     bool wr_active = false;
     uint64_t send_off = 0;         // bytes written into the current RQ element
+    uint32_t unacked = 0;          // accepted packets not yet covered by an ACK (coalescing)
+    uint32_t unacked_psn = 0;      // the newest of them
+    uint64_t ack_due_ps = 0;       // coalescing timeout (0: none)
+    bool ack_fire = false;         // the timeout passed: the RX handler sends the ACK
+    bool rnr_nak_sent = false;     // the last SEND FIRST/ONLY found the RQ full
+    bool sending = false;          // the WQE processor works on this QP now
     // retransmission (go-back-N, local ACK timeout, RNR)
     bool resend_pending = false;   // the QP manager resends from resend_psn before new WQEs
     uint32_t resend_psn = 0;
@@ -153,8 +177,11 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     uint32_t buf_need = 0;         // write-retry buffers the next WQE waits for (0: none)
     // trace vars
     int v_state = -1, v_sq_pi = -1, v_sq_ci = -1, v_cq_head = -1, v_next_psn = -1, v_exp_psn = -1,
-        v_fatal = -1, v_osq = -1;
+        v_fatal = -1, v_osq = -1, v_req = -1, v_resp = -1;
   };
+  // Per-QP sub-states in the waveform (qpN.req_state / qpN.resp_state).
+  enum QpReqState : uint8_t { kQReqIdle = 0, kQReqSending = 1, kQReqWaitAck = 2, kQReqRetransmit = 3, kQReqRnrWait = 4 };
+  enum QpRespState : uint8_t { kQRespIdle = 0, kQRespReceiving = 1, kQRespAckPending = 2, kQRespNakPsn = 3, kQRespRnr = 4 };
   enum ReqState : uint8_t { kReqIdle = 0, kReqFetch = 1, kReqSend = 2, kReqWaitAck = 3 };
 
   // registers
@@ -218,6 +245,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   uint8_t check_reth(uint32_t qpn, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const;
   uint32_t pmtu(uint32_t qpn) const;
   void send_ack(uint32_t qpn, uint8_t syndrome, uint32_t psn);
+  // An accepted request packet: ACK it now (AckReq by the XRNICCONF mode,
+  // coalescing count) or start the coalescing timeout.
+  void ack_accepted(Qp& qp, uint32_t psn, bool ack_req);
+  uint32_t ack_mode() const;
   void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
   void drop(const std::string& why, uint32_t syndrome = 0);  // syndrome != 0: a validation failure (error buffer)
   void trace_qp(const Qp& qp);

@@ -89,12 +89,13 @@ void Driver::init() {
   wr(greg(R::g::INTEN), 0xFF);
   const uint32_t basecnt = uint32_t(std::ceil(std::log2(4.096 * cfg_.core_mhz)));
   wr(greg(R::g::XRNICADCONF), basecnt << F::XRNICADCONF_BASECNT_SHIFT);
+  const uint32_t ack_bits = (cfg_.ack_mode & 3) << F::XRNICCONF_ACKMODE_SHIFT;
   if (cfg_.layout.qp_count_in_xrnicconf) {
     wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | std::min(cfg_.num_qp, 255u) << 8 |
-                                  uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
+                                  ack_bits | uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
   } else {  // 4.x: the QP count has its own register, the UDP port sits in [23:8]
     wr(greg(R::g::XRNIC_CONF_QP_EN), cfg_.num_qp & 0xFFF);
-    wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN |
+    wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | ack_bits |
                                   uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
   }
   // 5. QP1 (GSI): SQ, RQ (512-byte elements), CQ, doorbell mirrors.
@@ -688,6 +689,10 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
     roce::put_le64(b + 20, w.remote_va);
     roce::put_le32(b + 28, w.rkey);
     roce::put_le32(b + 48, w.immdt);
+    // SENDs of up to 16 bytes go inline in SDATA (PG332 Table 2-1; XIB does
+    // the same); LENGTH keeps the real size (A-ERNIC-21).
+    const bool is_send = w.opcode == 2 || w.opcode == 3 || w.opcode == 0x0C;  // SEND, SEND_IMM, SEND_INV
+    if (is_send && w.length <= 16) mem_.read(w.laddr, b + 32, w.length);
     mem_.write(c.sq_base + uint64_t(c.sq_pi) * 64, b, 64);
     c.sq_pi = (c.sq_pi + 1) % depth;
     ++c.posted;
@@ -730,6 +735,81 @@ std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps
     out.push_back(c.cqes.front());
     c.cqes.pop_front();
   }
+  return out;
+}
+
+// ------------------------------------------------------------ receive side
+
+Connection* Driver::by_qpn(uint32_t qpn) {
+  for (auto& c : conns_)
+    if (c->qpn == qpn && c->state != VerbsState::Reset) return c.get();
+  return nullptr;
+}
+
+void Driver::on_rq_doorbell(uint32_t qpn, uint32_t pi) {
+  if (Connection* c = by_qpn(qpn)) {
+    c->rx_events.push_back({false, pi, sc_time_stamp().value()});
+    rx_event_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Driver::on_ieth(uint64_t entry) {
+  if (Connection* c = by_qpn(uint32_t(entry >> 40) & 0xFF)) {
+    c->rx_events.push_back({true, entry, sc_time_stamp().value()});
+    rx_event_.notify(SC_ZERO_TIME);
+  }
+}
+
+// Turns the arrival-ordered events into messages: an RQ doorbell announces
+// the element before the new pointer; an ieth entry of a SEND kind that
+// follows it for that pointer (8 bits of it) names its kind and datum; a
+// WRITE_IMM entry is a message of its own.
+std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeout_ps, bool consume) {
+  const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
+  const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
+  auto ready = [&] {
+    uint32_t n = 0;
+    for (size_t i = 0; i < c.rx_events.size(); ++i) {
+      const auto& e = c.rx_events[i];
+      if (!e.ieth || (uint8_t(e.value >> 32) == 3)) ++n;  // a doorbell or a WRITE_IMM entry
+    }
+    return n;
+  };
+  while (ready() < count) {
+    const uint64_t now = sc_time_stamp().value();
+    if (now >= deadline) break;
+    wait(sc_time(double(deadline - now), SC_PS), rx_event_);
+  }
+  std::vector<RecvMsg> out;
+  while (!c.rx_events.empty() && out.size() < count) {
+    const auto e = c.rx_events.front();
+    c.rx_events.pop_front();
+    RecvMsg m;
+    m.time_ps = e.time_ps;
+    if (e.ieth) {
+      const uint8_t type = uint8_t(e.value >> 32);
+      if (type != 3) continue;  // a SEND kind's entry without its doorbell: not expected
+      m.kind = RecvMsg::kWriteImm;
+      m.data = uint32_t(e.value);
+      out.push_back(m);
+      continue;
+    }
+    const uint32_t pi = uint32_t(e.value) % depth;
+    m.rq_index = (pi + depth - 1) % depth;
+    m.elem_addr = c.rq_base + uint64_t(m.rq_index) * c.params.rq_elem_bytes;
+    if (!c.rx_events.empty() && c.rx_events.front().ieth) {
+      const uint64_t v = c.rx_events.front().value;
+      const uint8_t type = uint8_t(v >> 32);
+      if ((type == 1 || type == 2) && uint8_t(v >> 48) == uint8_t(pi)) {
+        m.kind = type == 1 ? RecvMsg::kSendInv : RecvMsg::kSendImm;
+        m.data = uint32_t(v);
+        c.rx_events.pop_front();
+      }
+    }
+    c.rq_ci = pi;
+    out.push_back(m);
+  }
+  if (consume && !out.empty()) wr(qreg(c.qpn, R::q::RQCIi), c.rq_ci);
   return out;
 }
 

@@ -54,6 +54,7 @@ struct DriverConfig {
   uint64_t seed = 1;
   regs::Layout layout = regs::kLayout31;
   uint16_t udp_sport = 0x12B7;   // XRNICCONF[31:16] (LX uses 4791)
+  uint32_t ack_mode = 0;         // XRNICCONF[4:3]: 0 AckReq or timeout, 1 timeout only, 2 AckReq only
   uint16_t qp1_udp_sport = 0x8CD1;  // software-built QP1 frames (XIB)
   uint32_t cm_timeout_us = 100;  // per try; 3 tries (LX)
 };
@@ -96,6 +97,18 @@ struct Cqe {
   uint64_t time_ps = 0;          // when the driver saw it
 };
 
+// A message the responder delivered, as software sees it: a SEND kind in
+// an RQ element (the RQ carries no length or status, PG332 section 4) and
+// the ieth_immdt stream's entry for immediate data / invalidate R_Keys.
+struct RecvMsg {
+  enum Kind : uint8_t { kSend, kSendImm, kSendInv, kWriteImm };
+  Kind kind = kSend;
+  uint32_t rq_index = 0;         // SEND kinds: the RQ element
+  uint64_t elem_addr = 0;        // SEND kinds: its host address
+  uint32_t data = 0;             // ImmDt or the R_Key to invalidate
+  uint64_t time_ps = 0;
+};
+
 struct QpParams {
   uint32_t pmtu = 4096;
   uint32_t sq_depth = 64;
@@ -121,6 +134,10 @@ struct Connection {
   uint32_t posted = 0, completed = 0;
   uint32_t rung = 0;             // `posted` when the doorbell was last rung
   std::deque<Cqe> cqes;          // polled, not yet handed out
+  uint32_t rq_ci = 0;            // next RQ element to consume (mod depth)
+  // RQ doorbells (the new write pointer) and ieth_immdt entries, in arrival order.
+  struct RxEvent { bool ieth; uint64_t value; uint64_t time_ps; };
+  std::deque<RxEvent> rx_events;
   sc_core::sc_event established;
 };
 
@@ -178,6 +195,13 @@ class Driver : public sc_core::sc_module {
   // Collects up to count CQEs, waiting until timeout_ps of simulated time
   // has passed; returns what arrived.
   std::vector<Cqe> poll(Connection& c, uint32_t count, uint64_t timeout_ps);
+  // Receive side: waits up to timeout_ps for `count` messages on c (see
+  // RecvMsg) and returns those that arrived, oldest first. With consume,
+  // their RQ elements are handed back to the NIC (RQCIi). The NIC's
+  // rx_pkt_hndler_o_rq_db sideband and ieth_immdt stream feed it.
+  std::vector<RecvMsg> recv(Connection& c, uint32_t count, uint64_t timeout_ps, bool consume);
+  void on_rq_doorbell(uint32_t qpn, uint32_t pi);
+  void on_ieth(uint64_t entry);
 
   uint64_t alloc(uint64_t bytes, uint64_t align = 4096);
   HostMemory& memory() { return mem_; }
@@ -187,6 +211,8 @@ class Driver : public sc_core::sc_module {
 
  private:
   void irq_thread();
+  Connection* by_qpn(uint32_t qpn);
+  sc_core::sc_event rx_event_;
   void service_qp1_rq();
   void handle_mad(const uint8_t* elem, size_t len);
   void send_rep(const Connection& c);

@@ -137,6 +137,7 @@ struct KindName {
   const char* operator()(const ConnectStep&) const { return "connect"; }
   const char* operator()(const PostStep&) const { return "post"; }
   const char* operator()(const WaitCompletionsStep&) const { return "wait_completions"; }
+  const char* operator()(const RecvStep&) const { return "recv"; }
   const char* operator()(const CheckMemoryStep&) const { return "check_memory"; }
   const char* operator()(const RegWriteStep&) const { return "reg_write"; }
   const char* operator()(const RegReadStep&) const { return "reg_read"; }
@@ -677,7 +678,7 @@ class Parser {
   }
 
   void parse_node(const std::string& name, const Field& f) {
-    MapReader r(f, {"mac", "ip", "num_qp", "memory_mib"});
+    MapReader r(f, {"mac", "ip", "num_qp", "memory_mib", "ack"});
     NodeConfig n;
     n.name = name;
     n.loc = f.loc();
@@ -701,6 +702,16 @@ class Parser {
     }
     n.num_qp = uint32_t(r.u64("num_qp", n.num_qp, 8, 256));
     n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 1, 4096));
+    if (auto a = r.take("ack")) {
+      MapReader ar(*a, {"mode", "coalesce_packets", "timeout_ns"});
+      static const EnumTable<uint32_t> kAckModes = {{"request_or_timeout", 0}, {"timeout", 1}, {"request", 2}};
+      n.ack_mode = ar.enm("mode", n.ack_mode, kAckModes);
+      n.ack_coalesce_packets = uint32_t(ar.u64("coalesce_packets", n.ack_coalesce_packets, 0, 4096));
+      n.ack_timeout_ns = ar.u64("timeout_ns", n.ack_timeout_ns, 0, 1000000000ull);
+      if (n.ack_mode == 1 && n.ack_timeout_ns == 0 && n.ack_coalesce_packets == 0)
+        a->fail("ack mode 'timeout' with timeout_ns 0 and no coalesce_packets would never acknowledge");
+      ar.finish();
+    }
     r.finish();
     node_index_[name] = sc_.nodes.size();
     sc_.nodes.push_back(std::move(n));
@@ -745,6 +756,7 @@ class Parser {
         {"link", &Parser::step_link},
         {"expect_frames", &Parser::step_expect_frames},
         {"expect_idle", &Parser::step_expect_idle},
+        {"recv", &Parser::step_recv},
         {"wait_until", &Parser::step_wait_until},
         {"expect_compliance", &Parser::step_expect_compliance},
         {"repeat", &Parser::step_repeat},
@@ -1089,6 +1101,60 @@ class Parser {
       }
       if (count && s.expect.size() > *count)
         ef->fail(fmt::format("{} expected completions but count is {}", s.expect.size(), *count));
+    }
+    s.count = count ? uint32_t(*count) : uint32_t(std::max<size_t>(1, s.expect.size()));
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_recv(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"conn", "node", "count", "timeout_us", "consume", "expect"});
+    RecvStep s;
+    s.loc = loc;
+    const Field cf = r.req("conn");
+    const ConnSym& c = ref_conn(cf);
+    s.conn = read_string(cf);
+    s.node = ref_conn_end(r.req("node"), s.conn, c);
+    const auto count = r.opt_u64("count", 1, kMaxU32);
+    s.timeout_us = r.u64("timeout_us", s.timeout_us, 1, kMaxTimeUs);
+    if (auto b = r.take("consume")) s.consume = read_bool(*b);
+    if (auto ef = r.take("expect")) {
+      for (const Field& item : read_list(*ef)) {
+        MapReader er(item, {"opcode", "immdt", "length", "equals"});
+        RecvExpect e;
+        if (auto o = er.take("opcode")) {
+          e.opcode = read_enum(*o, kOpcodes);
+          if (*e.opcode == WqeOpcode::write || *e.opcode == WqeOpcode::read)
+            o->fail("a receiver sees send, send_imm, send_inv or write_imm messages");
+        }
+        if (auto i = er.opt_u64("immdt", 0, 0xFFFFFFFFull)) e.immdt = uint32_t(*i);
+        const auto lf = er.take("length");
+        if (lf) e.length = read_uint(*lf, 1, kMaxU32);
+        if (auto eq = er.take("equals")) {
+          if (!lf) eq->fail_key("equals needs the number of bytes to compare: give length");
+          if (e.opcode && *e.opcode == WqeOpcode::write_imm)
+            eq->fail_key("a write_imm message has no RQ element to compare");
+          MapReader mr(*eq, {"node", "mr", "offset"});
+          MemRef m;
+          m.node = ref_node(mr.req("node"));
+          const Field mf = mr.req("mr");
+          const MrRef other = ref_mr(mf, m.node);
+          m.mr = other.name;
+          const auto of = mr.take("offset");
+          m.offset = of ? read_uint(*of, 0, kMaxU64) : 0;
+          if (m.offset > other.length || e.length > other.length - m.offset)
+            (of ? *of : mf).fail(fmt::format("offset {} + length {} exceeds MR {} of node {} ({} bytes)", m.offset,
+                                             e.length, m.mr, m.node, other.length));
+          mr.finish();
+          e.equals = m;
+        } else if (lf) {
+          lf->fail_key("length is the number of bytes compared with equals: give equals");
+        }
+        er.finish();
+        s.expect.push_back(e);
+      }
+      if (count && s.expect.size() > *count)
+        ef->fail(fmt::format("{} expected messages but count is {}", s.expect.size(), *count));
     }
     s.count = count ? uint32_t(*count) : uint32_t(std::max<size_t>(1, s.expect.size()));
     r.finish();

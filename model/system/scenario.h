@@ -126,6 +126,12 @@ struct NodeConfig {
   roce::Ipv4Addr ip;
   uint32_t num_qp = 8;       // C_NUM_QP, 8..256
   uint32_t memory_mib = 64;  // host memory, 1..4096 MiB
+  // Responder ACK generation: XRNICCONF[4:3] as the driver programs it
+  // (0 AckReq or timeout, 1 timeout only, 2 AckReq only) and the model's
+  // coalescing parameters (A-ERNIC-20).
+  uint32_t ack_mode = 0;
+  uint32_t ack_coalesce_packets = 0;  // 0: no count limit
+  uint64_t ack_timeout_ns = 10000;    // 0: no timeout ACK
   SourceLoc loc;             // the node's key in `nodes`
 };
 
@@ -213,6 +219,24 @@ struct MemRef {
   std::string node;
   std::string mr;
   uint64_t offset = 0;
+};
+
+// recv: messages the responder delivered (RQ elements, ieth_immdt entries).
+struct RecvExpect {
+  std::optional<WqeOpcode> opcode;  // send, send_imm, send_inv, write_imm
+  std::optional<uint32_t> immdt;    // ImmDt, or the invalidated R_Key (send_inv)
+  uint64_t length = 0;              // SEND kinds: bytes of the RQ element compared with `equals`
+  std::optional<MemRef> equals;
+};
+
+struct RecvStep {
+  SourceLoc loc;
+  std::string conn;
+  std::string node;                 // the receiving end
+  uint32_t count = 1;
+  uint64_t timeout_us = 1000;
+  bool consume = true;              // write RQCIi past the messages
+  std::vector<RecvExpect> expect;
 };
 
 struct PatternSpec {
@@ -413,7 +437,8 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
                           ConnectRejectStep, DisconnectStep, RecoverStep, FaultStep, LinkStep, ExpectFramesStep,
-                          ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, std::shared_ptr<RepeatStep>,
+                          ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
+                          std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 
 struct RepeatStep {                // repeat: { count: N, steps: [...] }

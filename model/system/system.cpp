@@ -64,6 +64,8 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.num_qp = c.num_qp;
   ec.layout = sc.layout == RegLayout::v4x ? regs::kLayout4x : regs::kLayout31;
   ec.rtl_datapath = sc.datapath == Datapath::rtl;
+  ec.timing.ack_coalesce_packets = c.ack_coalesce_packets;
+  ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.dma.read_latency_cycles = uint32_t(core.cycles_for_ps(uint64_t(sc.pcie.read_latency_ns) * 1000));
   ec.dma.pcie_bytes_per_ns = DmaTiming::pcie_rate(sc.pcie.gen, sc.pcie.lanes, sc.pcie.mps);
   ernic = std::make_unique<Ernic>("ernic", core, *mem, ctx, scope + ".ernic", ec);
@@ -77,6 +79,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   dc.mac = c.mac;
   dc.ip = c.ip;
   dc.num_qp = c.num_qp;
+  dc.ack_mode = c.ack_mode;
   dc.core_mhz = sc.clocks.core_mhz;
   dc.seed = seed;
   // A CM try waits for a round trip: the wire both ways plus the peer's
@@ -85,6 +88,9 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
       100 + 2 * (lp.delay_ps / 1000000) + uint64_t(std::ceil(4000.0 / sc.clocks.core_mhz)), 1000000000ull));
   dc.layout = ec.layout;
   driver = std::make_unique<host::Driver>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
+  host::Driver* d = driver.get();
+  ernic->rq_db_sink = [d](uint32_t qpn, uint32_t pi) { d->on_rq_doorbell(qpn, pi); };
+  ernic->ieth_sink = [d](uint64_t entry) { d->on_ieth(entry); };
 }
 
 System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, SimContext& c)
@@ -577,6 +583,57 @@ void System::run_step(const Step& step, Group* g) {
       if (e.error && *e.error != q.error)
         fail(loc, fmt::format("completion {}: error={} expected, CQE ERRFLAG is {} (CQE 0x{:08x})", i, *e.error,
                               q.error ? 1 : 0, q.raw));
+    }
+  } else if (auto* s = std::get_if<RecvStep>(&step)) {
+    auto it = conns_.find(s->conn);
+    if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
+    Node* n = node(s->node);
+    host::Connection& c = side(it->second, s->node);
+    ++bounded_;
+    auto got = n->driver->recv(c, s->count, s->timeout_us * 1000000ull, s->consume);
+    --bounded_;
+    if (got.size() < s->count) {
+      snapshot_qps();
+      return fail(loc, fmt::format("expected {} received message(s) on {} QP{} within {} us, got {}", s->count,
+                                   s->node, c.qpn, s->timeout_us, got.size()));
+    }
+    static const char* kKinds[] = {"send", "send_imm", "send_inv", "write_imm"};
+    for (size_t i = 0; i < s->expect.size(); ++i) {
+      const RecvExpect& e = s->expect[i];
+      const host::RecvMsg& m = got[i];
+      if (e.opcode) {
+        const char* want = to_string(*e.opcode);
+        if (std::string(want) != kKinds[m.kind])
+          fail(loc, fmt::format("message {}: {} expected, {} received", i, want, kKinds[m.kind]));
+      }
+      if (e.immdt && (m.kind == host::RecvMsg::kSend || *e.immdt != m.data))
+        fail(loc, fmt::format("message {}: {} 0x{:08x} expected, {}", i,
+                              m.kind == host::RecvMsg::kSendInv ? "invalidate R_Key" : "ImmDt", *e.immdt,
+                              m.kind == host::RecvMsg::kSend ? std::string("a plain SEND has none")
+                                                             : fmt::format("got 0x{:08x}", m.data)));
+      if (e.equals) {
+        if (m.kind == host::RecvMsg::kWriteImm) {
+          fail(loc, fmt::format("message {}: a write_imm has no RQ element to compare", i));
+          continue;
+        }
+        Node* src = node(e.equals->node);
+        const host::Mr* mr = src->driver->find_mr(e.equals->mr);
+        if (!mr) return fail(loc, "no MR '" + e.equals->mr + "' on " + e.equals->node);
+        if (e.length > c.params.rq_elem_bytes) {
+          fail(loc, fmt::format("message {}: length {} exceeds the RQ element ({} bytes)", i, e.length,
+                                c.params.rq_elem_bytes));
+          continue;
+        }
+        const uint8_t* want = src->mem->data(mr->pa + e.equals->offset, e.length);
+        const uint8_t* have = n->mem->data(m.elem_addr, e.length);
+        for (uint64_t k = 0; k < e.length; ++k)
+          if (want[k] != have[k]) {
+            fail(loc, fmt::format("message {}: RQ element {} byte {} is 0x{:02x}, {} {} offset {} has 0x{:02x}", i,
+                                  m.rq_index, k, have[k], e.equals->node, e.equals->mr, e.equals->offset + k,
+                                  want[k]));
+            break;
+          }
+      }
     }
   } else if (auto* s = std::get_if<CheckMemoryStep>(&step)) {
     Node* n = node(s->node);

@@ -562,6 +562,11 @@ const BadCase kBadCases[] = {
     {"fill_after_deregister.yaml", 11, 26, "steps[5].fill.mr", "MR 'dst' of node B was deregistered at line 10"},
     {"layout_unknown.yaml", 2, 9, "layout", "unknown value '4.0' (did you mean '4.x'?)"},
     {"pcie_mps.yaml", 4, 8, "pcie.mps", "mps must be a power of two in [128, 1024], got 200"},
+    {"recv_equals_without_length.yaml", 10, 58, "steps[4].recv.expect[0].equals",
+     "equals needs the number of bytes to compare: give length"},
+    {"recv_write_opcode.yaml", 10, 52, "steps[4].recv.expect[0].opcode",
+     "a receiver sees send, send_imm, send_inv or write_imm messages"},
+    {"ack_mode_unknown.yaml", 4, 61, "nodes.B.ack.mode", "unknown value 'timeouts' (did you mean 'timeout'?)"},
     {"expect_idle_three_nodes.yaml", 8, 18, "steps[1].expect_idle.dir",
      "missing required key 'dir': the default 'both' means both directions of a two-node topology, and this one "
      "has 3 nodes"},
