@@ -143,6 +143,7 @@ void Ernic::qp_bank_set(uint32_t bank_off, uint32_t qpn) {
   if (bank >= cfg_.layout.int_banks) return;
   if (bank_off == cfg_.layout.rq_int_bank) rq_int_[bank] |= 1u << bit;
   if (bank_off == cfg_.layout.cq_int_bank) cq_int_[bank] |= 1u << bit;
+  if (bank_off == cfg_.layout.cnp_bank) cnp_[bank] |= 1u << bit;
 }
 
 uint32_t Ernic::peek(uint32_t addr) const {
@@ -174,7 +175,7 @@ uint32_t Ernic::peek(uint32_t addr) const {
         v &= ~(F::STATQP_SQ_EMPTY | F::STATQP_OSQ_EMPTY | F::STATQP_OSQ_FULL);
         if (pending == 0) v |= F::STATQP_SQ_EMPTY;
         if (qp.osq.empty()) v |= F::STATQP_OSQ_EMPTY;
-        if (qp.osq.size() >= cfg_.timing.max_outstanding) v |= F::STATQP_OSQ_FULL;
+        if (qp.osq.size() >= qp.max_out) v |= F::STATQP_OSQ_FULL;
       }
       return v;
     }
@@ -210,7 +211,8 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
       }
       return false;
     };
-    if (!w1c(L.rq_int_bank, rq_int_)) w1c(L.cq_int_bank, cq_int_);  // CNP bank is RO
+    // The CNP bank is W1C like the others (PG332's interrupt flow; A-ERNIC-22).
+    if (!w1c(L.rq_int_bank, rq_int_) && !w1c(L.cq_int_bank, cq_int_)) w1c(L.cnp_bank, cnp_);
     return;
   }
   if (!d.reg) return;  // reserved: writes ignored
@@ -266,6 +268,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.unacked = 0;
         qp.ack_due_ps = 0;
         qp.ack_fire = false;
+        qp.max_out = cfg_.timing.max_outstanding;  // a CNP's cut lasts until the QP is enabled again (A-ERNIC-22)
         ring(n, Q(n, R::q::SQPIi));
       } else if (!(data & F::QPCONF_EN)) {
         qp.enabled = false;
@@ -360,7 +363,7 @@ bool Ernic::qp_has_work(const Qp& qp) const {
   const uint32_t pi = qp.sq_pi % depth;  // a value equal to the depth means 0
   if (pi == qp.sq_ci) return false;
   if (qp.buf_need && free_bufs_.size() < qp.buf_need) return false;  // waits for write-retry buffers
-  return qp.osq.size() < cfg_.timing.max_outstanding;
+  return qp.osq.size() < qp.max_out;
 }
 
 roce::Frame Ernic::frame_template(uint32_t n) const {
@@ -477,9 +480,14 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
       return;
     }
     core_.wait_cycles(cfg_.timing.hdr_build_cycles);
-    ctx_.set(v_tx_opcode_, frame.size() > 42 ? frame[42] : 0);
+    // The BTH opcode after Ethernet, IPv4 or IPv6, and UDP.
+    const size_t bth = frame.size() > 13 && frame[12] == 0x86 && frame[13] == 0xDD ? 62 : 42;
+    const uint8_t op = frame.size() > bth ? frame[bth] : 0;
+    ctx_.set(v_tx_opcode_, op);
     tx_enqueue(std::move(frame));
-    count16(R::g::OUTAMPKTCNT, true);
+    // A software-built CNP (PG332: sent on QP1) counts in OUTCNPPKTCNT.
+    if (op == roce::op::CNP) G(R::g::OUTCNPPKTCNT) += 1;
+    else count16(R::g::OUTAMPKTCNT, true);
     complete(qp, wrid, opc, false);
     return;
   }
@@ -839,6 +847,13 @@ void Ernic::handle_rx(const FrameBytes& raw) {
   if (f.eth.src != t.eth.dst || f.ip4.src.v != t.ip4.dst.v) return drop("source is not the QP's remote", kSynSource);
   const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
   if (!oi) return drop("unknown opcode");
+  if (oi->kind == roce::OpKind::Cnp) return rx_cnp(qp, f);
+  // ECN CE (11) on an arriving packet: a CNP must be sent to its sender;
+  // software does that on QP1 (PG332): CNPSCHDSTS bit and INTSTS[8].
+  if (((f.ipv6 ? f.ip6.traffic_class : f.ip4.tos) & 0x3) == 0x3) {
+    qp_bank_set(cfg_.layout.cnp_bank, n);
+    raise(F::INT_CNP);
+  }
   switch (oi->kind) {
     case roce::OpKind::Ack:
       return rx_ack(qp, f);
@@ -1241,6 +1256,22 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   if (is_last) complete(qp, done.wrid, done.wqe_opcode, (Q(n, R::q::STATQPi) & F::STATQP_FATAL) != 0);
   trace_qp(qp);
   ack_ev_.notify(SC_ZERO_TIME);
+}
+
+// A CNP for one of our QPs (RoCEv2 Annex A17.9.3): the QP's outstanding-
+// request limit drops from 16 to 8, once; later CNPs change nothing
+// (PG332: no DCQCN rate engine).
+void Ernic::rx_cnp(Qp& qp, const roce::Frame& f) {
+  (void)f;
+  G(R::g::INCNPPKTCNT) += 1;
+  if (qp.max_out > cfg_.timing.max_outstanding / 2) {
+    qp.max_out = cfg_.timing.max_outstanding / 2;
+    ctx_.event(fmt::format("{}.qp{}", scope_, qp.qpn),
+               fmt::format("CNP received: outstanding-request limit {} -> {}", cfg_.timing.max_outstanding, qp.max_out));
+    if (ctx_.log)
+      ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), qp.qpn, "max_outstanding",
+                      std::to_string(qp.max_out));
+  }
 }
 
 void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {

@@ -167,6 +167,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     bool ack_fire = false;         // the timeout passed: the RX handler sends the ACK
     bool rnr_nak_sent = false;     // the last SEND FIRST/ONLY found the RQ full
     bool sending = false;          // the WQE processor works on this QP now
+    uint32_t max_out = 16;         // outstanding-request limit: 16, cut to 8 by the first CNP (PG332)
     // retransmission (go-back-N, local ACK timeout, RNR)
     bool resend_pending = false;   // the QP manager resends from resend_psn before new WQEs
     uint32_t resend_psn = 0;
@@ -220,6 +221,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void rx_ack(Qp& qp, const roce::Frame& f);
   void rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate);
   void rx_read_resp(Qp& qp, const roce::Frame& f);
+  void rx_cnp(Qp& qp, const roce::Frame& f);
   // retransmission
   void send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool retry);
   void send_read_request(Qp& qp, uint32_t first_psn, bool retry);

@@ -86,7 +86,7 @@ void Driver::init() {
   wr(greg(R::g::RESPERRPKTBAMSB), uint32_t(resperr >> 32));
   wr(greg(R::g::RESPERRSZ), 64 | 256u << 16);  // LX: count | size << 16
   // 4. Interrupts, base count, enable.
-  wr(greg(R::g::INTEN), 0xFF);
+  wr(greg(R::g::INTEN), 0x1FF);  // 0xFF in the 3.x drivers; bit 8 (CNP scheduling) added: this driver sends CNPs
   const uint32_t basecnt = uint32_t(std::ceil(std::log2(4.096 * cfg_.core_mhz)));
   wr(greg(R::g::XRNICADCONF), basecnt << F::XRNICADCONF_BASECNT_SHIFT);
   const uint32_t ack_bits = (cfg_.ack_mode & 3) << F::XRNICCONF_ACKMODE_SHIFT;
@@ -278,6 +278,12 @@ void Driver::send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t
   eo.fill_icrc = false;
   std::vector<uint8_t> bytes = roce::encode(f, eo);
   bytes.resize(bytes.size() - roce::kIcrcLen);  // lengths count the ICRC; ERNIC appends it
+  post_qp1(bytes);
+}
+
+// A frame software built (Ethernet .. last byte before the ICRC) leaves
+// through QP1: a SEND WQE pointing at it (PG332).
+void Driver::post_qp1(const std::vector<uint8_t>& bytes) {
   // One send slot per SQ entry; the slot is free again once its WQE has
   // completed, which the CQ head mirror tells.
   const uint32_t done = mem_.read32(qp1_cq_db_);
@@ -528,7 +534,52 @@ void Driver::irq_thread() {
     if (sts & F::INT_WQE_DONE)
       for (uint32_t b = 0; b < cfg_.layout.int_banks; ++b) wr(greg(cfg_.layout.cq_int_bank + 4 * b), 0xFFFFFFFF);
     if (sts & F::INT_FATAL) ++fatal_irqs_;
+    if (sts & F::INT_CNP) {
+      try {
+        service_cnp();
+      } catch (const DriverError& e) {
+        ctx_.error(cfg_.node + ".driver", e.what());
+      }
+    }
     if (!sts) wait(intr_.value_changed_event());
+  }
+}
+
+// PG332: ECN-marked arrivals set the QP's CNPSCHDSTS bit and INTSTS[8];
+// software builds each CNP (BTH opcode 0x81 to the remote QP, BECN set,
+// 16 reserved zero bytes) and sends it on QP1, then clears the bit (W1C).
+void Driver::service_cnp() {
+  for (uint32_t b = 0; b < cfg_.layout.int_banks; ++b) {
+    const uint32_t bits = rd(greg(cfg_.layout.cnp_bank + 4 * b));
+    if (!bits) continue;
+    for (uint32_t j = 0; j < 32; ++j) {
+      if (!(bits & (1u << j))) continue;
+      const uint32_t qpn = 32 * b + j;
+      Connection* c = by_qpn(qpn);
+      if (!c) continue;
+      auto it = neigh_.find(c->remote_ip.v);
+      if (it == neigh_.end()) continue;
+      roce::Frame f;
+      f.eth.src = cfg_.mac;
+      f.eth.dst = it->second;
+      f.ip4.src = cfg_.ip;
+      f.ip4.dst = c->remote_ip;
+      f.ip4.ttl = 64;
+      f.udp.sport = cfg_.qp1_udp_sport;
+      f.bth.opcode = roce::op::CNP;
+      f.bth.pkey = 0xFFFF;
+      f.bth.dest_qp = c->remote_qpn;
+      f.bth.resv8a = 0x40;  // BECN
+      f.bth.psn = 0;
+      f.payload.assign(16, 0);
+      roce::EncodeOptions eo;
+      eo.fill_icrc = false;
+      std::vector<uint8_t> bytes = roce::encode(f, eo);
+      bytes.resize(bytes.size() - roce::kIcrcLen);
+      post_qp1(bytes);
+      ++cnps_sent_;
+    }
+    wr(greg(cfg_.layout.cnp_bank + 4 * b), bits);  // W1C what was served (A-ERNIC-22)
   }
 }
 

@@ -211,6 +211,9 @@ class Driver : public sc_core::sc_module {
 
  private:
   void irq_thread();
+  void service_cnp();
+  void post_qp1(const std::vector<uint8_t>& bytes);
+  uint64_t cnps_sent_ = 0;
   Connection* by_qpn(uint32_t qpn);
   sc_core::sc_event rx_event_;
   void service_qp1_rq();

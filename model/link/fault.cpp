@@ -92,13 +92,14 @@ const char* FaultInjector::kind_name(FaultKind k) {
     case FaultKind::reorder: return "reorder";
     case FaultKind::corrupt: return "corrupt";
     case FaultKind::delay: return "delay";
+    case FaultKind::ecn: return "ecn";
   }
   return "?";
 }
 
 std::optional<FaultKind> FaultInjector::kind_from_name(const std::string& name) {
   for (FaultKind k : {FaultKind::drop, FaultKind::duplicate, FaultKind::reorder,
-                      FaultKind::corrupt, FaultKind::delay})
+                      FaultKind::corrupt, FaultKind::delay, FaultKind::ecn})
     if (name == kind_name(k)) return k;
   return std::nullopt;
 }
@@ -249,6 +250,26 @@ std::vector<WireOut> FaultInjector::on_frame(FrameBytes f, std::vector<FaultAppl
                      (r.corrupt_field.empty() ? std::string() : " (" + r.corrupt_field + ")"));
           out.push_back(WireOut{std::move(f), 0, idx, false, false});
           break;
+        case FaultKind::ecn: {
+          // IPv4: TOS[1:0] (byte 15), header checksum again; IPv6: the
+          // traffic class's low bits (byte 15, bits 5:4). Non-IP: untouched.
+          const uint16_t et = f.size() >= 14 ? uint16_t(f[12] << 8 | f[13]) : 0;
+          std::string what = "not IP: unchanged";
+          if (et == 0x0800 && f.size() >= 34) {
+            f[15] |= 0x03;
+            f[24] = f[25] = 0;
+            const uint16_t c = roce::ipv4_checksum(f.data() + 14);
+            f[24] = uint8_t(c >> 8);
+            f[25] = uint8_t(c);
+            what = "IPv4 ECN = CE";
+          } else if (et == 0x86DD && f.size() >= 54) {
+            f[15] |= 0x30;
+            what = "IPv6 ECN = CE";
+          }
+          record(r.name, r.kind, idx, v.opcode, v.psn, what);
+          out.push_back(WireOut{std::move(f), 0, idx, false, false});
+          break;
+        }
         case FaultKind::delay:
           record(r.name, r.kind, idx, v.opcode, v.psn, "+" + std::to_string(r.delay_ps) + " ps");
           out.push_back(WireOut{std::move(f), r.delay_ps, idx, false, false});

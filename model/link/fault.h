@@ -82,7 +82,9 @@ namespace ernic {
 
 using FrameBytes = std::vector<uint8_t>;   // Ethernet header .. ICRC, no FCS
 
-enum class FaultKind { drop, duplicate, reorder, corrupt, delay };
+// ecn: what a congested switch does: the IP ECN field becomes CE (11) and
+// the IPv4 header checksum is recomputed (the ICRC masks the field).
+enum class FaultKind { drop, duplicate, reorder, corrupt, delay, ecn };
 
 struct FaultRule {
   std::string name;

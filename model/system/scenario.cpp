@@ -401,7 +401,8 @@ const EnumTable<FaultAction> kFaultActions = {{"drop", FaultAction::drop},
                                               {"duplicate", FaultAction::duplicate},
                                               {"reorder", FaultAction::reorder},
                                               {"corrupt", FaultAction::corrupt},
-                                              {"delay", FaultAction::delay}};
+                                              {"delay", FaultAction::delay},
+                                              {"ecn", FaultAction::ecn}};
 const EnumTable<Tap> kTaps = {{"tx", Tap::tx}, {"rx", Tap::rx}};
 const EnumTable<bool> kLinkStates = {{"down", false}, {"up", true}};
 // corrupt: the named fields a fault may flip a bit in.

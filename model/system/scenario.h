@@ -348,7 +348,7 @@ struct Direction {
   std::string from, to;
 };
 
-enum class FaultAction { drop, duplicate, reorder, corrupt, delay };
+enum class FaultAction { drop, duplicate, reorder, corrupt, delay, ecn };  // FaultKind's order
 const char* to_string(FaultAction a);
 
 struct FrameMatch {                // every given key must match
