@@ -183,6 +183,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   bool qp_has_work(const Qp& qp) const;
   void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs);
   roce::Frame frame_template(uint32_t qpn) const;
+  roce::Ipv6Addr local_ip6() const;  // IPv6XADD1..4
   void tx_enqueue(std::vector<uint8_t> bytes);
   void complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
 

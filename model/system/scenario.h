@@ -124,6 +124,8 @@ struct NodeConfig {
   std::string name;
   roce::MacAddr mac;
   roce::Ipv4Addr ip;
+  bool has_ip = true;        // `ip` given (a node may have only an IPv6 address)
+  std::optional<roce::Ipv6Addr> ip6;  // `ipv6` (IPv6XADD1..4)
   uint32_t num_qp = 8;       // C_NUM_QP, 8..256
   uint32_t memory_mib = 64;  // host memory, 1..4096 MiB
   SourceLoc loc;             // the node's key in `nodes`
@@ -171,6 +173,7 @@ struct ConnectStep {
   std::optional<uint32_t> client_qp;  // nullopt = auto (chosen by the runner)
   std::optional<uint32_t> server_qp;
   bool cm = true;  // false: both QPs programmed out of band, no CM MADs on the wire
+  uint32_t ip_version = 4;  // 4 or 6 (resolved: 4 when both nodes have `ip`, else 6)
 };
 
 struct WqeSpec {

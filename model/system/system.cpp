@@ -52,6 +52,11 @@ uint32_t access_code(Access a) {
   }
   return regs::f::ACCESS_RW;
 }
+// A node's address of the connection's IP version (the parser checked it exists).
+roce::IpAddr node_addr(const NodeConfig& n, uint32_t ip_version) {
+  if (ip_version == 6 && n.ip6) return *n.ip6;
+  return n.ip;
+}
 }  // namespace
 
 Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const ClockDomain& core,
@@ -76,6 +81,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   dc.node = c.name;
   dc.mac = c.mac;
   dc.ip = c.ip;
+  dc.ip6 = c.ip6;
   dc.num_qp = c.num_qp;
   dc.core_mhz = sc.clocks.core_mhz;
   dc.seed = seed;
@@ -101,7 +107,10 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   }
   for (auto& a : nodes)
     for (auto& b : nodes)
-      if (a != b) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
+      if (a != b) {
+        if (b->cfg.has_ip) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
+        if (b->cfg.ip6) a->driver->add_neighbour(*b->cfg.ip6, b->cfg.mac);
+      }
   if (nodes.size() == 2) {
     // Each direction's fault RNG: its own stream from the scenario seed.
     wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps, lp.rate_gbps, sc.seed * 0xD1B54A32D192ED03ull + 1);
@@ -480,13 +489,13 @@ void System::run_step(const Step& step, Group* g) {
       auto mr_of = [](const host::QpParams& p) {
         return p.mr ? roce::cm::MrInfo{p.mr->va, p.mr->rkey, p.mr->length} : roce::cm::MrInfo{};
       };
-      cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, sn->cfg.ip, mr_of(sp));
-      sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, cn->cfg.ip, mr_of(cp));
+      cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, node_addr(sn->cfg, s->ip_version), mr_of(sp));
+      sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, node_addr(cn->cfg, s->ip_version), mr_of(cp));
       conns_[s->name] = k;
       return;
     }
     k.s = &sn->driver->listen(sp);
-    k.c = &cn->driver->connect(sn->cfg.ip, cp);
+    k.c = &cn->driver->connect(node_addr(sn->cfg, s->ip_version), cp);
     // The server is RTS once the ReadyToUse has arrived (one CM try later at most).
     const sc_time limit(double(sn->driver->config().cm_timeout_us) * 3, SC_US);
     if (k.s->state != host::VerbsState::Rts) wait(limit, k.s->established);
@@ -498,7 +507,7 @@ void System::run_step(const Step& step, Group* g) {
     Node* cn = node(s->client);
     Node* sn = node(s->server);
     sn->driver->reject_next(uint16_t(s->reason));
-    const uint16_t got = cn->driver->connect_expect_reject(sn->cfg.ip);
+    const uint16_t got = cn->driver->connect_expect_reject(node_addr(sn->cfg, s->ip_version));
     if (got != s->reason)
       return fail(loc, fmt::format("ConnectReject with reason {} expected, got {}", s->reason, got));
   } else if (auto* s = std::get_if<DisconnectStep>(&step)) {
