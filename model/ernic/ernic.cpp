@@ -142,6 +142,15 @@ void Ernic::qp_bank_set(uint32_t bank_off, uint32_t qpn) {
   if (bank_off == cfg_.layout.cq_int_bank) cq_int_[bank] |= 1u << bit;
 }
 
+void Ernic::backdoor_write(uint32_t addr, uint32_t value) {
+  R::Decoded d = R::decode_address(cfg_.layout, addr, cfg_.num_qp, cfg_.num_mr);
+  if (!d.reg || d.block != R::Block::Qp) return;
+  Q(d.index, d.offset) = value;
+  ctx_.event(fmt::format("{}.qp{}", scope_, d.index),
+             fmt::format("debug backdoor: {} := 0x{:08x} (not a PG332 access, A-DEBUG-1)", d.reg->name, value));
+  trace_qp(qps_[d.index]);
+}
+
 uint32_t Ernic::peek(uint32_t addr) const {
   const auto& L = cfg_.layout;
   R::Decoded d = R::decode_address(L, addr, cfg_.num_qp, cfg_.num_mr);

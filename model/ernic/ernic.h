@@ -106,6 +106,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   const ErnicConfig& config() const { return cfg_; }
   // Register value by absolute address, without side effects (reports, tests).
   uint32_t peek(uint32_t addr) const;
+  // Simulator backdoor (scenario step debug_preset, assumption A-DEBUG-1):
+  // sets a register's value directly, without an AXI4-Lite access and its
+  // access rules (STATSSNi is read-only in PG332). Logged as an event.
+  void backdoor_write(uint32_t addr, uint32_t value);
   // A short description of each enabled QP's state (watchdog, failures).
   std::vector<std::string> qp_status() const;
   TxIcrc& tx_icrc() { return *icrc_; }

@@ -148,6 +148,7 @@ struct KindName {
   const char* operator()(const ConnectRejectStep&) const { return "connect_reject"; }
   const char* operator()(const DisconnectStep&) const { return "disconnect"; }
   const char* operator()(const RecoverStep&) const { return "recover"; }
+  const char* operator()(const DebugPresetStep&) const { return "debug_preset"; }
   const char* operator()(const FaultStep&) const { return "fault"; }
   const char* operator()(const LinkStep&) const { return "link"; }
   const char* operator()(const ExpectFramesStep&) const { return "expect_frames"; }
@@ -751,6 +752,7 @@ class Parser {
         {"connect_reject", &Parser::step_connect_reject},
         {"disconnect", &Parser::step_disconnect},
         {"recover", &Parser::step_recover},
+        {"debug_preset", &Parser::step_debug_preset},
         {"fault", &Parser::step_fault},
         {"link", &Parser::step_link},
         {"expect_frames", &Parser::step_expect_frames},
@@ -1276,6 +1278,21 @@ class Parser {
     emit(std::move(s));
   }
 
+  void step_debug_preset(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "reg", "qp", "value"});
+    DebugPresetStep s;
+    s.loc = loc;
+    const Field rf = r.req("reg");
+    const RegTarget t = read_reg_ref(r);
+    if (t.ref.reg != "STATSSNi" && t.ref.reg != "STATMSNi")
+      rf.fail(fmt::format("debug_preset sets STATSSNi or STATMSNi only, not {} (write other registers with reg_write)",
+                          t.ref.reg));
+    s.ref = t.ref;
+    s.value = uint32_t(read_uint(r.req("value"), 0, 0xFFFFFF));
+    r.finish();
+    emit(std::move(s));
+  }
+
   void step_reg_read(const Field& f, const SourceLoc& loc) {
     MapReader r(f, {"node", "reg", "qp", "mr", "field"});
     RegReadStep s;
@@ -1605,7 +1622,7 @@ class Parser {
   }
 
   static FramePattern read_frame_pattern(const Field& f, bool first) {
-    MapReader r(f, {"opcode", "psn", "syndrome", "dest_qp", "repeat"});
+    MapReader r(f, {"opcode", "psn", "syndrome", "msn", "dest_qp", "repeat"});
     FramePattern p;
     if (auto o = r.take("opcode")) p.opcodes = read_opcodes(*o);
     if (auto pf = r.take("psn")) {
@@ -1625,6 +1642,12 @@ class Parser {
       for (const uint8_t op : p.opcodes)
         if (!(roce::opcode_info(op)->ext & roce::kExtAeth))
           sf->fail_key(fmt::format("syndrome is the AETH's, and {} carries no AETH", roce::opcode_name(op)));
+    }
+    if (auto mf = r.take("msn")) {
+      p.msn = uint32_t(read_uint(*mf, 0, 0xFFFFFF));
+      for (const uint8_t op : p.opcodes)
+        if (!(roce::opcode_info(op)->ext & roce::kExtAeth))
+          mf->fail_key(fmt::format("msn is the AETH's, and {} carries no AETH", roce::opcode_name(op)));
     }
     if (auto q = r.opt_u64("dest_qp", 0, kMaxQpn)) p.dest_qp = uint32_t(*q);
     if (auto rf = r.take("repeat")) read_frame_repeat(*rf, p);

@@ -305,6 +305,17 @@ struct ConnectRejectStep {         // the server refuses: ConnectRequest answere
   std::string client;
   std::string server;
   uint32_t reason = 28;            // IBTA REJ reason (28 = consumer reject)
+  uint32_t ip_version = 4;         // as in ConnectStep
+};
+
+// debug_preset: a simulator backdoor (not PG332 behaviour, assumption
+// A-DEBUG-1) that sets a per-QP sequence counter inside the model, without
+// an AXI4-Lite access or access rules: STATSSNi (read-only in PG332) or
+// STATMSNi, to start a QP near the 24-bit wrap.
+struct DebugPresetStep {
+  SourceLoc loc;
+  RegRef ref;                      // STATSSNi or STATMSNi, qp 2..num_qp, no field
+  uint32_t value = 0;              // 0..0xFFFFFF
 };
 
 struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both QPs deleted (PG332 flow)
@@ -364,6 +375,7 @@ struct FramePattern {
   std::optional<uint32_t> psn;
   bool psn_next = false;           // `psn: next`: previous matched frame's PSN + 1
   std::optional<uint8_t> syndrome; // AETH syndrome
+  std::optional<uint32_t> msn;     // AETH MSN (24 bits)
   std::optional<uint32_t> dest_qp;
   uint32_t min = 1, max = 1;       // repetition: `repeat: "*"` (0..inf), "+" (1..inf), N, or [min, max]
   static constexpr uint32_t kUnbounded = 0xFFFFFFFF;  // max for "*" and "+" (no upper bound)
@@ -415,8 +427,8 @@ struct ParallelStep;
 using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostStep,
                           WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
-                          ConnectRejectStep, DisconnectStep, RecoverStep, FaultStep, LinkStep, ExpectFramesStep,
-                          ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, std::shared_ptr<RepeatStep>,
+                          ConnectRejectStep, DisconnectStep, RecoverStep, DebugPresetStep, FaultStep, LinkStep,
+                          ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 
 struct RepeatStep {                // repeat: { count: N, steps: [...] }

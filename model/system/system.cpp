@@ -425,6 +425,7 @@ bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const s
       if (p.psn && (!f.roce || f.psn != *p.psn)) return false;
       if (p.psn_next && (!f.roce || prev < 0 || f.psn != roce::psn_add(uint32_t(prev), 1))) return false;
       if (p.syndrome && f.syndrome != int(*p.syndrome)) return false;
+      if (p.msn && (f.syndrome < 0 || f.msn != *p.msn)) return false;
       if (p.dest_qp && (!f.roce || f.dest_qp != *p.dest_qp)) return false;
       return true;
     };
@@ -613,6 +614,8 @@ void System::run_step(const Step& step, Group* g) {
     ++bounded_;
     wait(sc_time(double(s->us), SC_US));
     --bounded_;
+  } else if (auto* s = std::get_if<DebugPresetStep>(&step)) {
+    node(s->ref.node)->ernic->backdoor_write(reg_addr(s->ref), s->value);
   } else if (auto* s = std::get_if<RegWriteStep>(&step)) {
     Node* n = node(s->ref.node);
     const uint32_t addr = reg_addr(s->ref);
