@@ -146,6 +146,15 @@ void Ernic::qp_bank_set(uint32_t bank_off, uint32_t qpn) {
   if (bank_off == cfg_.layout.cnp_bank) cnp_[bank] |= 1u << bit;
 }
 
+void Ernic::backdoor_write(uint32_t addr, uint32_t value) {
+  R::Decoded d = R::decode_address(cfg_.layout, addr, cfg_.num_qp, cfg_.num_mr);
+  if (!d.reg || d.block != R::Block::Qp) return;
+  Q(d.index, d.offset) = value;
+  ctx_.event(fmt::format("{}.qp{}", scope_, d.index),
+             fmt::format("debug backdoor: {} := 0x{:08x} (not a PG332 access, A-DEBUG-1)", d.reg->name, value));
+  trace_qp(qps_[d.index]);
+}
+
 uint32_t Ernic::peek(uint32_t addr) const {
   const auto& L = cfg_.layout;
   R::Decoded d = R::decode_address(L, addr, cfg_.num_qp, cfg_.num_mr);
@@ -366,6 +375,11 @@ bool Ernic::qp_has_work(const Qp& qp) const {
   return qp.osq.size() < qp.max_out;
 }
 
+roce::Ipv6Addr Ernic::local_ip6() const {
+  return roce::Ipv6Addr::from_pg332_words(G(R::g::IPv6XADD1), G(R::g::IPv6XADD2), G(R::g::IPv6XADD3),
+                                          G(R::g::IPv6XADD4));
+}
+
 roce::Frame Ernic::frame_template(uint32_t n) const {
   roce::Frame f;
   auto mac = [](uint32_t msb, uint32_t lsb) {
@@ -381,6 +395,17 @@ roce::Frame Ernic::frame_template(uint32_t n) const {
   f.ip4.dst.v = Q(n, R::q::IPDESADDR1i);
   f.ip4.tos = uint8_t((adv & 0x3F) << 2);
   f.ip4.ttl = (adv >> 8) & 0xFF ? uint8_t(adv >> 8) : 64;  // assumption A-ERNIC-4
+  if (Q(n, R::q::QPCONFi) & F::QPCONF_IPV6) {
+    // QPCONFi[7]: IPv6 (next header 17; traffic class and hop limit as the
+    // IPv4 TOS and TTL above, flow label 0: assumption A-IPV6-1).
+    f.ipv6 = true;
+    f.eth.ethertype = roce::kEtherTypeIpv6;
+    f.ip6.src = local_ip6();
+    f.ip6.dst = roce::Ipv6Addr::from_pg332_words(Q(n, R::q::IPDESADDR1i), Q(n, R::q::IPDESADDR2i),
+                                                 Q(n, R::q::IPDESADDR3i), Q(n, R::q::IPDESADDR4i));
+    f.ip6.traffic_class = f.ip4.tos;
+    f.ip6.hop_limit = f.ip4.ttl;
+  }
   f.udp.sport = uint16_t(G(R::g::XRNICCONF) >> cfg_.layout.udp_sport_shift);
   f.bth.pkey = (adv >> 16) ? uint16_t(adv >> 16) : 0xFFFF;
   f.bth.dest_qp = Q(n, R::q::DESTQPCONFi) & 0xFFFFFF;
@@ -813,7 +838,11 @@ void Ernic::handle_rx(const FrameBytes& raw) {
   if (raw.size() < roce::kEthHdrLen + roce::kIcrcLen) return drop("runt frame", kSynLength);
   roce::DecodeError de;
   auto fr = roce::decode(raw, &de);
-  if (!fr) return drop(std::string("undecodable: ") + roce::decode_error_name(de), kSynHeader);
+  if (!fr)  // a version that is not the EtherType's, or IP/UDP lengths that disagree, have their own bits
+    return drop(std::string("undecodable: ") + roce::decode_error_name(de),
+                de == roce::DecodeError::IpVersion   ? kSynIpVersion
+                : de == roce::DecodeError::BadLength ? kSynLength
+                                                     : kSynHeader);
   const roce::Frame& f = *fr;
   ctx_.set(v_rx_opcode_, f.bth.opcode);
   // ICRC over what the frame says its length is (IP length), excluding the ICRC.
@@ -830,8 +859,7 @@ void Ernic::handle_rx(const FrameBytes& raw) {
     return drop("IPv4 header checksum", kSynIpChecksum);
   const roce::Frame tmpl_local = frame_template(1);
   if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA", kSynMacDa);
-  if (f.ipv6) return drop("IPv6 not enabled on this node", kSynIpVersion);
-  if (f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA", kSynIpDa);
+  if (f.ipv6 ? f.ip6.dst != local_ip6() : f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA", kSynIpDa);
   if (f.bth.tver != 0) return drop("TVer", kSynTver);
   const uint32_t n = f.bth.dest_qp;
   const uint32_t enabled_qps = cfg_.layout.qp_count_in_xrnicconf
@@ -844,7 +872,10 @@ void Ernic::handle_rx(const FrameBytes& raw) {
   if (n == 1) return rx_qp1(f, raw);
   // RC: the source must be the QP's remote.
   const roce::Frame t = frame_template(n);
-  if (f.eth.src != t.eth.dst || f.ip4.src.v != t.ip4.dst.v) return drop("source is not the QP's remote", kSynSource);
+  // The IP version must be the QP's (QPCONFi[7]).
+  if (f.ipv6 != t.ipv6) return drop(f.ipv6 ? "IPv6 frame for an IPv4 QP" : "IPv4 frame for an IPv6 QP", kSynIpVersion);
+  if (f.eth.src != t.eth.dst || (f.ipv6 ? f.ip6.src != t.ip6.dst : f.ip4.src.v != t.ip4.dst.v))
+    return drop("source is not the QP's remote", kSynSource);
   const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
   if (!oi) return drop("unknown opcode");
   if (oi->kind == roce::OpKind::Cnp) return rx_cnp(qp, f);

@@ -122,6 +122,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   const ErnicConfig& config() const { return cfg_; }
   // Register value by absolute address, without side effects (reports, tests).
   uint32_t peek(uint32_t addr) const;
+  // Simulator backdoor (scenario step debug_preset, assumption A-DEBUG-1):
+  // sets a register's value directly, without an AXI4-Lite access and its
+  // access rules (STATSSNi is read-only in PG332). Logged as an event.
+  void backdoor_write(uint32_t addr, uint32_t value);
   // A short description of each enabled QP's state (watchdog, failures).
   std::vector<std::string> qp_status() const;
   TxIcrc& tx_icrc() { return *icrc_; }
@@ -211,6 +215,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   bool qp_has_work(const Qp& qp) const;
   void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs);
   roce::Frame frame_template(uint32_t qpn) const;
+  roce::Ipv6Addr local_ip6() const;  // IPv6XADD1..4
   void tx_enqueue(std::vector<uint8_t> bytes);
   void complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
 

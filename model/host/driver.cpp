@@ -68,6 +68,8 @@ void Driver::init() {
   wr(greg(R::g::MACXADDLSB), uint32_t(mac[2]) << 24 | uint32_t(mac[3]) << 16 | uint32_t(mac[4]) << 8 | mac[5]);
   wr(greg(R::g::MACXADDMSB), uint32_t(mac[0]) << 8 | mac[1]);
   wr(greg(R::g::IPv4XADD), cfg_.ip.v);
+  if (cfg_.ip6)  // PG332 word order: IPv6XADD1 = bytes 12..15 .. IPv6XADD4 = bytes 0..3
+    for (int k = 1; k <= 4; ++k) wr(greg(R::g::IPv6XADD1 + 4 * uint32_t(k - 1)), cfg_.ip6->pg332_word(k));
   // 3. Incoming error-status queue, write-retry data buffers, response-error buffer.
   const uint32_t errq_n = 64;
   const uint64_t errq = alloc(uint64_t(errq_n) * 8);
@@ -241,28 +243,54 @@ void Driver::program_rc_qp(Connection& c) {
   wr(qreg(n, R::q::LSTRQREQi), uint32_t(roce::op::RC_WRITE_ONLY) << 24 | roce::psn_add(c.remote_psn, -1));
   wr(qreg(n, R::q::MACDESADDLSBi), uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]);
   wr(qreg(n, R::q::MACDESADDMSBi), uint32_t(m[0]) << 8 | m[1]);
-  wr(qreg(n, R::q::IPDESADDR1i), c.remote_ip.v);
+  if (c.ipv6) {  // IPDESADDR1i = bytes 12..15 .. IPDESADDR4i = bytes 0..3
+    for (int k = 1; k <= 4; ++k) wr(qreg(n, R::q::IPDESADDR1i + 4 * uint32_t(k - 1)), c.remote_ip6.pg332_word(k));
+  } else {
+    wr(qreg(n, R::q::IPDESADDR1i), c.remote_ip.v);
+  }
   // ACK timeout exponent 14, retry 3, RNR retry 3, RNR timer 0x1F (LX values but the timeout).
   wr(qreg(n, R::q::TIMEOUTCONFi), 14 | 3u << 8 | 3u << 11 | 0x1Fu << 16);
   wr(qreg(n, R::q::PDi), p.mr ? p.mr->pd : 0);
   wr(qreg(n, R::q::QPADVCONFi), 0 | 64u << 8 | 0xFFFFu << 16);  // TC 0, TTL 64, P_Key 0xFFFF
   set_state(c, VerbsState::Init);
   wr(qreg(n, R::q::QPCONFi), F::QPCONF_EN | F::QPCONF_HWHS_DIS | F::QPCONF_CQE_WR |
-                                 R::pmtu_code(p.pmtu) << F::QPCONF_PMTU_SHIFT |
+                                 (c.ipv6 ? F::QPCONF_IPV6 : 0u) | R::pmtu_code(p.pmtu) << F::QPCONF_PMTU_SHIFT |
                                  (p.rq_elem_bytes / 256) << F::QPCONF_RQBUFSZ_SHIFT);
 }
 
 // -------------------------------------------------------------------- CM
 
-void Driver::send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t attr_id) {
-  auto it = neigh_.find(dst.v);
-  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + dst.str());
+const roce::MacAddr& Driver::neighbour(const roce::IpAddr& ip) const {
+  if (ip.v6) {
+    auto it = neigh6_.find(ip.ip6);
+    if (it == neigh6_.end()) fail("no neighbour entry (MAC) for " + ip.str());
+    return it->second;
+  }
+  auto it = neigh_.find(ip.ip4.v);
+  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + ip.str());
+  return it->second;
+}
+
+roce::IpAddr Driver::local_addr(bool v6) const {
+  if (!v6) return cfg_.ip;
+  if (!cfg_.ip6) fail("IPv6 peer, but this node has no IPv6 address");
+  return *cfg_.ip6;
+}
+
+void Driver::send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uint16_t attr_id) {
   roce::Frame f;
   f.eth.src = cfg_.mac;
-  f.eth.dst = it->second;
-  f.ip4.src = cfg_.ip;
-  f.ip4.dst = dst;
-  f.ip4.ttl = 64;
+  f.eth.dst = neighbour(dst);
+  if (dst.v6) {  // IPv6 header, next header 17 (UDP), hop limit 64
+    f.ipv6 = true;
+    f.ip6.src = local_addr(true).ip6;
+    f.ip6.dst = dst.ip6;
+    f.ip6.hop_limit = 64;
+  } else {
+    f.ip4.src = cfg_.ip;
+    f.ip4.dst = dst.ip4;
+    f.ip4.ttl = 64;
+  }
   f.udp.sport = cfg_.qp1_udp_sport;
   f.bth.opcode = roce::op::UD_SEND_ONLY;
   f.bth.pkey = 0xFFFF;
@@ -312,14 +340,12 @@ Connection& Driver::prepare(const QpParams& p) {
   return c;
 }
 
-void Driver::establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::Ipv4Addr remote_ip,
+void Driver::establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::IpAddr remote_ip,
                        const roce::cm::MrInfo& remote_mr) {
-  auto it = neigh_.find(remote_ip.v);
-  if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + remote_ip.str());
+  c.remote_mac = neighbour(remote_ip);
   c.remote_qpn = remote_qpn;
   c.remote_psn = remote_psn;
-  c.remote_ip = remote_ip;
-  c.remote_mac = it->second;
+  set_remote(c, remote_ip);
   c.remote_mr = remote_mr;
   program_rc_qp(c);
   set_state(c, VerbsState::Rts);
@@ -336,18 +362,19 @@ Connection& Driver::listen(const QpParams& p) {
   return *listener_;
 }
 
-Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t service_port) {
-  auto it = neigh_.find(server.v);
-  if (initialised_ && it == neigh_.end()) fail("no neighbour entry (MAC) for " + server.str());
+Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t service_port) {
+  if (!initialised_) fail("connect before init");
+  const roce::MacAddr& mac = neighbour(server);
+  const roce::IpAddr local = local_addr(server.v6);
   Connection& c = prepare(p);
   c.local_comm_id = rand32();
-  c.remote_ip = server;
-  c.remote_mac = it->second;
+  set_remote(c, server);
+  c.remote_mac = mac;
 
   roce::cm::Req req;
   req.local_comm_id = c.local_comm_id;
   req.service_id = 0x0000000001060000ull | service_port;  // rdma_cm, RDMA_PS_TCP
-  req.local_ca_guid = 0x0200000000000000ull | (uint64_t(cfg_.ip.v) << 8);
+  req.local_ca_guid = 0x0200000000000000ull | (uint64_t(local.v6 ? local.ip6.pg332_word(1) : cfg_.ip.v) << 8);
   req.local_qpn = c.qpn;
   req.resp_resources = 16;
   req.initiator_depth = 16;
@@ -360,15 +387,15 @@ Connection& Driver::connect(roce::Ipv4Addr server, const QpParams& p, uint16_t s
   req.path_mtu = uint8_t(R::pmtu_code(p.pmtu) + 1);  // IB enum: 1 = 256 .. 5 = 4096
   req.rnr_retry_count = 3;
   req.max_cm_retries = 3;
-  req.primary_local_gid = roce::Ipv6Addr::v4_mapped(cfg_.ip);
-  req.primary_remote_gid = roce::Ipv6Addr::v4_mapped(server);
+  req.primary_local_gid = local.gid();  // IPv6: the addresses themselves; IPv4: ::ffff:a.b.c.d
+  req.primary_remote_gid = server.gid();
   req.primary_hop_limit = 64;
   req.primary_local_ack_timeout = 14;
-  roce::cm::RdmaCmIpHdr iph;
-  iph.ip_version = 4;
+  roce::cm::RdmaCmIpHdr iph;  // rdma_cm's header: IPv6 form (ip_version 6, whole addresses) or IPv4
+  iph.ip_version = server.v6 ? 6 : 4;
   iph.port = uint16_t(0xC000 | (rng_() & 0x3FFF));
-  iph.src = roce::Ipv6Addr::v4_mapped(cfg_.ip);
-  iph.dst = roce::Ipv6Addr::v4_mapped(server);
+  iph.src = local.gid();
+  iph.dst = server.gid();
   roce::cm::MrInfo mi;
   if (p.mr) mi = {p.mr->va, p.mr->rkey, p.mr->length};
   req.private_data = roce::cm::make_private_data(iph, mi);
@@ -410,23 +437,32 @@ void Driver::send_rep(const Connection& c) {
   rep.initiator_depth = 16;
   rep.target_ack_delay = 15;
   rep.rnr_retry_count = 3;
-  rep.local_ca_guid = 0x0200000000000000ull | (uint64_t(cfg_.ip.v) << 8);
+  rep.local_ca_guid = 0x0200000000000000ull |
+                      (uint64_t(c.ipv6 && cfg_.ip6 ? cfg_.ip6->pg332_word(1) : cfg_.ip.v) << 8);
   roce::cm::MrInfo mi;
   if (c.params.mr) mi = {c.params.mr->va, c.params.mr->rkey, c.params.mr->length};
   rep.private_data = roce::cm::encode_mr_info(mi);
-  send_mad(c.remote_ip, rep, roce::cm::attr::REP);
+  send_mad(remote_of(c), rep, roce::cm::attr::REP);
 }
 
 void Driver::handle_mad(const uint8_t* e, size_t len) {
   // QP1 RQ element (3.x): 40-byte L3 slot, UDP(8), BTH(12), DETH(8), MAD(256).
   const size_t kMadOff = 40 + 8 + 12 + 8;
   if (len < kMadOff + roce::cm::kMadLen || e[48] != roce::op::UD_SEND_ONLY) return;
-  const roce::Ipv4Addr src{roce::get_be32(e + 20 + 12)};
+  // The L3 slot: 20 zero bytes and the IPv4 header, or the IPv6 header.
+  roce::IpAddr src;
+  if ((e[0] >> 4) == 6) {
+    roce::Ipv6Addr a;
+    std::copy(e + 8, e + 24, a.b.begin());
+    src = a;
+  } else {
+    src = roce::Ipv4Addr{roce::get_be32(e + 20 + 12)};
+  }
   auto mad = roce::cm::decode_mad(e + kMadOff, roce::cm::kMadLen);
   if (!mad) return;
   if (auto* req = std::get_if<roce::cm::Req>(&mad->msg)) {
     for (auto& k : conns_)
-      if (k->qpn && k->state != VerbsState::Reset && k->remote_comm_id == req->local_comm_id && k->remote_ip == src) {
+      if (k->qpn && k->state != VerbsState::Reset && k->remote_comm_id == req->local_comm_id && remote_of(*k) == src) {
         // A repeated ConnectRequest (our ConnectReply was lost): answer again.
         send_rep(*k);
         return;
@@ -449,10 +485,8 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
     c.remote_comm_id = req->local_comm_id;
     c.remote_qpn = req->local_qpn;
     c.remote_psn = req->start_psn;
-    c.remote_ip = src;
-    auto it = neigh_.find(src.v);
-    if (it == neigh_.end()) fail("no neighbour entry (MAC) for " + src.str());
-    c.remote_mac = it->second;
+    set_remote(c, src);
+    c.remote_mac = neighbour(src);
     if (req->private_data.size() >= roce::cm::RdmaCmIpHdr::kLen + roce::cm::MrInfo::kLen) {
       if (auto mi = roce::cm::decode_mr_info(req->private_data.data() + roce::cm::RdmaCmIpHdr::kLen,
                                              roce::cm::MrInfo::kLen))
@@ -484,7 +518,7 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
         roce::cm::Drep drep;
         drep.local_comm_id = k->local_comm_id;
         drep.remote_comm_id = k->remote_comm_id;
-        send_mad(k->remote_ip, drep, roce::cm::attr::DREP);
+        send_mad(remote_of(*k), drep, roce::cm::attr::DREP);
         if (k->state != VerbsState::Reset) delete_qp(*k);
         return;
       }
@@ -557,14 +591,20 @@ void Driver::service_cnp() {
       const uint32_t qpn = 32 * b + j;
       Connection* c = by_qpn(qpn);
       if (!c) continue;
-      auto it = neigh_.find(c->remote_ip.v);
-      if (it == neigh_.end()) continue;
+      const roce::IpAddr dst = remote_of(*c);
       roce::Frame f;
       f.eth.src = cfg_.mac;
-      f.eth.dst = it->second;
-      f.ip4.src = cfg_.ip;
-      f.ip4.dst = c->remote_ip;
-      f.ip4.ttl = 64;
+      f.eth.dst = neighbour(dst);
+      if (dst.v6) {
+        f.ipv6 = true;
+        f.ip6.src = local_addr(true).ip6;
+        f.ip6.dst = dst.ip6;
+        f.ip6.hop_limit = 64;
+      } else {
+        f.ip4.src = cfg_.ip;
+        f.ip4.dst = dst.ip4;
+        f.ip4.ttl = 64;
+      }
       f.udp.sport = cfg_.qp1_udp_sport;
       f.bth.opcode = roce::op::CNP;
       f.bth.pkey = 0xFFFF;
@@ -598,7 +638,7 @@ void Driver::deregister_mr(const std::string& name) {
 
 void Driver::reject_next(uint16_t reason) { reject_reason_ = reason; }
 
-uint16_t Driver::connect_expect_reject(roce::Ipv4Addr server, uint16_t service_port) {
+uint16_t Driver::connect_expect_reject(roce::IpAddr server, uint16_t service_port) {
   if (!initialised_) fail("connect before init");
   roce::cm::Req req;
   req.local_comm_id = rand32();
@@ -607,8 +647,8 @@ uint16_t Driver::connect_expect_reject(roce::Ipv4Addr server, uint16_t service_p
   req.start_psn = rand24();
   req.pkey = 0xFFFF;
   req.path_mtu = 5;
-  req.primary_local_gid = roce::Ipv6Addr::v4_mapped(cfg_.ip);
-  req.primary_remote_gid = roce::Ipv6Addr::v4_mapped(server);
+  req.primary_local_gid = local_addr(server.v6).gid();
+  req.primary_remote_gid = server.gid();
   rej_comm_id_ = req.local_comm_id;
   rej_received_.reset();
   for (int attempt = 0; attempt < 3 && !rej_received_; ++attempt) {
@@ -703,7 +743,7 @@ void Driver::disconnect(Connection& c) {
   disconnecting_ = &c;
   drep_ok_ = false;
   for (int attempt = 0; attempt < 3 && !drep_ok_; ++attempt) {
-    send_mad(c.remote_ip, dreq, roce::cm::attr::DREQ);
+    send_mad(remote_of(c), dreq, roce::cm::attr::DREQ);
     wait(sc_time(cfg_.cm_timeout_us, SC_US), drep_ev_);
   }
   disconnecting_ = nullptr;

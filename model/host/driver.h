@@ -49,6 +49,7 @@ struct DriverConfig {
   std::string node;              // node name, for messages
   roce::MacAddr mac;
   roce::Ipv4Addr ip;
+  std::optional<roce::Ipv6Addr> ip6;  // IPv6XADD1..4 (none: IPv4 only)
   uint32_t num_qp = 8;           // C_NUM_QP of the NIC
   double core_mhz = 200.0;       // for XRNICADCONF's base count
   uint64_t seed = 1;
@@ -125,6 +126,8 @@ struct Connection {
   uint32_t local_comm_id = 0, remote_comm_id = 0;
   roce::MacAddr remote_mac;
   roce::Ipv4Addr remote_ip;
+  bool ipv6 = false;             // QPCONFi[7]: the QP runs over IPv6 (remote_ip6)
+  roce::Ipv6Addr remote_ip6;
   roce::cm::MrInfo remote_mr;
   QpParams params;
   VerbsState state = VerbsState::Reset;
@@ -149,6 +152,8 @@ class Driver : public sc_core::sc_module {
 
   // Neighbour table (what ARP would give): IPv4 -> MAC.
   void add_neighbour(roce::Ipv4Addr ip, roce::MacAddr mac) { neigh_[ip.v] = mac; }
+  // IPv6 -> MAC (what neighbour discovery would give).
+  void add_neighbour(roce::Ipv6Addr ip, roce::MacAddr mac) { neigh6_[ip] = mac; }
 
   void init();
   const Mr& register_mr(const std::string& name, uint64_t length, uint32_t access, uint32_t pd);
@@ -162,13 +167,16 @@ class Driver : public sc_core::sc_module {
   // and queues; establish() programs it with the peer's QPN, PSN, address
   // and MR advertisement and moves it to RTS.
   Connection& prepare(const QpParams& p);
-  void establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::Ipv4Addr remote_ip,
+  // An IPv6 remote_ip makes an IPv6 QP (QPCONFi[7], IPDESADDR1..4i).
+  void establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::IpAddr remote_ip,
                  const roce::cm::MrInfo& remote_mr);
 
   // Passive side: the next ConnectRequest is answered with these parameters.
   Connection& listen(const QpParams& p);
-  // Active side: blocks until ReadyToUse has been sent (or throws).
-  Connection& connect(roce::Ipv4Addr server, const QpParams& p, uint16_t service_port = 18515);
+  // Active side: blocks until ReadyToUse has been sent (or throws). An
+  // IPv6 server address runs CM over IPv6 (GIDs and the rdma_cm header
+  // carry the IPv6 addresses) and makes an IPv6 QP.
+  Connection& connect(roce::IpAddr server, const QpParams& p, uint16_t service_port = 18515);
 
   // Deregistration (XIB): ACCESSDESC := 0xF invalidates the entry; the index
   // is not reused by this driver.
@@ -178,7 +186,7 @@ class Driver : public sc_core::sc_module {
   // Active side of a refused connect: sends ConnectRequest, expects
   // ConnectReject; returns its reason (throws if a ConnectReply comes or
   // nothing does).
-  uint16_t connect_expect_reject(roce::Ipv4Addr server, uint16_t service_port = 18515);
+  uint16_t connect_expect_reject(roce::IpAddr server, uint16_t service_port = 18515);
   // DisconnectRequest / DisconnectReply, then PG332's QP deletion flow on
   // this side (the peer runs it when the DREQ arrives). The connection goes
   // to RESET and its QPN is free again.
@@ -219,7 +227,16 @@ class Driver : public sc_core::sc_module {
   void service_qp1_rq();
   void handle_mad(const uint8_t* elem, size_t len);
   void send_rep(const Connection& c);
-  void send_mad(roce::Ipv4Addr dst, const roce::cm::Message& msg, uint16_t attr_id);
+  void send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uint16_t attr_id);
+  const roce::MacAddr& neighbour(const roce::IpAddr& ip) const;  // fails without an entry
+  roce::IpAddr local_addr(bool v6) const;                         // fails when v6 and no IPv6 address
+  static roce::IpAddr remote_of(const Connection& c) {
+    return c.ipv6 ? roce::IpAddr(c.remote_ip6) : roce::IpAddr(c.remote_ip);
+  }
+  static void set_remote(Connection& c, const roce::IpAddr& ip) {
+    c.ipv6 = ip.v6;
+    if (ip.v6) c.remote_ip6 = ip.ip6; else c.remote_ip = ip.ip4;
+  }
   void setup_queues(Connection& c);
   void delete_qp(Connection& c);    // PG332 ch.6 deletion sequence
   void program_rc_qp(Connection& c);
@@ -243,6 +260,7 @@ class Driver : public sc_core::sc_module {
   std::mt19937_64 rng_;
   uint64_t brk_ = 0x100000;      // bump allocator (physical); the first MiB stays unused
   std::map<uint32_t, roce::MacAddr> neigh_;
+  std::map<roce::Ipv6Addr, roce::MacAddr> neigh6_;
   std::vector<std::unique_ptr<Mr>> mrs_;
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<bool> qpn_used_;

@@ -440,7 +440,14 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
     const uint32_t m = f.aeth->msn & roce::kPsnMask;
     const uint32_t prev = s.msn_seen ? s.msn : 0;
     const uint32_t d = (m - prev) & roce::kPsnMask;
-    if (d & roce::kPsnHalf) {
+    if (!s.msn_seen && (d & roce::kPsnHalf)) {
+      // The first MSN of a connection in the upper half of the 24-bit
+      // space: not a decrease from 0 but a responder whose MSN was preset
+      // below the wrap (PG332 STATMSNi under SW override). Taken as the
+      // start; its growth is checked from here, across the wrap.
+      s.msn = m;
+      s.msn_seen = true;
+    } else if (d & roce::kPsnHalf) {
       flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN went down from %u to %u", oi->name, p, prev, m));
     } else {
       int64_t count = 0;

@@ -27,7 +27,11 @@
 //   aeth_syndrome    AETH bit 7 clear, type not the reserved 10b
 //   nak_code         NAK codes 0..4
 //   msn              the MSN never decreases on a connection and grows by at
-//                    most the number of messages the ACK acknowledges
+//                    most the number of messages the ACK acknowledges,
+//                    modulo 2^24 (it wraps from 0xFFFFFF to 0). It starts at
+//                    0, except that a first MSN in [0x800000, 0xFFFFFF] is
+//                    taken as a preset start (a responder preset below the
+//                    wrap) and checked only from there on
 //   ud_send          UD SEND_ONLY goes to QP1 with a DETH carrying the GSI Q_Key
 //
 // A connection is a request stream (direction, destination QP) and the

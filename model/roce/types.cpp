@@ -63,6 +63,17 @@ std::string Ipv6Addr::str() const {
   return buf;
 }
 
+uint32_t Ipv6Addr::pg332_word(int k) const { return get_be32(&b[size_t(4 * (4 - k))]); }
+
+Ipv6Addr Ipv6Addr::from_pg332_words(uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4) {
+  Ipv6Addr r;
+  put_be32(&r.b[12], w1);
+  put_be32(&r.b[8], w2);
+  put_be32(&r.b[4], w3);
+  put_be32(&r.b[0], w4);
+  return r;
+}
+
 Ipv6Addr Ipv6Addr::v4_mapped(Ipv4Addr a) {
   Ipv6Addr r;
   r.b[10] = 0xFF;

@@ -39,6 +39,31 @@ struct Ipv6Addr {
   // ::ffff:a.b.c.d, the GID form of an IPv4 address used in CM REQ paths.
   static Ipv6Addr v4_mapped(Ipv4Addr a);
   bool operator==(const Ipv6Addr& o) const { return b == o.b; }
+  bool operator!=(const Ipv6Addr& o) const { return b != o.b; }
+  bool operator<(const Ipv6Addr& o) const { return b < o.b; }
+  // PG332 register word k (1..4) of the address (IPv6XADDk, IPDESADDRki):
+  // word 1 = bytes 12..15, word 4 = bytes 0..3, each a big-endian number.
+  uint32_t pg332_word(int k) const;
+  static Ipv6Addr from_pg332_words(uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4);
+};
+
+// An IPv4 or an IPv6 address: a RoCEv2 endpoint (implicit from either).
+struct IpAddr {
+  bool v6 = false;
+  Ipv4Addr ip4;               // valid when !v6
+  Ipv6Addr ip6;               // valid when v6
+  IpAddr() = default;
+  IpAddr(Ipv4Addr a) : ip4(a) {}              // NOLINT(google-explicit-constructor)
+  IpAddr(Ipv6Addr a) : v6(true), ip6(a) {}    // NOLINT(google-explicit-constructor)
+  // The GID of the address (CM paths): IPv6 itself, IPv4 as ::ffff:a.b.c.d.
+  Ipv6Addr gid() const { return v6 ? ip6 : Ipv6Addr::v4_mapped(ip4); }
+  std::string str() const { return v6 ? ip6.str() : ip4.str(); }
+  bool operator==(const IpAddr& o) const { return v6 == o.v6 && (v6 ? ip6 == o.ip6 : ip4 == o.ip4); }
+  bool operator!=(const IpAddr& o) const { return !(*this == o); }
+  bool operator<(const IpAddr& o) const {
+    if (v6 != o.v6) return !v6;
+    return v6 ? ip6 < o.ip6 : ip4.v < o.ip4.v;
+  }
 };
 
 // Big-endian (network order) helpers.

@@ -68,6 +68,12 @@ const std::vector<Assumption>& assumptions() {
        "PG332's register table calls the CNP bank read-only while its interrupt flow has software W1C every bank, including the CNP one; it does not say when the limit returns to 16."},
       {"A-HOST-2", "The driver places a 64-byte guard (fixed canary pattern) right before and after every MR it registers; the MR itself stays page aligned. Every guard is checked when the run ends (not when the time limit cuts it short); a changed byte is a model error.",
        "A simulator check, not driver behaviour: a DMA that writes past an MR is caught even when no expectation looks there."},
+      {"A-IPV6-1", "An IPv6 QP (QPCONFi[7] = 1) sends IPv6 headers with next header 17, traffic class = QPADVCONFi[5:0] << 2 and hop limit = QPADVCONFi[15:8] (64 when 0), as the IPv4 TOS and TTL, flow label 0, source IPv6XADD1..4 and destination IPDESADDR1..4i (word 1 = address bytes 12..15, word 4 = bytes 0..3, each big-endian). An arrival is dropped (INALLDRPPKTCNT[31:16], error buffer) when its version is not its EtherType's or not the QP's QPCONFi[7] (syndrome bit 1), its destination is not IPv6XADD1..4 (bit 3), its source is not the QP's IPDESADDR1..4i (bit 7), or its IPv6 payload length and UDP length disagree with each other or the frame (bit 4). QP1 takes CM over either version.",
+       "PG332 gives QPCONFi[7], the address registers and the Table 2-3 checks, not the word order (taken from the LX/XIB drivers), the flow label or the defaults."},
+      {"A-DEBUG-1", "The scenario step debug_preset sets STATSSNi or STATMSNi of a QP inside the model (a simulator backdoor: no AXI4-Lite access, no access rules), to start sequence numbers near the 24-bit wrap. STATSSNi is read-only in PG332; STATMSNi can also be written the PG332 way, under SW override (XRNICADCONF[0]).",
+       "A debug hook, not PG332 behaviour: PG332 gives software no way to set the requester's SSN."},
+      {"A-MON-2", "The wire monitor's MSN rule starts a connection's MSN at 0, except that a first MSN in [0x800000, 0xFFFFFF] is taken as the start of a responder preset below the wrap; from then on the MSN must grow, modulo 2^24, by at most the messages acknowledged.",
+       "The MSN's start is not on the wire; IBTA starts it at 0, a preset (STATMSNi under SW override) does not."},
       {"A-HOST-1", "Host CPU stores (WQEs, fills) reach memory instantly; the driver's only timed accesses are AXI4-Lite transactions.",
        "The host side is not the device under test."},
   };

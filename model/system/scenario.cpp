@@ -149,6 +149,7 @@ struct KindName {
   const char* operator()(const ConnectRejectStep&) const { return "connect_reject"; }
   const char* operator()(const DisconnectStep&) const { return "disconnect"; }
   const char* operator()(const RecoverStep&) const { return "recover"; }
+  const char* operator()(const DebugPresetStep&) const { return "debug_preset"; }
   const char* operator()(const FaultStep&) const { return "fault"; }
   const char* operator()(const LinkStep&) const { return "link"; }
   const char* operator()(const ExpectFramesStep&) const { return "expect_frames"; }
@@ -679,7 +680,7 @@ class Parser {
   }
 
   void parse_node(const std::string& name, const Field& f) {
-    MapReader r(f, {"mac", "ip", "num_qp", "memory_mib", "ack"});
+    MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack"});
     NodeConfig n;
     n.name = name;
     n.loc = f.loc();
@@ -692,14 +693,24 @@ class Parser {
         if (o.mac == *mac) m.fail("MAC address " + mac->str() + " is already used by node " + o.name);
       n.mac = *mac;
     }
-    {
-      const Field ipf = r.req("ip");
-      const std::string s = read_string(ipf);
-      auto ip = roce::Ipv4Addr::parse(s);
-      if (!ip) ipf.fail("malformed IPv4 address '" + s + "' (expected a.b.c.d)");
+    const auto ip6f = r.take("ipv6");
+    if (ip6f) {
+      const std::string s = read_string(*ip6f);
+      auto ip = roce::Ipv6Addr::parse(s);
+      if (!ip) ip6f->fail("malformed IPv6 address '" + s + "' (expected RFC 4291 text, like fd00::a)");
       for (const auto& o : sc_.nodes)
-        if (o.ip == *ip) ipf.fail("IP address " + ip->str() + " is already used by node " + o.name);
+        if (o.ip6 && *o.ip6 == *ip) ip6f->fail("IPv6 address " + ip->str() + " is already used by node " + o.name);
+      n.ip6 = *ip;
+    }
+    if (auto ipf = ip6f ? r.take("ip") : std::optional<Field>(r.req("ip"))) {
+      const std::string s = read_string(*ipf);
+      auto ip = roce::Ipv4Addr::parse(s);
+      if (!ip) ipf->fail("malformed IPv4 address '" + s + "' (expected a.b.c.d)");
+      for (const auto& o : sc_.nodes)
+        if (o.has_ip && o.ip == *ip) ipf->fail("IP address " + ip->str() + " is already used by node " + o.name);
       n.ip = *ip;
+    } else {
+      n.has_ip = false;
     }
     n.num_qp = uint32_t(r.u64("num_qp", n.num_qp, 8, 256));
     n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 1, 4096));
@@ -753,6 +764,7 @@ class Parser {
         {"connect_reject", &Parser::step_connect_reject},
         {"disconnect", &Parser::step_disconnect},
         {"recover", &Parser::step_recover},
+        {"debug_preset", &Parser::step_debug_preset},
         {"fault", &Parser::step_fault},
         {"link", &Parser::step_link},
         {"expect_frames", &Parser::step_expect_frames},
@@ -960,7 +972,7 @@ class Parser {
 
   void step_connect(const Field& f, const SourceLoc& loc) {
     MapReader r(f, {"name", "client", "server", "client_mr", "server_mr", "pmtu", "sq_depth", "rq_depth",
-                    "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm"});
+                    "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version"});
     ConnectStep s;
     s.loc = loc;
     const Field nf = r.req("name");
@@ -990,6 +1002,7 @@ class Parser {
     if (auto q = r.take("client_qp")) s.client_qp = read_qpn(*q, s.client, s.name);
     if (auto q = r.take("server_qp")) s.server_qp = read_qpn(*q, s.server, s.name);
     if (auto c = r.take("cm")) s.cm = read_bool(*c);
+    s.ip_version = read_ip_version(r, s.client, s.server);
     r.finish();
     for (const std::string* n : {&s.client, &s.server}) {
       const uint32_t num_qp = sc_.nodes[node_index_[*n]].num_qp;
@@ -1000,6 +1013,26 @@ class Parser {
     conns_[s.name] = ConnSym{s.client, s.server, s.client_mr, s.server_mr, loc.line};
     disconnected_.erase(s.name);
     emit(std::move(s));
+  }
+
+  // ip_version of a connection between two nodes: 4 or 6, which both must
+  // have an address of; default 4 when both have `ip`, else 6.
+  uint32_t read_ip_version(MapReader& r, const std::string& a, const std::string& b) {
+    const NodeConfig& na = sc_.nodes[node_index_[a]];
+    const NodeConfig& nb = sc_.nodes[node_index_[b]];
+    const bool v4 = na.has_ip && nb.has_ip, v6 = na.ip6 && nb.ip6;
+    auto vf = r.take("ip_version");
+    if (!vf) {
+      if (!v4 && !v6)
+        r.self().fail(fmt::format("nodes {} and {} share no IP version (one has only `ip`, the other only `ipv6`)",
+                                  a, b));
+      return v4 ? 4 : 6;
+    }
+    const uint64_t v = read_uint(*vf, 0, 255);
+    if (v != 4 && v != 6) vf->fail(fmt::format("ip_version must be 4 or 6, got {}", v));
+    if (v == 4 && !v4) vf->fail(fmt::format("ip_version 4: node {} has no `ip` (IPv4) address", na.has_ip ? b : a));
+    if (v == 6 && !v6) vf->fail(fmt::format("ip_version 6: node {} has no `ipv6` address", na.ip6 ? b : a));
+    return uint32_t(v);
   }
 
   // 'auto' -> nullopt, or a 24-bit PSN.
@@ -1312,6 +1345,21 @@ class Parser {
     emit(std::move(s));
   }
 
+  void step_debug_preset(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "reg", "qp", "value"});
+    DebugPresetStep s;
+    s.loc = loc;
+    const Field rf = r.req("reg");
+    const RegTarget t = read_reg_ref(r);
+    if (t.ref.reg != "STATSSNi" && t.ref.reg != "STATMSNi")
+      rf.fail(fmt::format("debug_preset sets STATSSNi or STATMSNi only, not {} (write other registers with reg_write)",
+                          t.ref.reg));
+    s.ref = t.ref;
+    s.value = uint32_t(read_uint(r.req("value"), 0, 0xFFFFFF));
+    r.finish();
+    emit(std::move(s));
+  }
+
   void step_reg_read(const Field& f, const SourceLoc& loc) {
     MapReader r(f, {"node", "reg", "qp", "mr", "field"});
     RegReadStep s;
@@ -1409,7 +1457,7 @@ class Parser {
   }
 
   void step_connect_reject(const Field& f, const SourceLoc& loc) {
-    MapReader r(f, {"client", "server", "reason"});
+    MapReader r(f, {"client", "server", "reason", "ip_version"});
     ConnectRejectStep s;
     s.loc = loc;
     s.client = ref_node(r.req("client"));
@@ -1417,6 +1465,7 @@ class Parser {
     s.server = ref_node(sf);
     if (s.server == s.client) sf.fail("client and server must be different nodes");
     s.reason = uint32_t(r.u64("reason", s.reason, 0, 65535));
+    s.ip_version = read_ip_version(r, s.client, s.server);
     r.finish();
     emit(std::move(s));
   }
@@ -1640,7 +1689,7 @@ class Parser {
   }
 
   static FramePattern read_frame_pattern(const Field& f, bool first) {
-    MapReader r(f, {"opcode", "psn", "syndrome", "dest_qp", "repeat"});
+    MapReader r(f, {"opcode", "psn", "syndrome", "msn", "dest_qp", "repeat"});
     FramePattern p;
     if (auto o = r.take("opcode")) p.opcodes = read_opcodes(*o);
     if (auto pf = r.take("psn")) {
@@ -1660,6 +1709,12 @@ class Parser {
       for (const uint8_t op : p.opcodes)
         if (!(roce::opcode_info(op)->ext & roce::kExtAeth))
           sf->fail_key(fmt::format("syndrome is the AETH's, and {} carries no AETH", roce::opcode_name(op)));
+    }
+    if (auto mf = r.take("msn")) {
+      p.msn = uint32_t(read_uint(*mf, 0, 0xFFFFFF));
+      for (const uint8_t op : p.opcodes)
+        if (!(roce::opcode_info(op)->ext & roce::kExtAeth))
+          mf->fail_key(fmt::format("msn is the AETH's, and {} carries no AETH", roce::opcode_name(op)));
     }
     if (auto q = r.opt_u64("dest_qp", 0, kMaxQpn)) p.dest_qp = uint32_t(*q);
     if (auto rf = r.take("repeat")) read_frame_repeat(*rf, p);

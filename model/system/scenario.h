@@ -124,6 +124,8 @@ struct NodeConfig {
   std::string name;
   roce::MacAddr mac;
   roce::Ipv4Addr ip;
+  bool has_ip = true;        // `ip` given (a node may have only an IPv6 address)
+  std::optional<roce::Ipv6Addr> ip6;  // `ipv6` (IPv6XADD1..4)
   uint32_t num_qp = 8;       // C_NUM_QP, 8..256
   uint32_t memory_mib = 64;  // host memory, 1..4096 MiB
   // Responder ACK generation: XRNICCONF[4:3] as the driver programs it
@@ -177,6 +179,7 @@ struct ConnectStep {
   std::optional<uint32_t> client_qp;  // nullopt = auto (chosen by the runner)
   std::optional<uint32_t> server_qp;
   bool cm = true;  // false: both QPs programmed out of band, no CM MADs on the wire
+  uint32_t ip_version = 4;  // 4 or 6 (resolved: 4 when both nodes have `ip`, else 6)
 };
 
 struct WqeSpec {
@@ -326,6 +329,17 @@ struct ConnectRejectStep {         // the server refuses: ConnectRequest answere
   std::string client;
   std::string server;
   uint32_t reason = 28;            // IBTA REJ reason (28 = consumer reject)
+  uint32_t ip_version = 4;         // as in ConnectStep
+};
+
+// debug_preset: a simulator backdoor (not PG332 behaviour, assumption
+// A-DEBUG-1) that sets a per-QP sequence counter inside the model, without
+// an AXI4-Lite access or access rules: STATSSNi (read-only in PG332) or
+// STATMSNi, to start a QP near the 24-bit wrap.
+struct DebugPresetStep {
+  SourceLoc loc;
+  RegRef ref;                      // STATSSNi or STATMSNi, qp 2..num_qp, no field
+  uint32_t value = 0;              // 0..0xFFFFFF
 };
 
 struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both QPs deleted (PG332 flow)
@@ -385,6 +399,7 @@ struct FramePattern {
   std::optional<uint32_t> psn;
   bool psn_next = false;           // `psn: next`: previous matched frame's PSN + 1
   std::optional<uint8_t> syndrome; // AETH syndrome
+  std::optional<uint32_t> msn;     // AETH MSN (24 bits)
   std::optional<uint32_t> dest_qp;
   uint32_t min = 1, max = 1;       // repetition: `repeat: "*"` (0..inf), "+" (1..inf), N, or [min, max]
   static constexpr uint32_t kUnbounded = 0xFFFFFFFF;  // max for "*" and "+" (no upper bound)
@@ -436,8 +451,8 @@ struct ParallelStep;
 using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostStep,
                           WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
-                          ConnectRejectStep, DisconnectStep, RecoverStep, FaultStep, LinkStep, ExpectFramesStep,
-                          ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
+                          ConnectRejectStep, DisconnectStep, RecoverStep, DebugPresetStep, FaultStep, LinkStep,
+                          ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
                           std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 

@@ -52,6 +52,11 @@ uint32_t access_code(Access a) {
   }
   return regs::f::ACCESS_RW;
 }
+// A node's address of the connection's IP version (the parser checked it exists).
+roce::IpAddr node_addr(const NodeConfig& n, uint32_t ip_version) {
+  if (ip_version == 6 && n.ip6) return *n.ip6;
+  return n.ip;
+}
 }  // namespace
 
 Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const ClockDomain& core,
@@ -78,6 +83,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   dc.node = c.name;
   dc.mac = c.mac;
   dc.ip = c.ip;
+  dc.ip6 = c.ip6;
   dc.num_qp = c.num_qp;
   dc.ack_mode = c.ack_mode;
   dc.core_mhz = sc.clocks.core_mhz;
@@ -107,7 +113,10 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   }
   for (auto& a : nodes)
     for (auto& b : nodes)
-      if (a != b) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
+      if (a != b) {
+        if (b->cfg.has_ip) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
+        if (b->cfg.ip6) a->driver->add_neighbour(*b->cfg.ip6, b->cfg.mac);
+      }
   if (nodes.size() == 2) {
     // Each direction's fault RNG: its own stream from the scenario seed.
     wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps, lp.rate_gbps, sc.seed * 0xD1B54A32D192ED03ull + 1);
@@ -422,6 +431,7 @@ bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const s
       if (p.psn && (!f.roce || f.psn != *p.psn)) return false;
       if (p.psn_next && (!f.roce || prev < 0 || f.psn != roce::psn_add(uint32_t(prev), 1))) return false;
       if (p.syndrome && f.syndrome != int(*p.syndrome)) return false;
+      if (p.msn && (f.syndrome < 0 || f.msn != *p.msn)) return false;
       if (p.dest_qp && (!f.roce || f.dest_qp != *p.dest_qp)) return false;
       return true;
     };
@@ -486,13 +496,13 @@ void System::run_step(const Step& step, Group* g) {
       auto mr_of = [](const host::QpParams& p) {
         return p.mr ? roce::cm::MrInfo{p.mr->va, p.mr->rkey, p.mr->length} : roce::cm::MrInfo{};
       };
-      cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, sn->cfg.ip, mr_of(sp));
-      sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, cn->cfg.ip, mr_of(cp));
+      cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, node_addr(sn->cfg, s->ip_version), mr_of(sp));
+      sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, node_addr(cn->cfg, s->ip_version), mr_of(cp));
       conns_[s->name] = k;
       return;
     }
     k.s = &sn->driver->listen(sp);
-    k.c = &cn->driver->connect(sn->cfg.ip, cp);
+    k.c = &cn->driver->connect(node_addr(sn->cfg, s->ip_version), cp);
     // The server is RTS once the ReadyToUse has arrived (one CM try later at most).
     const sc_time limit(double(sn->driver->config().cm_timeout_us) * 3, SC_US);
     if (k.s->state != host::VerbsState::Rts) wait(limit, k.s->established);
@@ -504,7 +514,7 @@ void System::run_step(const Step& step, Group* g) {
     Node* cn = node(s->client);
     Node* sn = node(s->server);
     sn->driver->reject_next(uint16_t(s->reason));
-    const uint16_t got = cn->driver->connect_expect_reject(sn->cfg.ip);
+    const uint16_t got = cn->driver->connect_expect_reject(node_addr(sn->cfg, s->ip_version));
     if (got != s->reason)
       return fail(loc, fmt::format("ConnectReject with reason {} expected, got {}", s->reason, got));
   } else if (auto* s = std::get_if<DisconnectStep>(&step)) {
@@ -661,6 +671,8 @@ void System::run_step(const Step& step, Group* g) {
     ++bounded_;
     wait(sc_time(double(s->us), SC_US));
     --bounded_;
+  } else if (auto* s = std::get_if<DebugPresetStep>(&step)) {
+    node(s->ref.node)->ernic->backdoor_write(reg_addr(s->ref), s->value);
   } else if (auto* s = std::get_if<RegWriteStep>(&step)) {
     Node* n = node(s->ref.node);
     const uint32_t addr = reg_addr(s->ref);

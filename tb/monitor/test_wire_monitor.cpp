@@ -289,6 +289,32 @@ TEST(WireMonitorRule, Msn) {
   v.expect_only("msn");
 }
 
+// A responder preset below the MSN wrap: the first MSN (upper half) is the
+// start, and the MSN then counts across 0xFFFFFF -> 0.
+TEST(WireMonitorRule, MsnWrapAfterPreset) {
+  Wire w;
+  w.req(op::RC_SEND_ONLY, 10, 4);
+  w.ack(10, 0xFFFFFE);                                    // preset start
+  w.req(op::RC_SEND_ONLY, 11, 4);
+  w.ack(11, 0xFFFFFF);
+  w.req(op::RC_SEND_ONLY, 12, 4);
+  w.req(op::RC_SEND_ONLY, 13, 4);
+  w.ack(13, 0x000001);                                    // two messages, across the wrap
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+  Wire v;
+  v.req(op::RC_SEND_ONLY, 10, 4);
+  v.ack(10, 0xFFFFFF);
+  v.req(op::RC_SEND_ONLY, 11, 4);
+  v.ack(11, 0x000002);                                    // one message, MSN grew by 3
+  v.expect_only("msn");
+  Wire u;
+  u.req(op::RC_SEND_ONLY, 10, 4);
+  u.ack(10, 0xFFFFFF);
+  u.req(op::RC_SEND_ONLY, 11, 4);
+  u.ack(11, 0xFFFFFE);                                    // went down, just below the wrap
+  u.expect_only("msn");
+}
+
 TEST(WireMonitorRule, UdSend) {
   Wire w;
   roce::Frame f;

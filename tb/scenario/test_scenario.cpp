@@ -567,6 +567,12 @@ const BadCase kBadCases[] = {
     {"recv_write_opcode.yaml", 10, 52, "steps[4].recv.expect[0].opcode",
      "a receiver sees send, send_imm, send_inv or write_imm messages"},
     {"ack_mode_unknown.yaml", 4, 61, "nodes.B.ack.mode", "unknown value 'timeouts' (did you mean 'timeout'?)"},
+    {"malformed_ipv6.yaml", 5, 11, "nodes.A.ipv6", "malformed IPv6 address 'fd00::g'"},
+    {"ip_version_missing.yaml", 7, 60, "steps[1].connect.ip_version", "ip_version 6: node B has no `ipv6` address"},
+    {"debug_preset_reg.yaml", 6, 35, "steps[1].debug_preset.reg",
+     "debug_preset sets STATSSNi or STATMSNi only, not SQPSNi"},
+    {"msn_without_aeth.yaml", 7, 67, "steps[1].expect_frames.frames[0].msn",
+     "msn is the AETH's, and RC_SEND_ONLY carries no AETH"},
     {"expect_idle_three_nodes.yaml", 8, 18, "steps[1].expect_idle.dir",
      "missing required key 'dir': the default 'both' means both directions of a two-node topology, and this one "
      "has 3 nodes"},
@@ -987,6 +993,38 @@ std::vector<std::string> all_step_kinds(std::index_sequence<I...>) {
 }  // namespace
 
 // Together, the examples use every step kind and every fault action.
+// IPv6 addresses on nodes, and the IP version of connections.
+TEST(ScenarioParse, Ipv6NodesAndIpVersion) {
+  const Scenario s = parse_scenario(R"(scenario: t
+nodes:
+  A: { mac: "02:00:00:00:00:0a", ip: 10.0.0.1, ipv6: "fd00::a" }
+  B: { mac: "02:00:00:00:00:0b", ip: 10.0.0.2, ipv6: fd00::b }
+  C: { mac: "02:00:00:00:00:0c", ipv6: "fd00::c" }
+steps:
+  - init: [A, B, C]
+  - connect: { name: ab4, client: A, server: B }
+  - connect: { name: ab6, client: A, server: B, ip_version: 6 }
+  - connect: { name: ac, client: A, server: C }
+  - connect_reject: { client: C, server: B }
+  - debug_preset: { node: A, reg: STATSSNi, qp: 2, value: 0xFFFFFE }
+)",
+                                    "t.yaml");
+  ASSERT_EQ(s.nodes.size(), 3u);
+  ASSERT_TRUE(s.nodes[0].ip6.has_value());
+  EXPECT_EQ(s.nodes[0].ip6->str(), "fd00::a");
+  EXPECT_TRUE(s.nodes[0].has_ip);
+  EXPECT_EQ(s.nodes[1].ip6->pg332_word(1), 0x0000000Bu);
+  EXPECT_EQ(s.nodes[1].ip6->pg332_word(4), 0xFD000000u);
+  EXPECT_FALSE(s.nodes[2].has_ip);
+  EXPECT_EQ(std::get<ConnectStep>(s.steps[1]).ip_version, 4u);   // both have ip: IPv4 by default
+  EXPECT_EQ(std::get<ConnectStep>(s.steps[2]).ip_version, 6u);
+  EXPECT_EQ(std::get<ConnectStep>(s.steps[3]).ip_version, 6u);   // C has only ipv6
+  EXPECT_EQ(std::get<ConnectRejectStep>(s.steps[4]).ip_version, 6u);
+  const auto& d = std::get<DebugPresetStep>(s.steps[5]);
+  EXPECT_EQ(d.ref.reg, "STATSSNi");
+  EXPECT_EQ(d.value, 0xFFFFFEu);
+}
+
 TEST(ScenarioDocs, ExamplesCoverTheLanguage) {
   std::set<std::string> kinds;
   std::set<FaultAction> actions;
