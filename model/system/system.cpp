@@ -620,16 +620,16 @@ void System::run_step(const Step& step, Group* g) {
     ++bounded_;  // the step times out by itself; the watchdog stays out of it
     auto got = n->driver->poll(c, s->count, s->timeout_us * 1000000ull);
     --bounded_;
-    if (got.size() < s->count) {
-      snapshot_qps();
-      return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s->count, s->node,
-                                   c.qpn, s->timeout_us, got.size()));
-    }
     const int sb_qp = s->node == it->second.client ? it->second.sb_c : it->second.sb_s;
     for (const host::Cqe& q : got)
       for (const std::string& e :
            scoreboard.complete(sb_qp, q.wr_id, sb_opcode_of_code(q.opcode), q.error, at_now()))
         fail(loc, e);
+    if (got.size() < s->count) {
+      snapshot_qps();
+      return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s->count, s->node,
+                                   c.qpn, s->timeout_us, got.size()));
+    }
     for (size_t i = 0; i < s->expect.size() && i < got.size(); ++i) {
       const CompletionExpect& e = s->expect[i];
       const host::Cqe& q = got[i];
