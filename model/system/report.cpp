@@ -58,6 +58,16 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     comp.push_back({{"time_ps", c.t_ps}, {"dir", c.dir}, {"qp", c.dest_qp}, {"psn", c.psn}, {"rule", c.rule},
                     {"detail", c.detail}, {"pg332", ComplianceChecker::rule_text(c.rule)}});
   r["compliance"] = comp;
+  const monitor::Scoreboard& sb = sys.scoreboard;
+  r["scoreboard"] = {{"summary", sb.summary()},
+                     {"buffers", sb.buffers()},
+                     {"operations_tracked", sb.operations_tracked()},
+                     {"operations_completed", sb.operations_completed()},
+                     {"bytes_checked", sb.bytes_checked()},
+                     {"canary_bytes_checked", sb.guard_bytes_checked()},
+                     {"mismatches", sb.mismatches()},
+                     {"stood_aside", sb.stood_aside()},
+                     {"notes", sb.notes()}};
   json errs = json::array();
   for (const auto& e : sys.ctx.errors) errs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
   r["model_errors"] = errs;
@@ -137,6 +147,7 @@ std::string summary_text(const json& r) {
                      e["time_ps"].get<uint64_t>() / 1e6, e["what"].get<std::string>());
   if (r.contains("stall_report"))
     for (const auto& s : r["stall_report"]) o += fmt::format("  stalled {}\n", s.get<std::string>());
+  if (r.contains("scoreboard")) o += fmt::format("scoreboard {}\n", r["scoreboard"]["summary"].get<std::string>());
   o += fmt::format("sim time  {:.3f} us\n", r["sim_time_us"].get<double>());
   for (const auto& [name, c] : r["clocks"].items())
     o += fmt::format("cycles    {:<5} {:>12} ({} MHz, {} ps)\n", name, c["cycles"].get<uint64_t>(),

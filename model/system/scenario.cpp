@@ -1398,8 +1398,12 @@ class Parser {
 
   // node, addr and one of bytes / u32 / u64 (little-endian), inside the
   // node's memory.
-  void read_mem_access(const Field& f, std::string& node, uint64_t& addr, std::vector<uint8_t>& bytes) {
-    MapReader r(f, {"node", "addr", "bytes", "u32", "u64"});
+  void read_mem_access(const Field& f, std::string& node, uint64_t& addr, std::vector<uint8_t>& bytes,
+                       bool* stray = nullptr) {
+    MapReader r(f, stray ? std::vector<std::string>{"node", "addr", "bytes", "u32", "u64", "stray"}
+                         : std::vector<std::string>{"node", "addr", "bytes", "u32", "u64"});
+    if (stray)
+      if (auto x = r.take("stray")) *stray = read_bool(*x);
     node = ref_node(r.req("node"), false);
     const Field af = r.req("addr");
     addr = read_uint(af, 0, kMaxU64);
@@ -1431,7 +1435,7 @@ class Parser {
   void step_mem_write(const Field& f, const SourceLoc& loc) {
     MemWriteStep s;
     s.loc = loc;
-    read_mem_access(f, s.node, s.addr, s.bytes);
+    read_mem_access(f, s.node, s.addr, s.bytes, &s.stray);
     emit(std::move(s));
   }
 

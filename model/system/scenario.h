@@ -309,6 +309,7 @@ struct MemWriteStep {              // mem_write: host memory at a physical addre
   std::string node;
   uint64_t addr = 0;
   std::vector<uint8_t> bytes;      // from `bytes: [..]`, `u32: [..]` or `u64: [..]` (little-endian)
+  bool stray = false;              // not the host program's write: the scoreboard is not told (tests it)
 };
 
 struct MemExpectStep {             // mem_expect: host memory equals the given bytes

@@ -44,6 +44,41 @@ uint8_t wqe_code(WqeOpcode o) {
   }
   return 0xFF;
 }
+monitor::SbOpcode sb_opcode(WqeOpcode o) {
+  switch (o) {
+    case WqeOpcode::write: return monitor::SbOpcode::write;
+    case WqeOpcode::write_imm: return monitor::SbOpcode::write_imm;
+    case WqeOpcode::send: return monitor::SbOpcode::send;
+    case WqeOpcode::send_imm: return monitor::SbOpcode::send_imm;
+    case WqeOpcode::send_inv: return monitor::SbOpcode::send_inv;
+    case WqeOpcode::read: return monitor::SbOpcode::read;
+  }
+  return monitor::SbOpcode::write;
+}
+std::optional<monitor::SbOpcode> sb_opcode_of_code(uint8_t c) {
+  for (WqeOpcode o : {WqeOpcode::write, WqeOpcode::write_imm, WqeOpcode::send, WqeOpcode::send_imm,
+                      WqeOpcode::send_inv, WqeOpcode::read})
+    if (wqe_code(o) == c) return sb_opcode(o);
+  return std::nullopt;
+}
+std::string at_now() { return fmt::format("at {:.3f} us", double(sc_time_stamp().value()) / 1e6); }
+// Register writes after which the scoreboard cannot know where data lands:
+// the SQ doorbell (WQEs posted by hand), where the NIC's queues and buffers
+// are and where a QP sends to. The MR table is checked by block.
+bool places_memory(const std::string& reg, bool* qp_level) {
+  static const char* const kQp[] = {"SQPIi", "SQBAi", "SQBAMSBi", "RQBAi", "RQBAMSBi", "QDEPTHi", "QPCONFi",
+                                    "DESTQPCONFi", "IPDESADDR1i", "CQBAi", "CQBAMSBi", "CQDBADDi", "CQDBADDMSBi",
+                                    "RQWPTRDBADDi", "RQWPTRDBADDMSBi"};
+  static const char* const kGlobal[] = {"ERRBUFBA", "ERRBUFBAMSB", "ERRBUFSZ", "IPKTERRQBA", "IPKTERRQBAMSB",
+                                        "IPKTERRQSZ", "DATBUFBA", "DATBUFBAMSB", "DATBUFSZ", "RESPERRPKTBA",
+                                        "RESPERRPKTBAMSB", "RESPERRSZ"};
+  for (const char* r : kQp)
+    if (reg == r) return *qp_level = true;
+  *qp_level = false;
+  for (const char* r : kGlobal)
+    if (reg == r) return true;
+  return regs::find_register(reg)->block == regs::Block::Mr;
+}
 uint32_t access_code(Access a) {
   switch (a) {
     case Access::r: return regs::f::ACCESS_READ;
@@ -117,6 +152,12 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
         if (b->cfg.has_ip) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
         if (b->cfg.ip6) a->driver->add_neighbour(*b->cfg.ip6, b->cfg.mac);
       }
+  for (auto& n : nodes) {
+    HostMemory* m = n->mem.get();
+    scoreboard.add_node(n->cfg.name, [m](uint64_t pa, uint64_t len) -> const uint8_t* {
+      return m->in_range(pa, len) ? m->data(pa, len) : nullptr;
+    });
+  }
   if (nodes.size() == 2) {
     // Each direction's fault RNG: its own stream from the scenario seed.
     wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps, lp.rate_gbps, sc.seed * 0xD1B54A32D192ED03ull + 1);
@@ -307,6 +348,7 @@ void System::runner() {
 void System::end_checks() {
   for (auto& n : nodes)
     for (const std::string& e : n->driver->check_mr_guards()) ctx.error(n->cfg.name + " host memory", e);
+  for (const std::string& e : scoreboard.check_all()) fail(SourceLoc{}, e + " (end of run)");
 }
 
 void System::run_steps(const std::vector<Step>& steps, Group* g) {
@@ -465,14 +507,19 @@ void System::run_step(const Step& step, Group* g) {
   if (auto* s = std::get_if<InitStep>(&step)) {
     for (const auto& n : s->nodes) node(n)->driver->init();
   } else if (auto* s = std::get_if<RegisterMrStep>(&step)) {
-    node(s->node)->driver->register_mr(s->name, s->length, access_code(s->access), s->pd);
+    const host::Mr& m = node(s->node)->driver->register_mr(s->name, s->length, access_code(s->access), s->pd);
+    scoreboard.register_mr(s->node, s->name, m.pa, m.length, m.va, m.rkey, m.guard_before, m.guard_after,
+                           host::kMrGuardBytes, loc.str());
   } else if (auto* s = std::get_if<DeregisterMrStep>(&step)) {
     node(s->node)->driver->deregister_mr(s->name);
+    scoreboard.deregister_mr(s->node, s->name);
   } else if (auto* s = std::get_if<FillStep>(&step)) {
     Node* n = node(s->node);
     const host::Mr* mr = n->driver->find_mr(s->mr);
     if (!mr) return fail(loc, "no MR '" + s->mr + "' on " + s->node);
     fill_pattern(n->mem->data(mr->pa + s->offset, s->length), s->length, s->pattern, s->seed, s->value, s->offset);
+    scoreboard.host_write(s->node, mr->pa + s->offset, n->mem->data(mr->pa + s->offset, s->length), s->length,
+                          "fill at " + loc.str());
   } else if (auto* s = std::get_if<ConnectStep>(&step)) {
     Node* cn = node(s->client);
     Node* sn = node(s->server);
@@ -489,6 +536,11 @@ void System::run_step(const Step& step, Group* g) {
     sp.mr = s->server_mr.empty() ? nullptr : sn->driver->find_mr(s->server_mr);
     cp.mr = s->client_mr.empty() ? nullptr : cn->driver->find_mr(s->client_mr);
     Conn k{s->client, s->server, nullptr, nullptr};
+    auto track = [&] {  // both QPs and their RQs, to the scoreboard
+      k.sb_c = scoreboard.add_qp(s->client, k.c->qpn, k.c->rq_base, k.c->params.rq_depth, k.c->params.rq_elem_bytes);
+      k.sb_s = scoreboard.add_qp(s->server, k.s->qpn, k.s->rq_base, k.s->params.rq_depth, k.s->params.rq_elem_bytes);
+      scoreboard.pair_qps(k.sb_c, k.sb_s);
+    };
     if (!s->cm) {
       // Out of band: each side learns the other's QPN, PSN and MR directly.
       k.c = &cn->driver->prepare(cp);
@@ -498,6 +550,7 @@ void System::run_step(const Step& step, Group* g) {
       };
       cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, node_addr(sn->cfg, s->ip_version), mr_of(sp));
       sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, node_addr(cn->cfg, s->ip_version), mr_of(cp));
+      track();
       conns_[s->name] = k;
       return;
     }
@@ -509,6 +562,7 @@ void System::run_step(const Step& step, Group* g) {
     if (k.s->state != host::VerbsState::Rts)
       return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s->name, s->server,
                                    k.s->qpn, host::verbs_state_name(k.s->state)));
+    track();
     conns_[s->name] = k;
   } else if (auto* s = std::get_if<ConnectRejectStep>(&step)) {
     Node* cn = node(s->client);
@@ -546,6 +600,7 @@ void System::run_step(const Step& step, Group* g) {
     Node* n = node(s->node);
     host::Connection& c = side(it->second, s->node);
     std::vector<host::Wqe> wqes;
+    std::vector<monitor::Scoreboard::Post> sb_posts;
     for (const WqeSpec& w : s->wqes) {
       const host::Mr* mr = n->driver->find_mr(w.local_mr);
       if (!mr) return fail(w.loc, "no MR '" + w.local_mr + "' on " + s->node);
@@ -563,12 +618,16 @@ void System::run_step(const Step& step, Group* g) {
       q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : w.rkey ? *w.rkey : c.remote_mr.rkey;
       q.immdt = w.immdt;
       wqes.push_back(q);
+      sb_posts.push_back({s->node == it->second.client ? it->second.sb_c : it->second.sb_s, sb_opcode(w.opcode),
+                          q.wr_id, q.laddr, q.length, q.remote_va, q.rkey, "post at " + w.loc.str()});
     }
     // `repeat` posts the list again and again without building it N times;
     // with one doorbell, it is rung after the last (and whenever the SQ is full).
     const bool each = s->doorbell == Doorbell::each;
-    for (uint32_t r = 0; r < s->repeat && !exit_code; ++r)
+    for (uint32_t r = 0; r < s->repeat && !exit_code; ++r) {
+      for (const auto& p : sb_posts) scoreboard.post(p);
       n->driver->post(c, wqes, each, /*ring=*/each || r + 1 == s->repeat);
+    }
   } else if (auto* s = std::get_if<WaitCompletionsStep>(&step)) {
     auto it = conns_.find(s->conn);
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
@@ -577,6 +636,11 @@ void System::run_step(const Step& step, Group* g) {
     ++bounded_;  // the step times out by itself; the watchdog stays out of it
     auto got = n->driver->poll(c, s->count, s->timeout_us * 1000000ull);
     --bounded_;
+    const int sb_qp = s->node == it->second.client ? it->second.sb_c : it->second.sb_s;
+    for (const host::Cqe& q : got)
+      for (const std::string& e :
+           scoreboard.complete(sb_qp, q.wr_id, sb_opcode_of_code(q.opcode), q.error, at_now()))
+        fail(loc, e);
     if (got.size() < s->count) {
       snapshot_qps();
       return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s->count, s->node,
@@ -675,6 +739,13 @@ void System::run_step(const Step& step, Group* g) {
     node(s->ref.node)->ernic->backdoor_write(reg_addr(s->ref), s->value);
   } else if (auto* s = std::get_if<RegWriteStep>(&step)) {
     Node* n = node(s->ref.node);
+    bool qp_level = false;
+    if (places_memory(s->ref.reg, &qp_level)) {
+      const std::string why = fmt::format("register-level write of {} at {} (the scoreboard cannot see where data "
+                                          "lands, e.g. WQEs posted by hand)", reg_name(s->ref), loc.str());
+      for (auto& o : nodes)  // a QP reaches its peers' memory too
+        if (o.get() == n || qp_level) scoreboard.stand_aside(o->cfg.name, why);
+    }
     const uint32_t addr = reg_addr(s->ref);
     if (s->ref.field.empty()) {
       n->axil->write(addr, s->value);
@@ -718,6 +789,7 @@ void System::run_step(const Step& step, Group* g) {
     Node* n = node(s->node);
     if (!n->mem->in_range(s->addr, s->bytes.size())) return fail(loc, "mem_write outside host memory");
     n->mem->write(s->addr, s->bytes);
+    if (!s->stray) scoreboard.host_write(s->node, s->addr, s->bytes.data(), s->bytes.size(), "mem_write at " + loc.str());
   } else if (auto* s = std::get_if<MemExpectStep>(&step)) {
     Node* n = node(s->node);
     if (!n->mem->in_range(s->addr, s->bytes.size())) return fail(loc, "mem_expect outside host memory");

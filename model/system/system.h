@@ -26,6 +26,7 @@
 #include "model/link/axil.h"
 #include "model/link/cmac.h"
 #include "model/link/pcap_writer.h"
+#include "model/monitor/scoreboard.h"
 #include "model/monitor/wire_monitor.h"
 #include "model/system/compliance.h"
 #include "model/system/clock.h"
@@ -123,6 +124,9 @@ class System : public sc_core::sc_module {
   std::unique_ptr<monitor::WireMonitor> wire_monitor;
   // PG332 compliance checker (requests the real IP does not support).
   ComplianceChecker compliance;
+  // Shadow-memory scoreboard (model/monitor/scoreboard.h): every MR and RQ
+  // byte against what the completed operations imply, and the canaries.
+  monitor::Scoreboard scoreboard;
   static FrameRec summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index);
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
@@ -134,6 +138,7 @@ class System : public sc_core::sc_module {
     std::string client, server;
     host::Connection* c = nullptr;
     host::Connection* s = nullptr;
+    int sb_c = -1, sb_s = -1;   // the two QPs in the scoreboard
   };
   // A group of concurrently running branches (parallel) and their barriers.
   struct Group {

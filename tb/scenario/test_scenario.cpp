@@ -256,8 +256,10 @@ TEST(ScenarioParse, Extended) {
   EXPECT_EQ(m6.node, "B");
   EXPECT_EQ(m6.addr, 0xFFFF0u);
   EXPECT_EQ(m6.bytes, (std::vector<uint8_t>{1, 0, 0, 0, 0xD0, 0xC0, 0xB0, 0xA0}));
+  EXPECT_FALSE(m6.stray);
   const auto& m7 = step_as<MemWriteStep>(s, 7);
   EXPECT_EQ(m7.bytes, (std::vector<uint8_t>{8, 7, 6, 5, 4, 3, 2, 1}));
+  EXPECT_TRUE(m7.stray);
   const auto& m8 = step_as<MemExpectStep>(s, 8);
   EXPECT_EQ(m8.addr, 0xFFFFFu);
   EXPECT_EQ(m8.bytes, (std::vector<uint8_t>{255}));
@@ -712,6 +714,10 @@ TEST(ScenarioErrors, Issue3Messages) {
        "256 is out of range [0, 255]"},
       {"  - mem_write: {node: A, addr: 0, u32: [0x100000000]}\n", 9, 41, "steps[3].mem_write.u32[0]",
        "out of range [0, 4294967295]"},
+      {"  - mem_write: {node: A, addr: 0, bytes: [1], stray: 1}\n", 9, 54, "steps[3].mem_write.stray",
+       "expected true or false"},
+      {"  - mem_expect: {node: A, addr: 0, bytes: [1], stray: true}\n", 9, 48, "steps[3].mem_expect.stray",
+       "unknown key 'stray'"},
       {"  - deregister_mr: {node: A, name: dst}\n", 9, 36, "steps[3].deregister_mr.name", "unknown MR 'dst' on node A"},
       {"  - connect_reject: {client: A, server: A}\n", 9, 41, "steps[3].connect_reject.server", "different nodes"},
       {"  - connect_reject: {client: A, server: B, reason: 65536}\n", 9, 52, "steps[3].connect_reject.reason",

@@ -1,0 +1,457 @@
+#include "model/monitor/scoreboard.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace ernic::monitor {
+
+const char* sb_opcode_name(SbOpcode o) {
+  switch (o) {
+    case SbOpcode::write: return "WRITE";
+    case SbOpcode::write_imm: return "WRITE_IMM";
+    case SbOpcode::send: return "SEND";
+    case SbOpcode::send_imm: return "SEND_IMM";
+    case SbOpcode::send_inv: return "SEND_INV";
+    case SbOpcode::read: return "READ";
+  }
+  return "?";
+}
+
+std::string SbMismatch::str() const {
+  std::string o = fmt::format("node {} {} offset {} (address 0x{:x}): expected 0x{:02x}, found 0x{:02x}; last defined by {}",
+                              node, buffer, offset, addr, expected, actual, defined_by);
+  if (count > 1) o += fmt::format(" ({} bytes differ in the range compared)", count);
+  return o;
+}
+
+// ------------------------------------------------------------ segments
+
+void Scoreboard::Segments::assign(uint64_t a, uint64_t b, int origin) {
+  if (a >= b) return;
+  // The origin in force at b continues after b.
+  const int at_b = at(b);
+  auto it = starts.lower_bound(a);
+  while (it != starts.end() && it->first <= b) it = starts.erase(it);
+  starts[a] = origin;
+  if (at_b >= 0) starts[b] = at_b;
+}
+
+int Scoreboard::Segments::at(uint64_t off) const {
+  auto it = starts.upper_bound(off);
+  if (it == starts.begin()) return -1;
+  return std::prev(it)->second;
+}
+
+// ------------------------------------------------------------ helpers
+
+void Scoreboard::add_range(std::vector<Range>& v, uint64_t a, uint64_t b) {
+  if (a < b) v.push_back({a, b});
+}
+
+bool Scoreboard::overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1, uint64_t& lo, uint64_t& hi) {
+  lo = std::max(a0, b0);
+  hi = std::min(a1, b1);
+  return lo < hi;
+}
+
+int Scoreboard::origin(const std::string& what, bool defined) {
+  origins_.push_back({what, defined});
+  return int(origins_.size() - 1);
+}
+
+bool Scoreboard::aside(const Buffer& b) const { return aside_.count(b.node) != 0; }
+
+void Scoreboard::note(const std::string& n) {
+  if (std::find(notes_.begin(), notes_.end(), n) == notes_.end()) notes_.push_back(n);
+}
+
+int Scoreboard::find_buffer(const std::string& node, uint64_t pa, uint64_t len) const {
+  for (size_t i = 0; i < bufs_.size(); ++i) {
+    const Buffer& b = bufs_[i];
+    if (b.node == node && pa >= b.pa && pa - b.pa <= b.len && len <= b.len - (pa - b.pa)) return int(i);
+  }
+  return -1;
+}
+
+int Scoreboard::find_mr_by_key(const std::string& node, uint32_t rkey, uint64_t va, uint64_t len) const {
+  for (size_t i = 0; i < bufs_.size(); ++i) {
+    const Buffer& b = bufs_[i];
+    if (b.node == node && b.mr && b.live && b.rkey == rkey && va >= b.va && va - b.va <= b.len &&
+        len <= b.len - (va - b.va))
+      return int(i);
+  }
+  return -1;
+}
+
+// ------------------------------------------------------------ feeding
+
+void Scoreboard::add_node(const std::string& node, Reader rd) { readers_[node] = std::move(rd); }
+
+void Scoreboard::register_mr(const std::string& node, const std::string& name, uint64_t pa, uint64_t length,
+                             uint64_t va, uint32_t rkey, uint64_t guard_before, uint64_t guard_after,
+                             uint64_t guard_len, const std::string& where) {
+  Buffer b;
+  b.node = node;
+  b.label = "MR '" + name + "'";
+  b.pa = pa;
+  b.len = length;
+  b.va = va;
+  b.rkey = rkey;
+  const Reader& rd = readers_.at(node);
+  const uint8_t* m = rd(pa, length);
+  b.val.assign(m, m + length);
+  b.prov.assign(0, length, origin("its contents at register_mr (" + where + ")", true));
+  if (guard_len)
+    for (uint64_t g : {guard_before, guard_after}) {
+      const uint8_t* p = rd(g, guard_len);
+      if (p) b.guards.push_back({g, std::vector<uint8_t>(p, p + guard_len)});
+    }
+  bufs_.push_back(std::move(b));
+}
+
+void Scoreboard::deregister_mr(const std::string& node, const std::string& name) {
+  for (Buffer& b : bufs_)
+    if (b.node == node && b.mr && b.live && b.label == "MR '" + name + "'") {
+      b.live = false;
+      b.label += " (deregistered)";
+      return;
+    }
+}
+
+int Scoreboard::add_qp(const std::string& node, uint32_t qpn, uint64_t rq_pa, uint32_t rq_depth,
+                       uint32_t rq_elem_bytes) {
+  Qp q;
+  q.node = node;
+  q.qpn = qpn;
+  q.rq_depth = rq_depth;
+  q.rq_elem = rq_elem_bytes;
+  const uint64_t len = uint64_t(rq_depth) * rq_elem_bytes;
+  if (len) {
+    Buffer b;
+    b.node = node;
+    b.label = fmt::format("RQ of QP{}", qpn);
+    b.mr = false;
+    b.pa = rq_pa;
+    b.len = len;
+    const uint8_t* m = readers_.at(node)(rq_pa, len);
+    b.val.assign(m, m + len);
+    b.prov.assign(0, len, origin(fmt::format("its contents when QP{} was set up", qpn), true));
+    bufs_.push_back(std::move(b));
+    q.rq = int(bufs_.size() - 1);
+  }
+  qps_.push_back(std::move(q));
+  return int(qps_.size() - 1);
+}
+
+void Scoreboard::pair_qps(int a, int b) {
+  qps_.at(a).peer = b;
+  qps_.at(b).peer = a;
+}
+
+void Scoreboard::host_write(const std::string& node, uint64_t pa, const uint8_t* data, uint64_t len,
+                            const std::string& where) {
+  if (!len) return;
+  int org = -1;
+  for (size_t i = 0; i < bufs_.size(); ++i) {
+    Buffer& b = bufs_[i];
+    uint64_t lo, hi;
+    if (b.node != node || !overlap(pa, pa + len, b.pa, b.pa + b.len, lo, hi)) continue;
+    if (org < 0) org = origin("the host write " + where, true);
+    std::memcpy(b.val.data() + (lo - b.pa), data + (lo - pa), hi - lo);
+    b.prov.assign(lo - b.pa, hi - b.pa, org);
+    // Operations in flight on this range race with the host.
+    for (auto& [id, op] : inflight_) {
+      uint64_t l2, h2;
+      if (op.tbuf == int(i) && overlap(lo - b.pa, hi - b.pa, op.toff, op.toff + op.tlen + op.tpad, l2, h2))
+        add_range(op.taint, l2 - op.toff, h2 - op.toff);
+      if (op.sbuf == int(i) && overlap(lo - b.pa, hi - b.pa, op.soff, op.soff + op.data.size(), l2, h2))
+        add_range(op.undef, l2 - op.soff, h2 - op.soff);
+    }
+  }
+}
+
+void Scoreboard::post(const Post& p) {
+  Qp& q = qps_.at(p.qp);
+  Op op;
+  op.id = next_op_++;
+  op.qp = p.qp;
+  op.opcode = p.opcode;
+  op.wr_id = p.wr_id;
+  op.desc = fmt::format("{} wr_id {} of {} bytes on {} QP{} ({})", sb_opcode_name(p.opcode), p.wr_id, p.length, q.node,
+                        q.qpn, p.where);
+  const Qp* peer = q.peer >= 0 ? &qps_[q.peer] : nullptr;
+  const int local = find_buffer(q.node, p.local_pa, p.length);
+  uint64_t local_off = local >= 0 ? p.local_pa - bufs_[local].pa : 0;
+  switch (p.opcode) {
+    case SbOpcode::write:
+    case SbOpcode::write_imm:
+      op.sbuf = local;
+      op.soff = local_off;
+      op.tbuf = peer ? find_mr_by_key(peer->node, p.rkey, p.remote_va, p.length) : -1;
+      op.toff = op.tbuf >= 0 ? p.remote_va - bufs_[op.tbuf].va : 0;
+      op.tlen = p.length;
+      break;
+    case SbOpcode::read:
+      op.tbuf = local;
+      op.toff = local_off;
+      op.tlen = p.length;
+      op.sbuf = peer ? find_mr_by_key(peer->node, p.rkey, p.remote_va, p.length) : -1;
+      op.soff = op.sbuf >= 0 ? p.remote_va - bufs_[op.sbuf].va : 0;
+      break;
+    case SbOpcode::send:
+    case SbOpcode::send_imm:
+    case SbOpcode::send_inv:
+      op.sbuf = local;
+      op.soff = local_off;
+      if (peer && peer->rq >= 0) {
+        Qp& pq = qps_[q.peer];
+        // SENDs fill the peer's RQ elements in order, each from its byte 0.
+        const uint64_t k = pq.sends_posted++ % pq.rq_depth;
+        op.tbuf = pq.rq;
+        op.toff = k * pq.rq_elem;
+        op.tlen = std::min<uint64_t>(p.length, pq.rq_elem);
+        // A SEND of 16 bytes or less may go as inline SDATA with LENGTH 16
+        // (XIB): the element's first 16 bytes may all be written.
+        op.tpad = std::min<uint64_t>(16, pq.rq_elem) > op.tlen ? std::min<uint64_t>(16, pq.rq_elem) - op.tlen : 0;
+      }
+      break;
+  }
+  // The source bytes, from the shadow; undetermined where the shadow is, or
+  // where an operation in flight may write.
+  op.data.assign(p.length, 0);
+  if (op.sbuf >= 0) {
+    const Buffer& s = bufs_[op.sbuf];
+    if (p.length) std::memcpy(op.data.data(), s.val.data() + op.soff, p.length);
+    if (aside(s)) {
+      add_range(op.undef, 0, p.length);
+    } else {
+      const uint64_t a = op.soff, b = op.soff + p.length;
+      auto it = s.prov.starts.upper_bound(a);
+      if (it != s.prov.starts.begin()) --it;
+      for (; it != s.prov.starts.end() && it->first < b; ++it) {
+        const uint64_t sa = std::max(a, it->first);
+        const auto nx = std::next(it);
+        const uint64_t sb = std::min(b, nx == s.prov.starts.end() ? s.len : nx->first);
+        if (!origins_[it->second].defined) add_range(op.undef, sa - a, sb - a);
+      }
+      for (const Range& r : inflight_targets(op.sbuf, 0)) {
+        uint64_t lo, hi;
+        if (overlap(r.a, r.b, a, b, lo, hi)) add_range(op.undef, lo - a, hi - a);
+      }
+    }
+  } else {
+    add_range(op.undef, 0, p.length);
+  }
+  // Operations in flight that this one races with.
+  for (auto& [id, x] : inflight_) {
+    uint64_t lo, hi;
+    if (op.tbuf < 0) break;
+    // This one writes what x still has to read (x on another QP: unordered).
+    if (x.sbuf == op.tbuf && x.qp != op.qp &&
+        overlap(x.soff, x.soff + x.data.size(), op.toff, op.toff + op.tlen + op.tpad, lo, hi))
+      add_range(x.undef, lo - x.soff, hi - x.soff);
+    // Both write the same bytes from different QPs: either may land last.
+    if (x.tbuf == op.tbuf && x.qp != op.qp &&
+        overlap(x.toff, x.toff + x.tlen + x.tpad, op.toff, op.toff + op.tlen + op.tpad, lo, hi)) {
+      add_range(x.taint, lo - x.toff, hi - x.toff);
+      add_range(op.taint, lo - op.toff, hi - op.toff);
+    }
+  }
+  q.outstanding.push_back(op.id);
+  inflight_.emplace(op.id, std::move(op));
+  ++ops_tracked_;
+}
+
+std::vector<Scoreboard::Range> Scoreboard::inflight_targets(int bi, uint64_t except) const {
+  std::vector<Range> v;
+  for (const auto& [id, op] : inflight_)
+    if (id != except && op.tbuf == bi) add_range(v, op.toff, op.toff + op.tlen + op.tpad);
+  return v;
+}
+
+std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::optional<SbOpcode> opcode, bool error,
+                                              const std::string& when) {
+  const char* opname = opcode ? sb_opcode_name(*opcode) : "an unknown opcode";
+  std::vector<std::string> out;
+  Qp& q = qps_.at(qpi);
+  const bool q_aside = aside_.count(q.node) != 0;
+  if (q.outstanding.empty()) {
+    if (!q_aside)
+      out.push_back(fmt::format("scoreboard: {} QP{} completed wr_id {} ({}) {}, but no WQE posted through the "
+                                "driver is outstanding there",
+                                q.node, q.qpn, wr_id, opname, when));
+    return out;
+  }
+  Op op = std::move(inflight_.at(q.outstanding.front()));
+  inflight_.erase(q.outstanding.front());
+  q.outstanding.erase(q.outstanding.begin());
+  ++ops_completed_;
+  bool trusted = true;
+  if (op.wr_id != wr_id || !opcode || op.opcode != *opcode) {
+    trusted = false;
+    if (!q_aside)
+      out.push_back(fmt::format("scoreboard: {} QP{}'s CQE {} names wr_id {} ({}), but the oldest outstanding WQE is "
+                                "the {} (an RC QP completes in order)",
+                                q.node, q.qpn, when, wr_id, opname, op.desc));
+  }
+  if (op.tbuf >= 0) {
+    Buffer& t = bufs_[op.tbuf];
+    const uint64_t a = op.toff, b = op.toff + op.tlen;
+    if (error || !trusted) {
+      t.prov.assign(a, b + op.tpad,
+                    origin(fmt::format("the {} completed {} {}", op.desc, when, error ? "with ERRFLAG" : "out of order"),
+                           false));
+    } else {
+      if (op.tlen) std::memcpy(t.val.data() + a, op.data.data(), op.tlen);
+      t.prov.assign(a, b, origin(fmt::format("the {} completed {}", op.desc, when), true));
+      for (const Range& r : op.undef)
+        if (r.a < op.tlen)
+          t.prov.assign(a + r.a, a + std::min(r.b, op.tlen),
+                        origin(fmt::format("the {} completed {} (its source was not determined when posted)", op.desc,
+                                           when),
+                               false));
+      for (const Range& r : op.taint)
+        t.prov.assign(a + r.a, a + r.b,
+                      origin(fmt::format("the {} completed {} (raced by another writer)", op.desc, when), false));
+      if (op.tpad)
+        t.prov.assign(b, b + op.tpad,
+                      origin(fmt::format("the {} completed {} (inline SEND data may fill 16 bytes)", op.desc, when),
+                             false));
+    }
+  } else if (!error && op.tlen && !q_aside) {
+    const Qp* peer = q.peer >= 0 ? &qps_[q.peer] : nullptr;
+    if (!peer || !aside_.count(peer->node))
+      out.push_back(fmt::format("scoreboard: the {} completed {} without ERRFLAG, but its remote range matches no MR "
+                                "registered on {}",
+                                op.desc, when, peer ? peer->node : std::string("the peer")));
+  }
+  // Compare what the operation touched, but what operations in flight may write.
+  if (op.tbuf >= 0) {
+    compare(op.tbuf, op.toff, op.toff + op.tlen + op.tpad, inflight_targets(op.tbuf, 0), out);
+    compare_guards(op.tbuf, out);
+  }
+  if (op.sbuf >= 0) {
+    compare(op.sbuf, op.soff, op.soff + op.data.size(), inflight_targets(op.sbuf, 0), out);
+    compare_guards(op.sbuf, out);
+  }
+  return out;
+}
+
+void Scoreboard::stand_aside(const std::string& node, const std::string& reason) {
+  if (aside_.count(node)) return;
+  aside_[node] = reason;
+  aside_msgs_.push_back(node + ": " + reason);
+}
+
+// ------------------------------------------------------------ comparing
+
+void Scoreboard::compare(int bi, uint64_t a, uint64_t b, const std::vector<Range>& skip_in,
+                         std::vector<std::string>& out) {
+  Buffer& buf = bufs_[bi];
+  if (a >= b || aside(buf)) return;
+  const uint8_t* mem = readers_.at(buf.node)(buf.pa, buf.len);
+  if (!mem) return;
+  // [a, b) minus the skipped ranges.
+  std::vector<Range> skip = skip_in;
+  std::sort(skip.begin(), skip.end(), [](const Range& x, const Range& y) { return x.a < y.a; });
+  std::vector<Range> todo;
+  uint64_t cur = a;
+  for (const Range& s : skip) {
+    if (s.b <= cur) continue;
+    if (s.a >= b) break;
+    if (s.a > cur) todo.push_back({cur, s.a});
+    cur = std::max(cur, s.b);
+  }
+  if (cur < b) todo.push_back({cur, b});
+  SbMismatch first;
+  uint64_t diffs = 0;
+  std::vector<Range> bad;
+  for (const Range& r : todo) {
+    auto it = buf.prov.starts.upper_bound(r.a);
+    if (it != buf.prov.starts.begin()) --it;
+    for (; it != buf.prov.starts.end() && it->first < r.b; ++it) {
+      const uint64_t sa = std::max(r.a, it->first);
+      const auto nx = std::next(it);
+      const uint64_t sb = std::min(r.b, nx == buf.prov.starts.end() ? buf.len : nx->first);
+      if (sa >= sb || !origins_[it->second].defined) continue;
+      bytes_checked_ += sb - sa;
+      if (std::memcmp(mem + sa, buf.val.data() + sa, sb - sa) == 0) continue;
+      for (uint64_t k = sa; k < sb; ++k) {
+        if (mem[k] == buf.val[k]) continue;
+        if (diffs++ == 0) {
+          first.node = buf.node;
+          first.buffer = buf.label;
+          first.offset = k;
+          first.addr = buf.pa + k;
+          first.expected = buf.val[k];
+          first.actual = mem[k];
+          first.defined_by = origins_[it->second].what;
+        }
+        if (!bad.empty() && bad.back().b == k)
+          bad.back().b = k + 1;
+        else
+          bad.push_back({k, k + 1});
+      }
+    }
+  }
+  if (!diffs) return;
+  ++mismatches_;
+  first.count = diffs;
+  out.push_back("scoreboard: " + first.str());
+  // Reported once: from now on these bytes are what memory holds.
+  const int org = origin("a mismatch already reported", false);
+  for (const Range& r : bad) buf.prov.assign(r.a, r.b, org);
+}
+
+void Scoreboard::compare_guards(int bi, std::vector<std::string>& out) {
+  Buffer& buf = bufs_[bi];
+  const Reader& rd = readers_.at(buf.node);
+  for (size_t g = 0; g < buf.guards.size(); ++g) {
+    Guard& gd = buf.guards[g];
+    if (gd.canary.empty()) continue;
+    const uint8_t* mem = rd(gd.pa, gd.canary.size());
+    if (!mem) continue;
+    guard_bytes_checked_ += gd.canary.size();
+    uint64_t diffs = 0, first = 0;
+    for (uint64_t k = 0; k < gd.canary.size(); ++k)
+      if (mem[k] != gd.canary[k] && diffs++ == 0) first = k;
+    if (!diffs) continue;
+    ++mismatches_;
+    SbMismatch m;
+    m.node = buf.node;
+    m.buffer = fmt::format("canary {} {}", g == 0 ? "before" : "after", buf.label);
+    m.offset = first;
+    m.addr = gd.pa + first;
+    m.expected = gd.canary[first];
+    m.actual = mem[first];
+    m.count = diffs;
+    m.defined_by = "the driver's canary (nothing may write it)";
+    out.push_back("scoreboard: " + m.str());
+    gd.canary.clear();  // reported once
+  }
+}
+
+std::vector<std::string> Scoreboard::check_all() {
+  std::vector<std::string> out;
+  if (!inflight_.empty())
+    note(fmt::format("{} operation(s) posted but never polled: their targets were not compared", inflight_.size()));
+  for (size_t i = 0; i < bufs_.size(); ++i) {
+    compare(int(i), 0, bufs_[i].len, inflight_targets(int(i), 0), out);
+    compare_guards(int(i), out);
+  }
+  return out;
+}
+
+std::string Scoreboard::summary() const {
+  std::string o = fmt::format("{} buffers, {} operations tracked ({} completed), {} bytes and {} canary bytes checked, "
+                              "{} mismatch(es)",
+                              bufs_.size(), ops_tracked_, ops_completed_, bytes_checked_, guard_bytes_checked_,
+                              mismatches_);
+  for (const std::string& a : aside_msgs_) o += "; stood aside on " + a;
+  for (const std::string& n : notes_) o += "; " + n;
+  return o;
+}
+
+}  // namespace ernic::monitor

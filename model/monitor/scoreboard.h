@@ -1,0 +1,196 @@
+// model/monitor: a shadow-memory scoreboard, apart from the ERNIC model (it
+// includes nothing of model/ernic, model/host or SystemC).
+//
+// It keeps a copy (the shadow) of every registered buffer, as the completed
+// operations imply it should be, and compares host memory with it byte for
+// byte, with the canary (guard) bytes around each MR. It is fed by whoever
+// drives the system (the scenario runner):
+//
+// - register_mr(): a buffer and its guards; the shadow starts as the memory's
+//   contents at that moment, the guards as the canaries found there.
+// - add_qp() / pair_qps(): RC QPs and their receive queues (SEND payloads
+//   land in RQ elements; each RQ is tracked as a buffer too).
+// - host_write(): the host program wrote memory (fill, mem_write): the
+//   shadow follows.
+// - post(): a WQE (opcode, local range, remote VA and R_Key, length); the
+//   source bytes are taken from the shadow at post time.
+// - complete(): a polled CQE of that QP (RC completes in order: the CQE
+//   belongs to the oldest outstanding WQE). Success: the target range's
+//   shadow becomes the source bytes (WRITE/WRITE_IMM: the remote MR range;
+//   READ: the local range; SENDs: the next element of the peer's RQ, from
+//   its byte 0). ERRFLAG: the target range becomes undefined (any value is
+//   accepted from then on). Then the target and source ranges and the
+//   guards of their buffers are compared, leaving out bytes that an
+//   operation still in flight may write.
+// - stand_aside(): something the scoreboard cannot see may write a node's
+//   buffers (WQEs posted by register writes, a hand-programmed MR table):
+//   their contents are no longer compared (the guards still are).
+// - check_all(): every buffer, at the end of a run; the targets of
+//   operations that never completed are undefined.
+//
+// Unordered writers: two operations on different QPs whose targets overlap
+// and that are in flight together leave the overlap undefined; a host write
+// into the target of an operation in flight, or into its source, does the
+// same for that operation's target. Operations on one QP are ordered.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ernic::monitor {
+
+enum class SbOpcode { write, write_imm, send, send_imm, send_inv, read };
+const char* sb_opcode_name(SbOpcode o);
+
+struct SbMismatch {
+  std::string node, buffer;   // buffer: "MR 'dst'", "RQ of QP2", "guard after MR 'dst'"
+  uint64_t offset = 0;        // within the buffer (or the guard)
+  uint64_t addr = 0;          // physical address
+  uint8_t expected = 0, actual = 0;
+  uint64_t count = 0;         // differing bytes in the compared range
+  std::string defined_by;     // the operation (or host write) that last defined the byte
+  std::string str() const;    // one line
+};
+
+class Scoreboard {
+ public:
+  // Reads `len` bytes of a node's memory at a physical address; nullptr when
+  // outside it.
+  using Reader = std::function<const uint8_t*(uint64_t pa, uint64_t len)>;
+
+  void add_node(const std::string& node, Reader rd);
+
+  // An MR: [pa, pa+length) at virtual address va with R_Key rkey, guards of
+  // guard_len bytes at guard_before and guard_after (guard_len 0: none).
+  void register_mr(const std::string& node, const std::string& name, uint64_t pa, uint64_t length, uint64_t va,
+                   uint32_t rkey, uint64_t guard_before, uint64_t guard_after, uint64_t guard_len,
+                   const std::string& where);
+  // The MR can no longer be the target of new operations; its memory is
+  // still compared.
+  void deregister_mr(const std::string& node, const std::string& name);
+
+  // An RC QP of `node` with its RQ (depth elements of elem_bytes at rq_pa).
+  // Returns its handle.
+  int add_qp(const std::string& node, uint32_t qpn, uint64_t rq_pa, uint32_t rq_depth, uint32_t rq_elem_bytes);
+  void pair_qps(int a, int b);
+
+  void host_write(const std::string& node, uint64_t pa, const uint8_t* data, uint64_t len, const std::string& where);
+
+  struct Post {
+    int qp = -1;
+    SbOpcode opcode = SbOpcode::write;
+    uint16_t wr_id = 0;
+    uint64_t local_pa = 0;
+    uint64_t length = 0;
+    uint64_t remote_va = 0;   // WRITE, WRITE_IMM, READ
+    uint32_t rkey = 0;
+    std::string where;        // the post step
+  };
+  void post(const Post& p);
+
+  // A polled CQE of QP `qp`. Returns the mismatches found (empty: fine) and
+  // messages for CQEs that match no outstanding WQE.
+  // opcode: the CQE's, nullopt when it is none of the six.
+  std::vector<std::string> complete(int qp, uint16_t wr_id, std::optional<SbOpcode> opcode, bool error,
+                                    const std::string& when);
+
+  void stand_aside(const std::string& node, const std::string& reason);
+
+  // Everything, at the end of a run.
+  std::vector<std::string> check_all();
+
+  // Figures for the run report.
+  uint64_t bytes_checked() const { return bytes_checked_; }
+  uint64_t guard_bytes_checked() const { return guard_bytes_checked_; }
+  uint64_t operations_tracked() const { return ops_tracked_; }
+  uint64_t operations_completed() const { return ops_completed_; }
+  uint64_t operations_in_flight() const { return inflight_.size(); }
+  uint64_t buffers() const { return bufs_.size(); }
+  uint64_t mismatches() const { return mismatches_; }
+  const std::vector<std::string>& stood_aside() const { return aside_msgs_; }
+  const std::vector<std::string>& notes() const { return notes_; }   // what it could not check, once each
+  std::string summary() const;                                       // one line
+
+  // Up to this many mismatch lines per comparison (the count says the rest).
+  static constexpr size_t kMaxReported = 4;
+
+ private:
+  struct Range {
+    uint64_t a, b;  // [a, b)
+  };
+  // offset -> origin, one contiguous segment from each key to the next.
+  struct Segments {
+    std::map<uint64_t, int> starts;
+    void assign(uint64_t a, uint64_t b, int origin);
+    int at(uint64_t off) const;
+  };
+  struct Guard {
+    uint64_t pa = 0;
+    std::vector<uint8_t> canary;
+  };
+  struct Buffer {
+    std::string node, label;       // label: "MR 'dst'" or "RQ of QP2"
+    bool mr = true, live = true;
+    uint64_t pa = 0, len = 0, va = 0;
+    uint32_t rkey = 0;
+    std::vector<uint8_t> val;
+    Segments prov;
+    std::vector<Guard> guards;     // before, after
+  };
+  struct Origin {
+    std::string what;
+    bool defined = true;
+  };
+  struct Qp {
+    std::string node;
+    uint32_t qpn = 0;
+    int peer = -1;
+    int rq = -1;                   // buffer index of its RQ
+    uint32_t rq_depth = 0, rq_elem = 0;
+    uint64_t sends_posted = 0;     // SENDs posted towards this QP's RQ (element index)
+    std::vector<uint64_t> outstanding;  // op ids, oldest first
+  };
+  struct Op {
+    uint64_t id = 0;
+    int qp = -1;
+    SbOpcode opcode = SbOpcode::write;
+    uint16_t wr_id = 0;
+    std::string desc;              // "WRITE wr_id 1 on A QP2 (post at f:l:c)"
+    int tbuf = -1;                 // target buffer, -1 unknown (the remote range matches no MR)
+    uint64_t toff = 0, tlen = 0;   // target range
+    uint64_t tpad = 0;             // SENDs under 16 bytes: element bytes [tlen, tlen+tpad) may change (inline SDATA)
+    int sbuf = -1;                 // source buffer (-1 unknown)
+    uint64_t soff = 0;
+    std::vector<uint8_t> data;     // source bytes at post time
+    std::vector<Range> undef;      // relative ranges of data that are not determined
+    std::vector<Range> taint;      // relative target ranges another writer races with
+  };
+
+  int find_buffer(const std::string& node, uint64_t pa, uint64_t len) const;
+  int find_mr_by_key(const std::string& node, uint32_t rkey, uint64_t va, uint64_t len) const;
+  int origin(const std::string& what, bool defined);
+  bool aside(const Buffer& b) const;
+  // Ranges of buffer `bi` that operations in flight (but `except`) may write.
+  std::vector<Range> inflight_targets(int bi, uint64_t except) const;
+  void compare(int bi, uint64_t a, uint64_t b, const std::vector<Range>& skip, std::vector<std::string>& out);
+  void compare_guards(int bi, std::vector<std::string>& out);
+  static void add_range(std::vector<Range>& v, uint64_t a, uint64_t b);
+  static bool overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1, uint64_t& lo, uint64_t& hi);
+  void note(const std::string& n);
+
+  std::map<std::string, Reader> readers_;
+  std::vector<Buffer> bufs_;
+  std::vector<Origin> origins_;
+  std::vector<Qp> qps_;
+  std::map<uint64_t, Op> inflight_;       // by id
+  std::map<std::string, std::string> aside_;   // node -> reason
+  std::vector<std::string> aside_msgs_, notes_;
+  uint64_t next_op_ = 1;
+  uint64_t bytes_checked_ = 0, guard_bytes_checked_ = 0, ops_tracked_ = 0, ops_completed_ = 0, mismatches_ = 0;
+};
+
+}  // namespace ernic::monitor

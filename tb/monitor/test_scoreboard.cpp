@@ -1,0 +1,194 @@
+// tb/monitor: the shadow-memory scoreboard (model/monitor/scoreboard) fed
+// by hand: two nodes' memories are plain byte vectors, the "NIC" is the test
+// itself, which moves bytes (or fails to) the way each case needs, and the
+// scoreboard must say what is wrong, where, and which operation defined it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "model/monitor/scoreboard.h"
+
+namespace {
+
+using ernic::monitor::SbOpcode;
+using ernic::monitor::Scoreboard;
+
+constexpr uint64_t kMem = 1 << 20;
+constexpr uint64_t kGuard = 64;
+constexpr uint64_t kSrc = 0x10000, kDst = 0x20000, kLen = 4096;
+constexpr uint64_t kVa = 0x7F0000000000ull;
+constexpr uint32_t kRkeySrc = 0x0011, kRkeyDst = 0x0122;
+
+uint8_t canary(uint64_t i) { return uint8_t(0xA5 ^ (i * 0x1D)); }
+
+bool has(const std::vector<std::string>& v, const std::string& needle) {
+  for (const auto& s : v)
+    if (s.find(needle) != std::string::npos) return true;
+  return false;
+}
+std::string all(const std::vector<std::string>& v) {
+  std::string o;
+  for (const auto& s : v) o += s + "\n";
+  return o;
+}
+
+// Node A with MR 'src' (4 KiB at 0x10000), node B with MR 'dst' (4 KiB at
+// 0x20000), guards around both, one RC QP each (QP2, RQ of 4 x 256 bytes),
+// connected to each other.
+struct Fixture : ::testing::Test {
+  std::vector<uint8_t> a = std::vector<uint8_t>(kMem), b = std::vector<uint8_t>(kMem);
+  Scoreboard sb;
+  int qa = -1, qb = -1;
+  static constexpr uint64_t kRqA = 0x40000, kRqB = 0x40000;
+
+  static Scoreboard::Reader reader(std::vector<uint8_t>& m) {
+    return [&m](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= m.size() ? m.data() + pa : nullptr; };
+  }
+  void SetUp() override {
+    for (auto* m : {&a, &b})
+      for (uint64_t base : {kSrc, kDst})
+        for (uint64_t k = 0; k < kGuard; ++k) (*m)[base - kGuard + k] = (*m)[base + kLen + k] = canary(k);
+    sb.add_node("A", reader(a));
+    sb.add_node("B", reader(b));
+    sb.register_mr("A", "src", kSrc, kLen, kVa + kSrc, kRkeySrc, kSrc - kGuard, kSrc + kLen, kGuard, "test:1");
+    sb.register_mr("B", "dst", kDst, kLen, kVa + kDst, kRkeyDst, kDst - kGuard, kDst + kLen, kGuard, "test:2");
+    qa = sb.add_qp("A", 2, kRqA, 4, 256);
+    qb = sb.add_qp("B", 2, kRqB, 4, 256);
+    sb.pair_qps(qa, qb);
+    // The host fills A's source with incrementing bytes.
+    std::vector<uint8_t> fill(kLen);
+    for (uint64_t k = 0; k < kLen; ++k) fill[k] = uint8_t(k * 7 + 3);
+    std::memcpy(&a[kSrc], fill.data(), kLen);
+    sb.host_write("A", kSrc, fill.data(), kLen, "fill at test:3");
+  }
+  void post_write(uint16_t wr_id, uint64_t loff, uint64_t roff, uint64_t len, SbOpcode op = SbOpcode::write) {
+    sb.post({qa, op, wr_id, kSrc + loff, len, kVa + kDst + roff, kRkeyDst, "post at test:10"});
+  }
+  // What a correct NIC does for that WRITE.
+  void nic_write(uint64_t loff, uint64_t roff, uint64_t len) { std::memcpy(&b[kDst + roff], &a[kSrc + loff], len); }
+};
+
+TEST_F(Fixture, CorrectWriteAndReadPass) {
+  post_write(1, 0, 0, 1024);
+  nic_write(0, 0, 1024);
+  EXPECT_TRUE(sb.complete(qa, 1, SbOpcode::write, false, "at 1 us").empty());
+  // READ back 512 bytes of B's MR into A's MR at offset 2048.
+  sb.post({qa, SbOpcode::read, 2, kSrc + 2048, 512, kVa + kDst + 256, kRkeyDst, "post at test:11"});
+  std::memcpy(&a[kSrc + 2048], &b[kDst + 256], 512);
+  EXPECT_TRUE(sb.complete(qa, 2, SbOpcode::read, false, "at 2 us").empty());
+  const auto end = sb.check_all();
+  EXPECT_TRUE(end.empty()) << all(end);
+  EXPECT_EQ(sb.operations_tracked(), 2u);
+  EXPECT_EQ(sb.operations_completed(), 2u);
+  EXPECT_GE(sb.bytes_checked(), 2 * kLen);
+  EXPECT_EQ(sb.mismatches(), 0u);
+}
+
+TEST_F(Fixture, FlippedByteIsCaughtAtCompletion) {
+  post_write(7, 0, 0, 1024);
+  nic_write(0, 0, 1024);
+  b[kDst + 100] ^= 0x10;  // the NIC got one byte wrong
+  const auto errs = sb.complete(qa, 7, SbOpcode::write, false, "at 1 us");
+  ASSERT_EQ(errs.size(), 1u) << all(errs);
+  EXPECT_TRUE(has(errs, "node B MR 'dst' offset 100 (address 0x20064)")) << all(errs);
+  EXPECT_TRUE(has(errs, "expected 0xbf, found 0xaf")) << all(errs);  // byte 100 of the fill: 100 * 7 + 3
+  EXPECT_TRUE(has(errs, "WRITE wr_id 7 of 1024 bytes on A QP2 (post at test:10)")) << all(errs);
+  // Reported once, not again at the end.
+  EXPECT_TRUE(sb.check_all().empty());
+}
+
+TEST_F(Fixture, WrongOffsetWriteIsCaught) {
+  post_write(3, 0, 512, 256);
+  nic_write(0, 512 + 64, 256);  // landed 64 bytes too far
+  const auto errs = sb.complete(qa, 3, SbOpcode::write, false, "at 1 us");
+  // Where it should have landed, the first 64 bytes are still the old zeros.
+  EXPECT_TRUE(has(errs, "node B MR 'dst' offset 512 ")) << all(errs);
+  EXPECT_TRUE(has(errs, "expected 0x03, found 0x00")) << all(errs);
+  // Where it did land beyond the target range, the end-of-run check sees it.
+  const auto end = sb.check_all();
+  EXPECT_TRUE(has(end, "node B MR 'dst' offset 768 ")) << all(end);
+  EXPECT_TRUE(has(end, "its contents at register_mr (test:2)")) << all(end);
+}
+
+TEST_F(Fixture, ErrorCompletionLeavesTargetUndefinedButNotCanaries) {
+  post_write(4, 0, 0, 2048);
+  nic_write(0, 0, 700);  // partly written before the QP failed
+  EXPECT_TRUE(sb.complete(qa, 4, SbOpcode::write, true, "at 1 us").empty());
+  EXPECT_TRUE(sb.check_all().empty());
+  // A canary is not part of the undefined range.
+  post_write(5, 0, kLen - 64, 64);
+  b[kDst + kLen + 2] ^= 1;
+  const auto errs = sb.complete(qa, 5, SbOpcode::write, true, "at 2 us");
+  EXPECT_TRUE(has(errs, "node B canary after MR 'dst' offset 2")) << all(errs);
+}
+
+TEST_F(Fixture, WriteAfterAnErrorIsCaught) {
+  post_write(1, 0, 0, 256);
+  EXPECT_TRUE(sb.complete(qa, 1, SbOpcode::write, true, "at 1 us").empty());  // nothing written: fine
+  // Later the NIC writes a range that nothing targeted.
+  post_write(2, 0, 1024, 256);
+  nic_write(0, 1024, 256);
+  EXPECT_TRUE(sb.complete(qa, 2, SbOpcode::write, false, "at 2 us").empty());
+  b[kDst + 3000] = 0xEE;  // a stray write from a dead QP, say
+  const auto end = sb.check_all();
+  EXPECT_TRUE(has(end, "node B MR 'dst' offset 3000 ")) << all(end);
+  EXPECT_TRUE(has(end, "found 0xee")) << all(end);
+}
+
+TEST_F(Fixture, DamagedCanaryIsCaught) {
+  a[kSrc - kGuard + 10] = 0;  // before 'src'
+  post_write(1, 0, 0, 64);
+  nic_write(0, 0, 64);
+  const auto errs = sb.complete(qa, 1, SbOpcode::write, false, "at 1 us");
+  EXPECT_TRUE(has(errs, "node A canary before MR 'src' offset 10")) << all(errs);
+  EXPECT_TRUE(has(errs, "the driver's canary")) << all(errs);
+  EXPECT_TRUE(sb.check_all().empty());  // once
+}
+
+TEST_F(Fixture, SendLandsInThePeersRqElements) {
+  sb.post({qa, SbOpcode::send, 1, kSrc, 100, 0, 0, "post at test:20"});
+  sb.post({qa, SbOpcode::send_imm, 2, kSrc + 100, 200, 0, 0, "post at test:21"});
+  std::memcpy(&b[kRqB], &a[kSrc], 100);              // element 0
+  std::memcpy(&b[kRqB + 256], &a[kSrc + 100], 199);  // element 1, last byte missing
+  EXPECT_TRUE(sb.complete(qa, 1, SbOpcode::send, false, "at 1 us").empty());
+  const auto errs = sb.complete(qa, 2, SbOpcode::send_imm, false, "at 2 us");
+  EXPECT_TRUE(has(errs, "node B RQ of QP2 offset 455")) << all(errs);
+}
+
+TEST_F(Fixture, RacesAndInFlightRangesAreNotJudged) {
+  // Two WRITEs in flight; the first completes while the second (same QP,
+  // later) still targets an overlapping range.
+  post_write(1, 0, 0, 512);
+  post_write(2, 512, 256, 512);
+  nic_write(0, 0, 512);
+  nic_write(512, 256, 512);  // the second has already landed over the first
+  EXPECT_TRUE(sb.complete(qa, 1, SbOpcode::write, false, "at 1 us").empty());
+  EXPECT_TRUE(sb.complete(qa, 2, SbOpcode::write, false, "at 2 us").empty());
+  // The host rewrites the source of a WRITE in flight: either may be sent.
+  post_write(3, 0, 2048, 64);
+  std::vector<uint8_t> z(64, 0x55);
+  std::memcpy(&a[kSrc], z.data(), 64);
+  sb.host_write("A", kSrc, z.data(), 64, "mem_write at test:30");
+  nic_write(0, 2048, 64);
+  EXPECT_TRUE(sb.complete(qa, 3, SbOpcode::write, false, "at 3 us").empty());
+  EXPECT_TRUE(sb.check_all().empty());
+}
+
+TEST_F(Fixture, OutOfOrderCompletionIsReported) {
+  post_write(1, 0, 0, 64);
+  const auto errs = sb.complete(qa, 9, SbOpcode::write, false, "at 1 us");
+  EXPECT_TRUE(has(errs, "names wr_id 9")) << all(errs);
+}
+
+TEST_F(Fixture, StandsAsideForANodeItCannotSee) {
+  sb.stand_aside("B", "register-level write of B SQPIi[2]");
+  b[kDst + 5] = 0x99;  // written by a WQE the scoreboard never saw
+  EXPECT_TRUE(sb.check_all().empty());
+  EXPECT_NE(sb.summary().find("stood aside on B: register-level"), std::string::npos) << sb.summary();
+  b[kDst + kLen] ^= 1;  // canaries are still checked
+  EXPECT_TRUE(has(sb.check_all(), "canary after MR 'dst'"));
+}
+
+}  // namespace
