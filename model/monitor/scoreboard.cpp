@@ -212,9 +212,9 @@ void Scoreboard::post(const Post& p) {
         op.tbuf = pq.rq;
         op.toff = k * pq.rq_elem;
         op.tlen = std::min<uint64_t>(p.length, pq.rq_elem);
-        // A SEND of 16 bytes or less may go as inline SDATA with LENGTH 16
-        // (XIB): the element's first 16 bytes may all be written.
-        op.tpad = std::min<uint64_t>(16, pq.rq_elem) > op.tlen ? std::min<uint64_t>(16, pq.rq_elem) - op.tlen : 0;
+        // An inline SEND (16 bytes or less) keeps its real LENGTH
+        // (A-ERNIC-21): exactly tlen bytes of the element change. tpad
+        // stays 0 (XIB's LENGTH-16 padding would set it to 16 - tlen).
       }
       break;
   }
