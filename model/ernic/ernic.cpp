@@ -364,10 +364,11 @@ void Ernic::apply_doorbells() {
 bool Ernic::qp_has_work(const Qp& qp) const {
   const uint32_t n = qp.qpn;
   if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
-  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return false;
   if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
   const uint32_t depth = sq_depth(n);
   if (depth == 0) return false;
+  // A fatal QP flushes what is still in its SQ (A-ERNIC-23).
+  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return qp.sq_pi % depth != qp.sq_ci;
   if (qp.resend_pending) return qp.rnr_until_ps == 0;  // go-back-N first (after an RNR wait)
   const uint32_t pi = qp.sq_pi % depth;  // a value equal to the depth means 0
   if (pi == qp.sq_ci) return false;
@@ -447,6 +448,16 @@ void Ernic::qp_mgr_thread() {
     ctx_.set(v_req_state_, kReqFetch);
     uint8_t wqe[kWqeSize];
     const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
+    if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) {
+      // Flush (A-ERNIC-23): the WQE is fetched for its WRID and opcode and
+      // completes with ERRFLAG, nothing is sent. PG332's recovery and
+      // deletion flows wait for CQHEADi == SQPIi, which needs this.
+      const bool fetched = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize, true, n);
+      qp.sq_ci = (qp.sq_ci + 1) % sq_depth(n);
+      Q(n, R::q::STATCURSQPTRi) = qp.sq_ci;
+      complete(qp, fetched ? roce::get_le16(wqe) : 0, fetched ? wqe[16] : 0, true);
+      continue;
+    }
     const uint32_t sq_idx = qp.sq_ci;
     const bool ok = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize, true, n);
     // A WRITE needs write-retry buffers for its payload before it is sent;
@@ -474,6 +485,10 @@ void Ernic::qp_mgr_thread() {
     qp.sending = true;
     execute_wqe(qp, wqe, sq_idx, std::move(bufs));
     qp.sending = false;
+    // The QP went fatal while this WQE was being sent: qp_fatal completed
+    // what was outstanding then; this WQE's entry may have been queued
+    // after that, so it completes with ERRFLAG here, in order.
+    if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) flush_outstanding(qp);
     trace_qp(qp);
     ++stats_.wqes_processed;
     ctx_.set(v_req_state_, qp.osq.empty() ? kReqIdle : kReqWaitAck);
@@ -741,6 +756,16 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   ack_ev_.notify(SC_ZERO_TIME);
 }
 
+// Every outstanding WQE completes with ERRFLAG, oldest first.
+void Ernic::flush_outstanding(Qp& qp) {
+  while (!qp.osq.empty()) {
+    Outstanding o = qp.osq.front();
+    qp.osq.pop_front();
+    free_bufs(o);
+    complete(qp, o.wrid, o.wqe_opcode, true);
+  }
+}
+
 void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
   const uint32_t n = qp.qpn;
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
@@ -762,13 +787,7 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
   qp.resend_pending = false;
   qp.ack_deadline_ps = qp.rnr_until_ps = 0;
   qp.buf_need = 0;
-  // Every outstanding WQE completes with ERRFLAG.
-  while (!qp.osq.empty()) {
-    Outstanding o = qp.osq.front();
-    qp.osq.pop_front();
-    free_bufs(o);
-    complete(qp, o.wrid, o.wqe_opcode, true);
-  }
+  flush_outstanding(qp);
   raise(F::INT_FATAL);
   trace_qp(qp);
 }
@@ -868,6 +887,8 @@ void Ernic::handle_rx(const FrameBytes& raw) {
   if (n == 0 || n > cfg_.num_qp || n > enabled_qps) return drop("QP unsupported", kSynQp);
   Qp& qp = qps_[n];
   if (!qp.enabled) return drop("QP disabled", kSynQp);
+  // A fatal RC QP takes nothing more in (no ACK, no NAK) until recovered.
+  if (n != 1 && (Q(n, R::q::STATQPi) & F::STATQP_FATAL)) return drop("QP fatal");
   G(R::g::LSTINPKT) = f.bth.opcode | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
   if (n == 1) return rx_qp1(f, raw);
   // RC: the source must be the QP's remote.
