@@ -181,8 +181,13 @@ uint32_t Ernic::peek(uint32_t addr) const {
         const Qp& qp = qps_[d.index];
         uint32_t depth = sq_depth(d.index);
         uint32_t pending = depth ? (qp.sq_pi % depth + depth - qp.sq_ci) % depth : 0;
-        v &= ~(F::STATQP_SQ_EMPTY | F::STATQP_OSQ_EMPTY | F::STATQP_OSQ_FULL);
+        v &= ~(F::STATQP_SQ_EMPTY | F::STATQP_OSQ_EMPTY | F::STATQP_OSQ_FULL | F::STATQP_SQ_FULL);
         if (pending == 0) v |= F::STATQP_SQ_EMPTY;
+        // SQ full: depth - 1 WQEs posted and not completed. The CQ has the
+        // SQ's depth and one entry per WQE, so software that never posts
+        // beyond this never has a CQE overwritten before it was read.
+        const uint32_t uncompleted = depth ? (Q(d.index, R::q::SQPIi) % depth + depth - lo16(Q(d.index, R::q::CQHEADi)) % depth) % depth : 0;
+        if (depth && uncompleted == depth - 1) v |= F::STATQP_SQ_FULL;
         if (qp.osq.empty()) v |= F::STATQP_OSQ_EMPTY;
         if (qp.osq.size() >= qp.max_out) v |= F::STATQP_OSQ_FULL;
       }
