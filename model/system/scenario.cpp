@@ -138,6 +138,8 @@ struct KindName {
   const char* operator()(const PostStep&) const { return "post"; }
   const char* operator()(const WaitCompletionsStep&) const { return "wait_completions"; }
   const char* operator()(const RecvStep&) const { return "recv"; }
+  const char* operator()(const BypassSendStep&) const { return "bypass_send"; }
+  const char* operator()(const ExpectBypassStep&) const { return "expect_bypass"; }
   const char* operator()(const CheckMemoryStep&) const { return "check_memory"; }
   const char* operator()(const RegWriteStep&) const { return "reg_write"; }
   const char* operator()(const RegReadStep&) const { return "reg_read"; }
@@ -770,6 +772,8 @@ class Parser {
         {"expect_frames", &Parser::step_expect_frames},
         {"expect_idle", &Parser::step_expect_idle},
         {"recv", &Parser::step_recv},
+        {"bypass_send", &Parser::step_bypass_send},
+        {"expect_bypass", &Parser::step_expect_bypass},
         {"wait_until", &Parser::step_wait_until},
         {"expect_compliance", &Parser::step_expect_compliance},
         {"repeat", &Parser::step_repeat},
@@ -1191,6 +1195,55 @@ class Parser {
         ef->fail(fmt::format("{} expected messages but count is {}", s.expect.size(), *count));
     }
     s.count = count ? uint32_t(*count) : uint32_t(std::max<size_t>(1, s.expect.size()));
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_bypass_send(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "to", "ethertype", "udp_dport", "length", "pattern", "seed", "value", "count"});
+    BypassSendStep s;
+    s.loc = loc;
+    s.node = ref_node(r.req("node"));
+    const Field tf = r.req("to");
+    s.to = ref_node(tf);
+    if (s.to == s.node) tf.fail("a node does not send to itself");
+    const auto ef = r.take("ethertype");
+    const auto uf = r.take("udp_dport");
+    if (ef && uf) later(*ef, *uf).fail_key("give either ethertype or udp_dport, not both");
+    if (!ef && !uf) r.self().fail("bypass_send needs one of 'ethertype' (a raw frame) or 'udp_dport' (IPv4/UDP)");
+    if (ef) {
+      s.ethertype = uint16_t(read_uint(*ef, 0x0600, 0xFFFF));
+      if (*s.ethertype == 0x0800 || *s.ethertype == 0x86DD)
+        ef->fail("for an IP frame use udp_dport; ethertype makes a raw frame of another protocol");
+    }
+    if (uf) {
+      s.udp_dport = uint16_t(read_uint(*uf, 0, 0xFFFF));
+      if (*s.udp_dport == 4791) uf->fail("UDP port 4791 is RoCEv2: such a frame goes to ERNIC, not to the bypass path");
+    }
+    const size_t hdr = s.ethertype ? 14 : 14 + 20 + 8;
+    const auto lf = r.take("length");
+    if (lf) s.length = uint32_t(read_uint(*lf, 0, 9000));
+    if (hdr + s.length < 60)
+      (lf ? *lf : r.self()).fail(fmt::format("the frame would have {} bytes; Ethernet needs at least 60 before the FCS"
+                                             " (length >= {})", hdr + s.length, 60 - hdr));
+    if (r.has("pattern")) {
+      const PatternSpec p = read_pattern(r);
+      s.pattern = p.pattern;
+      s.seed = p.seed;
+      s.value = p.value;
+    }
+    s.count = uint32_t(r.u64("count", 1, 1, 100000));
+    r.finish();
+    emit(std::move(s));
+  }
+
+  void step_expect_bypass(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"node", "count", "timeout_us"});
+    ExpectBypassStep s;
+    s.loc = loc;
+    s.node = ref_node(r.req("node"));
+    s.count = uint32_t(r.u64("count", 1, 0, 100000));
+    s.timeout_us = r.u64("timeout_us", s.timeout_us, 1, kMaxTimeUs);
     r.finish();
     emit(std::move(s));
   }

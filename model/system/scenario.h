@@ -242,6 +242,27 @@ struct RecvStep {
   std::vector<RecvExpect> expect;
 };
 
+// bypass_send / expect_bypass: non-RoCE frames through the classifier's
+// bypass path (model/link/classify.h).
+struct BypassSendStep {
+  SourceLoc loc;
+  std::string node, to;             // sender, and the node whose MAC (and IP) the frame carries
+  std::optional<uint16_t> ethertype;  // raw Ethernet II frame with this EtherType ...
+  std::optional<uint16_t> udp_dport;  // ... or IPv4/UDP to this port (never 4791)
+  uint32_t length = 64;             // payload bytes after the Ethernet (raw) or UDP header
+  Pattern pattern = Pattern::incrementing;
+  uint64_t seed = 0;
+  uint8_t value = 0;
+  uint32_t count = 1;
+};
+
+struct ExpectBypassStep {
+  SourceLoc loc;
+  std::string node;                 // the receiving node
+  uint32_t count = 1;               // frames since the previous expect_bypass on this node
+  uint64_t timeout_us = 100;
+};
+
 struct PatternSpec {
   Pattern pattern = Pattern::zero;
   uint64_t seed = 0;  // resolved: the scenario seed when not given
@@ -454,6 +475,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
                           ConnectRejectStep, DisconnectStep, RecoverStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
+                          BypassSendStep, ExpectBypassStep,
                           std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 

@@ -56,6 +56,10 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<Cmac> cmac;
   std::unique_ptr<host::Driver> driver;
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;
+  // Non-RoCE frames the classifier (model/link/classify.h) passed to the
+  // host's bypass path, in arrival order; and an event per arrival.
+  std::vector<FrameBytes> bypass_rx;
+  sc_core::sc_event bypass_ev;
 };
 
 struct Failure {
@@ -166,6 +170,9 @@ class System : public sc_core::sc_module {
   void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r);
 
   std::map<std::string, Conn> conns_;
+  // bypass_send frames by destination node, and how far expect_bypass has checked.
+  std::map<std::string, std::vector<FrameBytes>> bypass_sent_;
+  std::map<std::string, size_t> bypass_checked_;
   sc_core::sc_event frame_ev_;
   int bounded_ = 0;             // steps that time out by themselves: the watchdog stays out
   sc_core::sc_event fail_ev_;

@@ -109,4 +109,39 @@ TEST(SystemProtocol, InlineSendsReadNoPayloadAndIethEntriesFollowPg332) {
   EXPECT_EQ(ieth[2].substr(0, 16), hex(e3));
 }
 
+// scenarios/examples/bypass.yaml: on B's rx tap tshark finds the two raw
+// frames (EtherType 0x88b5) and the three UDP datagrams to port 4792 with a
+// good IPv4 checksum; none of them reaches ERNIC, whose incoming-packet
+// count (INALLDRPPKTCNT[15:0], checked by the scenario) covers RoCE only.
+TEST(SystemProtocol, NonRoceFramesCrossTheWireUntouched) {
+  const fs::path dir = test_dir("protocol_bypass");
+  SimResult r = run_sim(dir, {"run", kSourceDir + "/scenarios/examples/bypass.yaml", "--pcap", "out.pcap", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string cmd = roce_test::shell_quote(kTshark) + " -n -o ip.check_checksum:TRUE -r " +
+                          roce_test::shell_quote((dir / "out.B-rx.pcap").string()) +
+                          " -Y 'not infiniband' -T fields -E separator=, -e eth.type -e udp.dstport -e ip.checksum.status"
+                          " -e frame.len 2>/dev/null";
+  int st = 0;
+  const std::string out = roce_test::run(cmd, &st);
+  ASSERT_EQ(st, 0);
+  int raw = 0, udp = 0;
+  for (const auto& line : roce_test::split_lines(out)) {
+    if (line.empty()) continue;
+    const auto f = roce_test::split_csv(line);
+    ASSERT_EQ(f.size(), 4u) << line;
+    if (f[0] == "0x88b5") {
+      ++raw;
+      EXPECT_EQ(f[3], "114") << "14-byte Ethernet header + 100 bytes";
+    } else if (f[1] == "4792") {
+      ++udp;
+      EXPECT_EQ(f[2], "1") << "IPv4 checksum (tshark: 1 = good)";
+      EXPECT_EQ(f[3], "242") << "14 + 20 + 8 + 200 bytes";
+    } else {
+      ADD_FAILURE() << "unexpected non-RoCE frame: " << line;
+    }
+  }
+  EXPECT_EQ(raw, 2);
+  EXPECT_EQ(udp, 3);
+}
+
 }  // namespace
