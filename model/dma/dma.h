@@ -58,15 +58,24 @@ class Dma {
     return b;
   }
 
+  static constexpr uint64_t kIssuedNow = ~uint64_t(0);
   // Timed read. with_latency=false models a prefetched/streaming burst that
-  // continues an earlier one (only the beats cost time).
+  // continues an earlier one (only the beats cost time). issued_ps: the
+  // request left earlier (a read issued ahead, e.g. with a prefetched WQE),
+  // so only what is left of the latency is waited.
   bool read(uint64_t addr, uint8_t* dst, uint64_t len, bool with_latency = true,
-            std::optional<uint32_t> qp = std::nullopt) {
+            std::optional<uint32_t> qp = std::nullopt, uint64_t issued_ps = kIssuedNow) {
     clk_.sync();
     if (ctx_.log) ctx_.log->dma(ClockDomain::now_ps(), node_, "core", clk_.cycle(), qp, master_.c_str(), false, addr, len);
     ctx_.set(v_rd_, 1);
     ctx_.set(v_rd_addr_, addr);
-    uint64_t n = beats(len) + (with_latency ? t_.read_latency_cycles : 0);
+    uint64_t n = beats(len);
+    if (with_latency) {
+      const uint64_t now = ClockDomain::now_ps();
+      const uint64_t from = issued_ps == kIssuedNow ? now : std::min(issued_ps, now);
+      const uint64_t end = from + uint64_t(t_.read_latency_cycles) * clk_.period_ps();
+      n += end > now ? clk_.cycles_for_ps(end - now) : 0;
+    }
     if (n) sc_core::wait(clk_.cycles(n));
     ctx_.set(v_rd_, 0);
     ctx_.bump();

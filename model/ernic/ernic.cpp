@@ -85,6 +85,7 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
     qp.v_resp = ctx.var(s, "resp_state", 3);  // QpRespState
   }
   SC_THREAD(qp_mgr_thread);
+  SC_THREAD(prefetch_thread);
   SC_THREAD(tx_thread);
   SC_THREAD(rx_thread);
   SC_THREAD(timer_thread);
@@ -283,9 +284,11 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.ack_due_ps = 0;
         qp.ack_fire = false;
         qp.max_out = cfg_.timing.max_outstanding;  // a CNP's cut lasts until the QP is enabled again (A-ERNIC-22)
+        drop_wqe_cache(qp);
         ring(n, Q(n, R::q::SQPIi));
       } else if (!(data & F::QPCONF_EN)) {
         qp.enabled = false;
+        drop_wqe_cache(qp);
       }
       trace_qp(qp);
       break;
@@ -375,8 +378,7 @@ bool Ernic::qp_has_work(const Qp& qp) const {
   // A fatal QP flushes what is still in its SQ (A-ERNIC-23).
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return qp.sq_pi % depth != qp.sq_ci;
   if (qp.resend_pending) return qp.rnr_until_ps == 0;  // go-back-N first (after an RNR wait)
-  const uint32_t pi = qp.sq_pi % depth;  // a value equal to the depth means 0
-  if (pi == qp.sq_ci) return false;
+  if (qp.wqe_cache.empty()) return false;  // the prefetcher brings the next WQE
   if (qp.buf_need && free_bufs_.size() < qp.buf_need) return false;  // waits for write-retry buffers
   return qp.osq.size() < qp.max_out;
 }
@@ -434,7 +436,7 @@ void Ernic::qp_mgr_thread() {
     }
     if (!next) {
       ctx_.set(v_req_state_, kReqIdle);
-      wait(doorbell_ev_ | ack_ev_);
+      wait(doorbell_ev_ | ack_ev_ | prefetch_ev_);
       continue;
     }
     Qp& qp = *next;
@@ -463,8 +465,12 @@ void Ernic::qp_mgr_thread() {
       complete(qp, fetched ? roce::get_le16(wqe) : 0, fetched ? wqe[16] : 0, true);
       continue;
     }
-    const uint32_t sq_idx = qp.sq_ci;
-    const bool ok = dma_wqe_.read(sqba + uint64_t(qp.sq_ci) * kWqeSize, wqe, kWqeSize, true, n);
+    // The next WQE, from the prefetch cache (fetched ahead by prefetch_thread).
+    const CachedWqe& cw = qp.wqe_cache.front();
+    std::copy_n(cw.w, kWqeSize, wqe);
+    const uint32_t sq_idx = cw.sq_idx;
+    const bool ok = cw.ok;
+    const uint64_t issued_ps = cw.issued_ps;
     // A WRITE needs write-retry buffers for its payload before it is sent;
     // without enough free ones the WQE stays in the SQ (WQEPROCSTS[4]).
     std::vector<uint32_t> bufs;
@@ -476,6 +482,10 @@ void Ernic::qp_mgr_thread() {
                                     : G(R::g::WQEPROCSTS) & ~kWqeProcRetryBufsUnavail;
       if (!got) continue;
     }
+    qp.wqe_cache.pop_front();
+    --cached_total_;
+    update_cache_status();
+    cache_space_ev_.notify(SC_ZERO_TIME);
     qp.sq_ci = (qp.sq_ci + 1) % sq_depth(n);
     Q(n, R::q::STATCURSQPTRi) = qp.sq_ci;
     Q(n, R::q::STATWQEi) = lo16(Q(n, R::q::STATWQEi) + 1);
@@ -488,7 +498,7 @@ void Ernic::qp_mgr_thread() {
     core_.wait_cycles(cfg_.timing.wqe_decode_cycles);
     ctx_.set(v_req_state_, kReqSend);
     qp.sending = true;
-    execute_wqe(qp, wqe, sq_idx, std::move(bufs));
+    execute_wqe(qp, wqe, sq_idx, std::move(bufs), issued_ps);
     qp.sending = false;
     // The QP went fatal while this WQE was being sent: qp_fatal completed
     // what was outstanding then; this WQE's entry may have been queued
@@ -500,7 +510,82 @@ void Ernic::qp_mgr_thread() {
   }
 }
 
-void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<uint32_t> bufs) {
+// WQE prefetch (A-ERNIC-24): WQEs are read ahead of the WQE processor into
+// a cache shared by the QPs (round robin, up to wqe_fetch_burst WQEs of one
+// QP per read, contiguous in its SQ), so that a WQE's fetch latency hides
+// behind the previous WQE's transmission.
+bool Ernic::can_prefetch(const Qp& qp) const {
+  const uint32_t n = qp.qpn;
+  if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
+  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
+  if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return false;
+  const uint32_t depth = sq_depth(n);
+  if (depth == 0 || qp.sq_pi % depth == qp.pf_ci) return false;
+  return qp.wqe_cache.size() < cfg_.timing.wqe_cache_per_qp && cached_total_ < cfg_.timing.wqe_cache_entries;
+}
+
+void Ernic::prefetch_thread() {
+  for (;;) {
+    apply_doorbells();
+    Qp* q = nullptr;
+    for (uint32_t i = 0; i < cfg_.num_qp && !q; ++i) {
+      const uint32_t n = 1 + (pf_rr_ - 1 + i) % cfg_.num_qp;
+      if (can_prefetch(qps_[n])) q = &qps_[n];
+    }
+    if (!q) {
+      wait(doorbell_ev_ | cache_space_ev_);
+      continue;
+    }
+    Qp& qp = *q;
+    pf_rr_ = qp.qpn % cfg_.num_qp + 1;
+    const uint32_t n = qp.qpn, depth = sq_depth(n);
+    const uint32_t avail = (qp.sq_pi % depth + depth - qp.pf_ci) % depth;
+    const uint32_t k = std::min({avail, cfg_.timing.wqe_fetch_burst,
+                                 cfg_.timing.wqe_cache_per_qp - uint32_t(qp.wqe_cache.size()),
+                                 cfg_.timing.wqe_cache_entries - cached_total_, depth - qp.pf_ci});
+    const uint32_t start = qp.pf_ci, gen = qp.pf_gen;
+    // Reserve the slots while the read is in flight.
+    qp.pf_ci = (start + k) % depth;
+    cached_total_ += k;
+    std::vector<uint8_t> buf(size_t(k) * kWqeSize);
+    const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
+    const bool ok = dma_wqe_.read(sqba + uint64_t(start) * kWqeSize, buf.data(), buf.size(), true, n);
+    if (qp.pf_gen != gen) {  // the cache was dropped meanwhile (fatal, re-enable): discard
+      cached_total_ -= k;
+      update_cache_status();
+      continue;
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+      CachedWqe c;
+      std::copy_n(buf.data() + size_t(j) * kWqeSize, kWqeSize, c.w);
+      c.sq_idx = (start + j) % depth;
+      c.ok = ok;
+      c.issued_ps = ClockDomain::now_ps();
+      qp.wqe_cache.push_back(c);
+    }
+    update_cache_status();
+    prefetch_ev_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Ernic::drop_wqe_cache(Qp& qp) {
+  cached_total_ -= uint32_t(qp.wqe_cache.size());
+  qp.wqe_cache.clear();
+  qp.pf_ci = qp.sq_ci;
+  ++qp.pf_gen;
+  update_cache_status();
+  cache_space_ev_.notify(SC_ZERO_TIME);
+}
+
+// QPMSTS[0] WQE cache full, [1] WQE cache empty.
+void Ernic::update_cache_status() {
+  uint32_t& v = G(R::g::QPMSTS);
+  v &= ~3u;
+  if (cached_total_ >= cfg_.timing.wqe_cache_entries) v |= 1u;
+  if (cached_total_ == 0) v |= 2u;
+}
+
+void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<uint32_t> bufs, uint64_t issued_ps) {
   const uint32_t n = qp.qpn;
   const uint16_t wrid = roce::get_le16(w + 0);
   const uint64_t laddr = roce::get_le64(w + 4);
@@ -520,7 +605,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
       return;
     }
     std::vector<uint8_t> frame(length);
-    if (!dma_payload_.read(laddr, frame.data(), length, true, n)) {
+    if (!dma_payload_.read(laddr, frame.data(), length, true, n, issued_ps)) {
       complete(qp, wrid, opc, true);
       return;
     }
@@ -576,6 +661,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
   Outstanding o = new_outstanding(/*is_read=*/false);
   const uint32_t first_psn = o.first_psn;
   o.immdt = immdt;
+  o.payload_issued_ps = issued_ps;
   if (is_send && length <= kInlineMax) {
     // PG332 Table 2-1: SDATA carries a SEND payload of up to 16 bytes
     // inline; no payload read from LADDR (A-ERNIC-21).
@@ -641,7 +727,8 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
       // The copy must have landed before it is read back.
       while (!copyq_.empty() || copy_busy_) wait(copy_done_ev_);
       buf_io(o.bufs, off, f.payload.data(), chunk, /*write=*/false, /*with_latency=*/i == i0, n);
-    } else if (!dma_payload_.read(o.laddr + off, f.payload.data(), chunk, /*with_latency=*/i == i0, n)) {
+    } else if (!dma_payload_.read(o.laddr + off, f.payload.data(), chunk, /*with_latency=*/i == i0, n,
+                                  retry ? Dma::kIssuedNow : o.payload_issued_ps)) {
       qp_fatal(qp, kFatalWqe, "payload read outside host memory");
       return;
     }
@@ -776,6 +863,7 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
   ++stats_.fatal_events;
   Q(n, R::q::STATQPi) |= F::STATQP_FATAL;
+  drop_wqe_cache(qp);  // the flush reads the SQ from sq_ci again
   if (ctx_.log)
     ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "qp_fatal",
                     fmt::format("code 0x{:02x}: {}", code, why));

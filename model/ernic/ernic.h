@@ -64,6 +64,14 @@ struct ErnicTiming {
   uint32_t rdrsp_build_cycles = 2; // READ response header build per packet (assumption A-ERNIC-11)
   uint32_t max_outstanding = 16;   // outstanding requests per QP (PG332)
   uint32_t tx_queue_frames = 4;    // frames between the WQE processor and the TX datapath
+  // WQE prefetch (PG332 QPMSTS: "WQE cache full / empty"; sizes are
+  // assumption A-ERNIC-24): the QP manager fetches WQEs ahead of the WQE
+  // processor into a cache shared by all QPs, up to wqe_fetch_burst WQEs
+  // per read, at most wqe_cache_per_qp per QP; each cached WRITE/SEND has
+  // the read of its first payload chunk issued when it is cached.
+  uint32_t wqe_cache_entries = 16;
+  uint32_t wqe_cache_per_qp = 4;
+  uint32_t wqe_fetch_burst = 4;
   // Responder ACK generation (PG332 gives XRNICCONF[4:3] but no numbers;
   // assumption A-ERNIC-20): an ACK for the newest accepted PSN is sent once
   // `ack_coalesce_packets` accepted packets are unacknowledged (0: no count
@@ -146,14 +154,24 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     bool inline_data = false;      // a SEND of <= 16 bytes: the payload is the WQE's SDATA (A-ERNIC-21)
     uint8_t sdata[16] = {};
     std::vector<uint32_t> bufs;    // write-retry buffers holding a WRITE's payload (empty: none)
+    uint64_t payload_issued_ps = 0;  // first transmission: when its first payload read was issued
     // READ only: how far the responses have come.
     uint32_t resp_psn = 0;         // PSN of the next expected READ response
     uint32_t resp_off = 0;         // bytes written to LADDR so far
     uint32_t req_psn = 0;          // PSN of the latest READ_REQUEST sent for it
     bool reissue_wait = false;     // a loss was seen; responses out of order are ignored until the re-issue answers
   };
+  struct CachedWqe {
+    uint8_t w[64];
+    uint32_t sq_idx = 0;
+    bool ok = true;                // false: the fetch failed (outside host memory)
+    uint64_t issued_ps = 0;        // when its fetch completed and its payload read was issued
+  };
   struct Qp {
     uint32_t qpn = 0;
+    std::deque<CachedWqe> wqe_cache;  // prefetched, not yet processed (SQ order from sq_ci)
+    uint32_t pf_ci = 0;            // next SQ index to prefetch
+    uint32_t pf_gen = 0;           // bumped whenever the cache is dropped
     bool enabled = false;
     // requester
     uint32_t sq_ci = 0;            // next WQE index to fetch (mod depth)
@@ -208,12 +226,19 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
 
   // processes
   void qp_mgr_thread();
+  void prefetch_thread();
+  bool can_prefetch(const Qp& qp) const;
+  void drop_wqe_cache(Qp& qp);     // pf_ci back to sq_ci
+  void update_cache_status();
+  uint32_t cached_total_ = 0;
+  uint32_t pf_rr_ = 1;
+  sc_core::sc_event prefetch_ev_, cache_space_ev_;
   void tx_thread();
   void rx_thread();
 
   // requester
   bool qp_has_work(const Qp& qp) const;
-  void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs);
+  void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs, uint64_t issued_ps);
   roce::Frame frame_template(uint32_t qpn) const;
   roce::Ipv6Addr local_ip6() const;  // IPv6XADD1..4
   void tx_enqueue(std::vector<uint8_t> bytes);
