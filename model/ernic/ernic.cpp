@@ -20,7 +20,7 @@ constexpr uint8_t kWqeWrite = 0x00, kWqeWriteImm = 0x01, kWqeSend = 0x02, kWqeSe
 // Fatal codes (PG332 error-status queue).
 constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatalRemote = 0x0A,
                   kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
-                  kFatalRethLen = 0x16, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
+                  kFatalRethLen = 0x16, kFatalRkeyAndLen = 0x17, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
                   kFatalBadResp = 0x1B, kFatalRdRspLastForOnly = 0x1C, kFatalRdRspMiddleLen = 0x1E,
                   kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09;
 // IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
@@ -1146,14 +1146,20 @@ uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& 
   const uint64_t va0 = uint64_t(e[R::m::VIRTADDRLSB / 4]) | uint64_t(e[R::m::VIRTADDRMSB / 4]) << 32;
   const uint64_t mlen = uint64_t(e[R::m::WRRDBUFLEN / 4]) | uint64_t(e[R::m::ACCESSDESC / 4] >> 16) << 32;
   const uint32_t acc = e[R::m::ACCESSDESC / 4] & 0xF;
-  if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) return fail(kFatalRkey, "PD mismatch");
-  if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) return fail(kFatalRkey, "R_Key key byte mismatch");
-  if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW)
-    return fail(kFatalRkey, "MR does not allow remote read");
-  if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW)
-    return fail(kFatalRkey, "MR does not allow remote write");
-  if (r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0))
-    return fail(kFatalRethLen, "RETH range outside the MR");
+  // The key checks (0x15) and the bounds check (0x16) are both made; both
+  // failing give 0x17 (A-ERNIC-7).
+  const char* key_fail = nullptr;
+  if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) key_fail = "PD mismatch";
+  else if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) key_fail = "R_Key key byte mismatch";
+  else if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW) key_fail = "MR does not allow remote read";
+  else if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW) key_fail = "MR does not allow remote write";
+  const bool out = r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0);
+  if (key_fail && out) {
+    why = std::string(key_fail) + ", and the RETH range is outside the MR";
+    return kFatalRkeyAndLen;
+  }
+  if (key_fail) return fail(kFatalRkey, key_fail);
+  if (out) return fail(kFatalRethLen, "RETH range outside the MR");
   phys = (uint64_t(e[R::m::BUFBASEADDRLSB / 4]) | uint64_t(e[R::m::BUFBASEADDRMSB / 4]) << 32) + (r.va - va0);
   return 0;
 }
