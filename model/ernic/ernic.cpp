@@ -20,7 +20,7 @@ constexpr uint8_t kWqeWrite = 0x00, kWqeWriteImm = 0x01, kWqeSend = 0x02, kWqeSe
 // Fatal codes (PG332 error-status queue).
 constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatalRemote = 0x0A,
                   kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
-                  kFatalRethLen = 0x16, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
+                  kFatalRethLen = 0x16, kFatalRkeyAndLen = 0x17, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
                   kFatalBadResp = 0x1B, kFatalRdRspLastForOnly = 0x1C, kFatalRdRspMiddleLen = 0x1E,
                   kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09;
 // IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
@@ -121,6 +121,18 @@ void Ernic::count16(uint32_t off, bool high, uint32_t n) {
   } else {
     r = (r & 0xFFFF0000u) | ((r + n) & 0xFFFF);
   }
+}
+
+void Ernic::count_nak_in(uint32_t qpn) {
+  G(R::g::INNAKPKTCNT) = lo16(G(R::g::INNAKPKTCNT) + 1);
+  G(R::g::INNCKPKTSTS) = (qpn & 0xFF) | (lo16((G(R::g::INNCKPKTSTS) >> 16) + 1) << 16);
+}
+
+// STATRQBUFCAi / MSBi: the address of the RQ element the next SEND fills,
+// in RQBAi's format (A-CNT-1).
+void Ernic::set_rq_buf_ca(uint32_t qpn, uint64_t addr) {
+  Q(qpn, R::q::STATRQBUFCAi) = uint32_t(addr) & ~0xFFu;
+  Q(qpn, R::q::STATRQBUFCAMSBi) = uint32_t(addr >> 32);
 }
 
 void Ernic::update_intr() {
@@ -302,8 +314,16 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
       Q(n, d.offset) = lo16(data);
       break;
     case R::q::SQPSNi:
+      // The first response expected is for the first PSN sent (A-CNT-1).
+      Q(n, R::q::STATRESPSNi) = data & roce::kPsnMask;
+      trace_qp(qp);
+      break;
     case R::q::LSTRQREQi:
       trace_qp(qp);
+      break;
+    case R::q::RQBAi:
+    case R::q::RQBAMSBi:
+      set_rq_buf_ca(n, q64(n, R::q::RQBAi, R::q::RQBAMSBi));  // element 0 is current (A-CNT-1)
       break;
     default:
       break;
@@ -614,6 +634,9 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
     const size_t bth = frame.size() > 13 && frame[12] == 0x86 && frame[13] == 0xDD ? 62 : 42;
     const uint8_t op = frame.size() > bth ? frame[bth] : 0;
     ctx_.set(v_tx_opcode_, op);
+    // LSTOUTPKT: the frame's own BTH opcode and PSN, QP 1 (A-CNT-1).
+    const uint32_t psn16 = frame.size() > bth + 11 ? uint32_t(frame[bth + 10]) << 8 | frame[bth + 11] : 0;
+    G(R::g::LSTOUTPKT) = op | 1u << 8 | psn16 << 16;
     tx_enqueue(std::move(frame));
     // A software-built CNP (PG332: sent on QP1) counts in OUTCNPPKTCNT.
     if (op == roce::op::CNP) G(R::g::OUTCNPPKTCNT) += 1;
@@ -1036,7 +1059,7 @@ void Ernic::rx_qp1(const roce::Frame& f, const FrameBytes& raw) {
   dma_rx_.write(rqba + pi * esz, elem.data(), elem.size(), 1u);
   const uint32_t npi = (pi + 1) % depth;
   Q(1, R::q::STATRQPIDBi) = npi;
-  Q(1, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
+  set_rq_buf_ca(1, rqba + npi * esz);
   dma_rx_.write32(q64(1, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, 1u);
   count16(R::g::INAMPKTCNT, true);
   ++stats_.mads_received;
@@ -1067,6 +1090,9 @@ void Ernic::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
   } else {
     G(R::g::OUTNAKPKTCNT) = lo16(G(R::g::OUTNAKPKTCNT) + 1);
     ++stats_.naks_sent;
+    // A request refused with NAK-invalid / remote access / remote operational
+    // is an invalid packet; out-of-sequence ones count where they arrive (A-CNT-1).
+    if (roce::aeth::type(syndrome) == 3 && syndrome != roce::aeth::kNakPsnSeq) count16(R::g::ININVDUPCNT, false);
   }
   tx_enqueue(std::move(bytes));
 }
@@ -1164,12 +1190,12 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
     const uint64_t rqba = q64(n, R::q::RQBAi, R::q::RQBAMSBi);
     if (len) dma_rx_.write(rqba + pi * esz + qp.send_off, f.payload.data(), len, n);
     qp.send_off += len;
+    count16(R::g::INSRRPKTCNT, false);  // every accepted SEND packet (A-CNT-1)
     if (oi.pos == OpPos::Last || oi.pos == OpPos::Only) {
       const uint32_t npi = (pi + 1) % depth;
       Q(n, R::q::STATRQPIDBi) = npi;
-      Q(n, R::q::STATRQBUFCAi) = uint32_t((rqba + npi * esz) >> 8);
+      set_rq_buf_ca(n, rqba + npi * esz);
       dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, n);
-      count16(R::g::INSRRPKTCNT, false);
       if (rq_db_sink) rq_db_sink(n, npi);
       if (Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
         qp_bank_set(cfg_.layout.rq_int_bank, n);
@@ -1234,14 +1260,20 @@ uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& 
   const uint64_t va0 = uint64_t(e[R::m::VIRTADDRLSB / 4]) | uint64_t(e[R::m::VIRTADDRMSB / 4]) << 32;
   const uint64_t mlen = uint64_t(e[R::m::WRRDBUFLEN / 4]) | uint64_t(e[R::m::ACCESSDESC / 4] >> 16) << 32;
   const uint32_t acc = e[R::m::ACCESSDESC / 4] & 0xF;
-  if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) return fail(kFatalRkey, "PD mismatch");
-  if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) return fail(kFatalRkey, "R_Key key byte mismatch");
-  if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW)
-    return fail(kFatalRkey, "MR does not allow remote read");
-  if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW)
-    return fail(kFatalRkey, "MR does not allow remote write");
-  if (r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0))
-    return fail(kFatalRethLen, "RETH range outside the MR");
+  // The key checks (0x15) and the bounds check (0x16) are both made; both
+  // failing give 0x17 (A-ERNIC-7).
+  const char* key_fail = nullptr;
+  if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) key_fail = "PD mismatch";
+  else if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) key_fail = "R_Key key byte mismatch";
+  else if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW) key_fail = "MR does not allow remote read";
+  else if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW) key_fail = "MR does not allow remote write";
+  const bool out = r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0);
+  if (key_fail && out) {
+    why = std::string(key_fail) + ", and the RETH range is outside the MR";
+    return kFatalRkeyAndLen;
+  }
+  if (key_fail) return fail(kFatalRkey, key_fail);
+  if (out) return fail(kFatalRethLen, "RETH range outside the MR");
   phys = (uint64_t(e[R::m::BUFBASEADDRLSB / 4]) | uint64_t(e[R::m::BUFBASEADDRMSB / 4]) << 32) + (r.va - va0);
   return 0;
 }
@@ -1326,11 +1358,13 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   size_t ri = 0;
   while (ri < qp.osq.size() && !qp.osq[ri].is_read) ++ri;
   if (ri == qp.osq.size()) return drop("READ response without an outstanding READ");
+  G(R::g::RESPHNDSTS) = (G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);
   Outstanding& rd = qp.osq[ri];
   const uint32_t p = f.bth.psn;
   if (roce::psn_lt(p, rd.resp_psn)) {
     // Already seen (a duplicate response, or one for a READ already done): ignored (IBTA 9.9.3.1.3).
     ++stats_.duplicates;
+    count16(R::g::ININVDUPCNT, true);
     return drop("duplicate READ response");
   }
   if (p != rd.resp_psn) {
@@ -1422,6 +1456,7 @@ void Ernic::rx_cnp(Qp& qp, const roce::Frame& f) {
 void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
   const uint32_t n = qp.qpn;
   if (!f.aeth) return drop("ACK without AETH");
+  G(R::g::RESPHNDSTS) = (G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);  // the QP the response handler took
   const uint8_t syn = f.aeth->syndrome;
   const uint32_t psn = f.bth.psn;
   switch (roce::aeth::type(syn)) {
@@ -1459,8 +1494,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
     }
     case 3: {  // NAK
       ++stats_.naks_received;
-      G(R::g::INNAKPKTCNT) = lo16(G(R::g::INNAKPKTCNT) + 1);
-      G(R::g::INNCKPKTSTS) = (n & 0xFF) | (lo16((G(R::g::INNCKPKTSTS) >> 16) + 1) << 16);
+      count_nak_in(n);
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
       if (syn == roce::aeth::kNakPsnSeq) {
         // Go-back-N: the NAK's PSN is the one the responder expects; every
@@ -1479,6 +1513,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
     default: {  // RNR NAK (type 01): wait the timer of its code, then resend
       ++stats_.naks_received;
       ++stats_.rnr_naks_received;
+      count_nak_in(n);  // an RNR NAK is a NAK (A-CNT-1)
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
       const bool retired = retire_before(qp, psn);
       if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;

@@ -223,6 +223,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
     return uint64_t(Q(qpn, lo)) | uint64_t(Q(qpn, hi)) << 32;
   }
   void count16(uint32_t off, bool high, uint32_t n = 1);
+  void count_nak_in(uint32_t qpn);                       // INNAKPKTCNT, INNCKPKTSTS
+  void set_rq_buf_ca(uint32_t qpn, uint64_t addr);       // STATRQBUFCAi / MSBi
 
   // processes
   void qp_mgr_thread();
