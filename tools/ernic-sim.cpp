@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <systemc>
 
@@ -24,6 +25,7 @@
 #include "model/system/system.h"
 #include "model/system/txlog.h"
 #include "model/system/txlog_view.h"
+#include "tools/bench.h"
 
 using namespace ernic;
 
@@ -201,6 +203,20 @@ int sc_main(int argc, char** argv) {
   runc->add_flag("--quiet", quiet, "no summary on stdout");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  auto* benchc = app.add_subcommand(
+      "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
+  BenchOptions bopt;
+  std::string bops = "write,read,send", bsizes;
+  benchc->add_option("--op", bops, "operations: write,read,send (comma-separated)");
+  benchc->add_option("--sizes", bsizes, "message sizes in bytes (comma-separated; default 64..1048576, powers of two)");
+  benchc->add_option("--bytes-per-size", bopt.bytes_per_size, "bytes moved per size (iterations = this / size)");
+  benchc->add_option("--min-iters", bopt.min_iters, "at least this many messages per size");
+  benchc->add_option("--max-iters", bopt.max_iters, "at most this many messages per size");
+  benchc->add_option("--out", bopt.out_dir, "directory for the generated scenarios, logs and reports");
+  benchc->add_option("--csv", bopt.csv, "CSV file (default: <out>/bench.csv)");
+  bool no_lat = false, no_speed = false;
+  benchc->add_flag("--no-latency", no_lat, "skip the 64-byte latency phase");
+  benchc->add_flag("--no-speed", no_speed, "skip the idle-heavy speed run");
   auto* logc = app.add_subcommand("log", "print a transaction log as a timeline");
   std::string log_file;
   TimelineFilter filt;
@@ -218,6 +234,39 @@ int sc_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
+  }
+  auto split_csv = [](const std::string& csv) {
+    std::vector<std::string> v;
+    std::stringstream ss(csv);
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty()) v.push_back(item);
+    return v;
+  };
+  if (benchc->parsed()) {
+    bopt.ops = split_csv(bops);
+    for (const auto& o : bopt.ops)
+      if (o != "write" && o != "read" && o != "send") {
+        std::fprintf(stderr, "ernic-sim bench: --op %s: not one of write, read, send\n", o.c_str());
+        return 2;
+      }
+    for (const auto& s : split_csv(bsizes)) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+      if (!end || *end || v == 0 || v > (8ull << 20)) {
+        std::fprintf(stderr, "ernic-sim bench: --sizes %s: a size is 1..8388608 bytes\n", s.c_str());
+        return 2;
+      }
+      bopt.sizes.push_back(v);
+    }
+    if (bopt.min_iters == 0 || bopt.max_iters < bopt.min_iters) {
+      std::fprintf(stderr, "ernic-sim bench: need 1 <= --min-iters <= --max-iters\n");
+      return 2;
+    }
+    bopt.latency = !no_lat;
+    bopt.speed = !no_speed;
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return bench_main(bopt, ec ? std::string(argv[0]) : self);
   }
   if (logc->parsed()) {
     auto split = [](const std::string& csv) {

@@ -320,6 +320,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void ring(uint32_t qpn, uint32_t value);
   void apply_doorbells();
   std::deque<FrameBytes> rxq_;
+  std::deque<uint64_t> rx_arrival_;   // when each frame of rxq_ arrived
   uint32_t rr_next_ = 1;
   bool intr_level_ = false;
   const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating

@@ -976,7 +976,7 @@ class Parser {
 
   void step_connect(const Field& f, const SourceLoc& loc) {
     MapReader r(f, {"name", "client", "server", "client_mr", "server_mr", "pmtu", "sq_depth", "rq_depth",
-                    "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version"});
+                    "rq_element_bytes", "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version"});
     ConnectStep s;
     s.loc = loc;
     const Field nf = r.req("name");
@@ -997,6 +997,13 @@ class Parser {
     }
     s.sq_depth = uint32_t(r.u64("sq_depth", s.sq_depth, 16, 65535));
     s.rq_depth = uint32_t(r.u64("rq_depth", s.rq_depth, 16, 65535));
+    if (auto ef = r.take("rq_element_bytes")) {
+      // QPCONFi[31:16]: the element size in 256-byte units, a power of two.
+      const uint64_t v = read_uint(*ef, 256, 256ull << 15);
+      if (v % 256 || ((v / 256) & (v / 256 - 1)))
+        ef->fail(fmt::format("rq_element_bytes must be 256 times a power of two (256, 512, ..., 8 MiB), got {}", v));
+      s.rq_elem_bytes = uint32_t(v);
+    }
     std::optional<uint32_t> start;
     if (auto p = r.take("start_psn")) start = read_psn(*p);
     s.client_psn = start;

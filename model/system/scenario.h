@@ -174,6 +174,7 @@ struct ConnectStep {
   uint32_t pmtu = 4096;
   uint32_t sq_depth = 64;
   uint32_t rq_depth = 16;
+  uint32_t rq_elem_bytes = 4096;   // RQ element size (QPCONFi[31:16] x 256)
   std::optional<uint32_t> client_psn;  // nullopt = auto (drawn from the seed by the runner)
   std::optional<uint32_t> server_psn;
   std::optional<uint32_t> client_qp;  // nullopt = auto (chosen by the runner)

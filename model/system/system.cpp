@@ -536,6 +536,7 @@ void System::run_step(const Step& step, Group* g) {
     sp.pmtu = cp.pmtu = s->pmtu;
     sp.sq_depth = cp.sq_depth = s->sq_depth;
     sp.rq_depth = cp.rq_depth = s->rq_depth;
+    sp.rq_elem_bytes = cp.rq_elem_bytes = s->rq_elem_bytes;
     sp.qpn = s->server_qp;
     cp.qpn = s->client_qp;
     sp.start_psn = s->server_psn;

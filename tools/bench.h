@@ -1,0 +1,40 @@
+// tools/bench: `ernic-sim bench`, perftest's ib_write_bw / ib_read_bw /
+// ib_send_bw (and ib_write_lat's one-way figure) in simulated time.
+//
+// For each operation it writes one scenario (the named configuration: two
+// nodes on a 100G link, PCIe Gen3 x16 with MPS 256 and MRRS 512, PMTU
+// 4096, a 200 MHz core clock, one RC connection) with one phase per
+// message size: `post` of N messages, then `wait_completions` of all N.
+// It runs the scenario with this same binary (`run --log --json`) and
+// reads the transaction log:
+//   BW average = N x size x 8 / (last CQE - start of the post)  [Gb/s]
+//   BW peak    = (N - 1) x size x 8 / (last CQE - first CQE)     [Gb/s]
+//   MsgRate    = N / (last CQE - start of the post)              [Mpps]
+// all in simulated time (deterministic: the same every run). Latency: 64-B
+// WRITEs one at a time; one-way = the requester's SQPIi doorbell write
+// (AXI4-Lite handshake) to the responder's DMA write of the 64 bytes into
+// its memory. Simulation speed: simulated core cycles per wall second of
+// the WRITE run (streaming) and of an idle-heavy run (20 ms of a quiet
+// link around one WRITE).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ernic {
+
+struct BenchOptions {
+  std::vector<std::string> ops{"write", "read", "send"};
+  std::vector<uint64_t> sizes;       // empty: 64 B .. 1 MiB, powers of two
+  uint64_t bytes_per_size = 4u << 20;  // N = clamp(bytes_per_size / size, min_iters, max_iters)
+  uint32_t min_iters = 32, max_iters = 1000;
+  uint32_t lat_iters = 16;
+  bool latency = true, speed = true;
+  std::string out_dir = "bench";     // scenarios, logs, reports and the CSV
+  std::string csv;                   // default: <out_dir>/bench.csv
+};
+
+// Prints the tables on stdout; returns 0, or 1 when a run failed.
+int bench_main(const BenchOptions& opt, const std::string& self_exe);
+
+}  // namespace ernic
