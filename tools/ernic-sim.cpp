@@ -201,6 +201,9 @@ int sc_main(int argc, char** argv) {
   runc->add_option("--vcd", opt.vcd, "waveform: RTL and model signals in one VCD");
   runc->add_option("--json", json_path, "report as JSON");
   runc->add_flag("--quiet", quiet, "no summary on stdout");
+  bool no_idle_skip = false;
+  runc->add_flag("--no-idle-skip", no_idle_skip,
+                 "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
   auto* benchc = app.add_subcommand(
@@ -291,6 +294,7 @@ int sc_main(int argc, char** argv) {
       }
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
+  opt.idle_skip = !no_idle_skip;
   return run(scenario, opt, json_path, log_path, quiet, args);
 }
 

@@ -54,7 +54,7 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
       dma_rdrsp_(core, mem, ctx, scope + ".rx_pkt_hndler_rdrsp_m_axi", cfg.node, "rx_pkt_hndler_rdrsp_m_axi",
                  cfg.dma),
       dma_wrddr_(core, mem, ctx, scope + ".wqe_proc_wr_ddr_m_axi", cfg.node, "wqe_proc_wr_ddr_m_axi", cfg.dma),
-      icrc_(new TxIcrc("tx_icrc", core, ctx)) {
+      icrc_(new TxIcrc("tx_icrc", core, ctx, !cfg.idle_skip)) {
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
   mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));

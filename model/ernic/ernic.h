@@ -89,6 +89,7 @@ struct ErnicConfig {
   ErnicTiming timing;
   DmaTiming dma;
   bool rtl_datapath = true;        // scenario `datapath: rtl` (Verilated rtl/icrc) or `model` (C++ only)
+  bool idle_skip = true;           // false: the RTL's clock runs every core cycle (ernic-sim run --no-idle-skip)
 };
 
 // Statistics the summary prints (beyond the PG332 counter registers).

@@ -6,8 +6,8 @@ namespace ernic {
 
 using namespace sc_core;
 
-TxIcrc::TxIcrc(sc_module_name name, const ClockDomain& core, SimContext& ctx)
-    : sc_module(name), core_(core), ctx_(ctx), rtl_(new Vicrc("icrc")) {
+TxIcrc::TxIcrc(sc_module_name name, const ClockDomain& core, SimContext& ctx, bool free_running)
+    : sc_module(name), core_(core), ctx_(ctx), rtl_(new Vicrc("icrc")), free_running_(free_running) {
   rtl_->clk(clk_);
   rtl_->rst_n(rst_n_);
   rtl_->s_valid(s_valid_);
@@ -18,6 +18,18 @@ TxIcrc::TxIcrc(sc_module_name name, const ClockDomain& core, SimContext& ctx)
   rtl_->crc_valid(crc_valid_);
   rtl_->crc(crc_);
   SC_THREAD(reset_thread);
+  if (free_running_) SC_THREAD(clock_thread);
+}
+
+void TxIcrc::clock_thread() {
+  const uint64_t half = core_.period_ps() / 2;
+  for (;;) {
+    wait(ps(half));
+    clk_.write(true);
+    wait(ps(core_.period_ps() - half));
+    clk_.write(false);
+    ++cycles_;
+  }
 }
 
 void TxIcrc::reset_thread() {
@@ -33,11 +45,15 @@ void TxIcrc::reset_thread() {
 TxIcrc::~TxIcrc() = default;
 
 void TxIcrc::tick() {
-  const sc_time half = ps(core_.period_ps() / 2);
+  if (free_running_) {  // clock_thread makes this cycle's edge
+    wait(core_.period());
+    return;
+  }
+  const uint64_t half = core_.period_ps() / 2;
+  wait(ps(half));
   clk_.write(true);
-  wait(half);
+  wait(ps(core_.period_ps() - half));
   clk_.write(false);
-  wait(ps(core_.period_ps() - core_.period_ps() / 2));
   ++cycles_;
 }
 

@@ -2,7 +2,11 @@
 // the loop (see rtl/README.md for its seam). A frame (Ethernet header .. last
 // payload/pad byte, no ICRC) is streamed as 512-bit beats, one per core
 // cycle, on a clock that this wrapper only toggles while a frame is in
-// flight (a gated clock: an idle datapath costs no evaluation). The RTL's
+// flight (a gated clock: an idle datapath costs no evaluation). With idle
+// skipping off (free_running) a clock thread toggles it every core cycle
+// instead and the RTL sees idle cycles too; the results and their timing
+// are the same. Either way the input beat is written at a core edge and
+// the RTL's rising clock edge comes half a period later. The RTL's
 // result is returned; the caller appends it and cross-checks it against
 // the C++ reference (roce::compute_icrc).
 #pragma once
@@ -26,7 +30,7 @@ class TxIcrc : public sc_core::sc_module {
   // B cycles from its first beat to the edge where its ICRC is taken.
   static uint64_t cycles_for(size_t len) { return (len + 63) / 64; }
   SC_HAS_PROCESS(TxIcrc);
-  TxIcrc(sc_core::sc_module_name name, const ClockDomain& core, SimContext& ctx);
+  TxIcrc(sc_core::sc_module_name name, const ClockDomain& core, SimContext& ctx, bool free_running = false);
   ~TxIcrc() override;
   // Blocks the calling thread for ceil(len/64) beats plus the RTL latency.
   uint32_t compute(const uint8_t* frame, size_t len);
@@ -34,8 +38,10 @@ class TxIcrc : public sc_core::sc_module {
   uint64_t cycles_clocked() const { return cycles_; }
 
  private:
-  void tick();  // one rising and falling edge of the gated clock
+  void tick();  // one core cycle: a pulse of the gated clock, or a wait for the free-running one
   void reset_thread();
+  void clock_thread();  // free-running only
+  bool free_running_ = false;
   const ClockDomain& core_;
   SimContext& ctx_;
   // Driven by the reset thread at time 0 and by whichever thread streams frames.

@@ -108,6 +108,16 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
         {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}}};
   }
   r["nodes"] = nodes;
+  {
+    // Idle skipping: with it, a domain is evaluated only where a block has
+    // something to do (the RTL's clock runs only while it has a frame); the
+    // rest of its cycles are skipped.
+    json rtl = json::object();
+    for (auto& n : sys.nodes) rtl[n->cfg.name] = n->ernic->tx_icrc().cycles_clocked();
+    json tk = json::object();
+    for (const auto& [d, v] : sys.ticks) tk[d] = v;
+    r["idle_skip"] = {{"enabled", sys.idle_skip}, {"rtl_clocked_core_cycles", rtl}, {"ticker_cycles", tk}};
+  }
   json as = json::array();
   for (const auto& a : assumptions()) as.push_back({{"id", a.id}, {"text", a.text}, {"reason", a.reason}});
   r["assumptions"] = as;
@@ -152,6 +162,18 @@ std::string summary_text(const json& r) {
   for (const auto& [name, c] : r["clocks"].items())
     o += fmt::format("cycles    {:<5} {:>12} ({} MHz, {} ps)\n", name, c["cycles"].get<uint64_t>(),
                      c["mhz"].get<double>(), c["period_ps"].get<uint64_t>());
+  if (r.contains("idle_skip")) {
+    const auto& is = r["idle_skip"];
+    const uint64_t core = r["clocks"]["core"]["cycles"].get<uint64_t>();
+    std::string rtl;
+    for (const auto& [name, v] : is["rtl_clocked_core_cycles"].items())
+      rtl += fmt::format(" {} {}", name, v.get<uint64_t>());
+    if (is["enabled"].get<bool>())
+      o += fmt::format("idle skip on: RTL clocked on{} of {} core cycles, the rest skipped\n", rtl, core);
+    else
+      o += fmt::format("idle skip off: every cycle evaluated (RTL clocked on{}; tickers core {}, cmac {})\n", rtl,
+                       is["ticker_cycles"].value("core", uint64_t(0)), is["ticker_cycles"].value("cmac", uint64_t(0)));
+  }
   for (const auto& [name, n] : r["nodes"].items()) {
     for (const char* dir : {"tx", "rx"}) {
       const auto& d = n[dir];

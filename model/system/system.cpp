@@ -96,7 +96,7 @@ roce::IpAddr node_addr(const NodeConfig& n, uint32_t ip_version) {
 }  // namespace
 
 Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const ClockDomain& core,
-           const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed)
+           const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed, bool idle_skip)
     : sc_module(name), cfg(c) {
   const std::string scope = std::string(this->name());
   mem = std::make_unique<HostMemory>(uint64_t(c.memory_mib) << 20);
@@ -105,6 +105,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.num_qp = c.num_qp;
   ec.layout = sc.layout == RegLayout::v4x ? regs::kLayout4x : regs::kLayout31;
   ec.rtl_datapath = sc.datapath == Datapath::rtl;
+  ec.idle_skip = idle_skip;
   ec.timing.ack_coalesce_packets = c.ack_coalesce_packets;
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.dma.read_latency_cycles = uint32_t(core.cycles_for_ps(uint64_t(sc.pcie.read_latency_ns) * 1000));
@@ -151,7 +152,20 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   for (size_t i = 0; i < sc.nodes.size(); ++i) {
     const NodeConfig& nc = sc.nodes[i];
     nodes.push_back(std::make_unique<Node>(nc.name.c_str(), nc, sc, core, cmac_clk, ctx, lp,
-                                           sc.seed * 0x9E3779B97F4A7C15ull + i + 1));
+                                           sc.seed * 0x9E3779B97F4A7C15ull + i + 1, opt.idle_skip));
+  }
+  idle_skip = opt.idle_skip;
+  if (!idle_skip) {
+    // A conventional clocked simulation: each domain evaluated every cycle.
+    for (const ClockDomain* d : {&core, &cmac_clk}) {
+      uint64_t* n = &ticks[d->name()];
+      sc_spawn([d, n] {
+        for (;;) {
+          sc_core::wait(d->period());
+          ++*n;
+        }
+      }, sc_gen_unique_name("ticker"));
+    }
   }
   for (auto& a : nodes)
     for (auto& b : nodes)

@@ -43,12 +43,17 @@ std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node,
 struct RunOptions {
   std::string pcap;   // wire view (both directions); taps beside it: <stem>.<node>-tx.pcap / -rx.pcap
   std::string vcd;    // merged waveform
+  // Idle skipping (default): clocks are not simulated where nothing happens;
+  // blocks wake at their next event or deadline. Off: every clock domain is
+  // evaluated every cycle (a ticking process per domain, the RTL clocked
+  // every core cycle). The results are the same; only the speed differs.
+  bool idle_skip = true;
 };
 
 class Node : public sc_core::sc_module {
  public:
   Node(sc_core::sc_module_name name, const NodeConfig& cfg, const Scenario& sc, const ClockDomain& core,
-       const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed);
+       const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed, bool idle_skip = true);
   NodeConfig cfg;
   std::unique_ptr<HostMemory> mem;
   std::unique_ptr<Ernic> ernic;
@@ -118,6 +123,8 @@ class System : public sc_core::sc_module {
   std::vector<StepRecord> steps_done;
   std::vector<std::string> stall_report;   // per-QP status when the watchdog fired
   uint64_t faults_applied = 0;
+  bool idle_skip = true;
+  std::map<std::string, uint64_t> ticks;   // idle skipping off: cycles each domain's ticker evaluated
   bool time_limit_hit = false;
 
   Node* node(const std::string& name);

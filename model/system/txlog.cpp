@@ -10,7 +10,9 @@
 
 #include <array>
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -168,14 +170,72 @@ TxLog::~TxLog() {
   if (file_) std::fclose(file_);
 }
 
+namespace {
+// The "node" value of a record (layout: {"t_ps":N,"node":"X",...).
+std::string_view record_node(const char* r, size_t len) {
+  std::string_view s(r, len);
+  const size_t a = s.find("\"node\":\"");
+  if (a == std::string_view::npos) return {};
+  size_t i = a + 8;
+  size_t j = i;
+  while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+  return s.substr(i, j - i);
+}
+uint64_t record_time(const char* r) {  // {"t_ps":N
+  uint64_t t = 0;
+  for (const char* p = r + 8; *p >= '0' && *p <= '9'; ++p) t = t * 10 + uint64_t(*p - '0');
+  return t;
+}
+}  // namespace
+
+void TxLog::close_group() {
+  Buf& b = *buf_;
+  if (grp_.size() > 1) {
+    const char* base = b.mem.get();
+    // Segments between records without a node; in each, a stable sort by node.
+    std::vector<std::pair<size_t, size_t>> out;
+    out.reserve(grp_.size());
+    size_t i = 0;
+    bool moved = false;
+    while (i < grp_.size()) {
+      size_t j = i;
+      while (j < grp_.size() && !record_node(base + grp_[j].first, grp_[j].second).empty()) ++j;
+      std::vector<std::pair<size_t, size_t>> seg(grp_.begin() + long(i), grp_.begin() + long(j));
+      std::stable_sort(seg.begin(), seg.end(), [&](const auto& x, const auto& y) {
+        return record_node(base + x.first, x.second) < record_node(base + y.first, y.second);
+      });
+      for (size_t k = 0; k < seg.size(); ++k) moved = moved || seg[k] != grp_[i + k];
+      out.insert(out.end(), seg.begin(), seg.end());
+      if (j < grp_.size()) out.push_back(grp_[j++]);
+      i = j;
+    }
+    if (moved) {
+      std::string tmp;
+      tmp.reserve(b.len - grp_start_);
+      for (const auto& [off, len] : out) tmp.append(base + off, len);
+      std::copy(tmp.begin(), tmp.end(), b.mem.get() + grp_start_);
+    }
+  }
+  grp_.clear();
+  grp_start_ = b.len;
+  grp_t_ = ~uint64_t(0);
+}
+
 void TxLog::drain() {
   Buf& b = *buf_;
   if (!b.len) return;
+  // The open group stays in the buffer (it may still be reordered) unless
+  // it is all there is.
+  if (grp_start_ == 0) close_group();
+  const size_t keep = b.len - grp_start_;
   errno = 0;
-  const size_t n = std::fwrite(b.mem.get(), 1, b.len, file_);
+  const size_t n = std::fwrite(b.mem.get(), 1, grp_start_, file_);
   const int err = errno ? errno : EIO;
-  const bool ok = n == b.len;
-  b.len = 0;
+  const bool ok = n == grp_start_;
+  if (keep) std::memmove(b.mem.get(), b.mem.get() + grp_start_, keep);
+  for (auto& r : grp_) r.first -= grp_start_;
+  b.len = keep;
+  grp_start_ = 0;
   if (!ok) {
     std::clearerr(file_);
     throw std::runtime_error(
@@ -184,6 +244,7 @@ void TxLog::drain() {
 }
 
 void TxLog::flush() {
+  close_group();
   drain();
   if (std::fflush(file_) != 0)
     throw std::runtime_error(
@@ -194,9 +255,11 @@ char* TxLog::begin(size_t bound) {
   Buf& b = *buf_;
   if (b.cap - b.len < bound) {
     drain();
-    if (b.cap < bound) {
-      b.mem = std::make_unique<char[]>(bound);
-      b.cap = bound;
+    if (b.cap - b.len < bound) {  // grow, keeping the open group
+      auto mem = std::make_unique<char[]>(b.len + bound);
+      std::copy_n(b.mem.get(), b.len, mem.get());
+      b.mem = std::move(mem);
+      b.cap = b.len + bound;
     }
   }
   return b.mem.get() + b.len;
@@ -204,7 +267,15 @@ char* TxLog::begin(size_t bound) {
 
 void TxLog::commit(char* end) {
   Buf& b = *buf_;
+  const size_t start = b.len;
+  const uint64_t t = record_time(b.mem.get() + start);
+  if (t != grp_t_) {
+    close_group();
+    grp_t_ = t;
+    grp_start_ = start;
+  }
   b.len = size_t(end - b.mem.get());
+  grp_.push_back({start, b.len - start});
   ++records_;
   if (b.len >= kDrainBytes) drain();
 }

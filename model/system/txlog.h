@@ -23,7 +23,11 @@
 // The typed calls (reg, dma, ...) format straight into a buffer with fmt and
 // produce exactly the bytes that write() gives for the equivalent json
 // object. Output is a function of the calls only (no wall clock, no
-// addresses). Not thread-safe: one writer per TxLog (the SystemC kernel is
+// addresses). Records of one simulated instant from different nodes are
+// written grouped by node name (each node's own records keep their order,
+// records without a node stay where they were): the order in which the
+// kernel runs simultaneous processes of different nodes is arbitrary, and
+// must not show in the log (idle skipping on and off give the same file). Not thread-safe: one writer per TxLog (the SystemC kernel is
 // single-threaded). The file is flushed by flush() and by the destructor.
 #pragma once
 #include <cstdint>
@@ -32,6 +36,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ernic {
 
@@ -95,7 +101,11 @@ class TxLog {
   struct Buf;
   char* begin(size_t bound);  // room for one record of at most `bound` bytes
   void commit(char* end);     // the record ends at `end` (after its '\n')
-  void drain();               // buffer -> file
+  void drain();               // buffer -> file (all but the open group of records of one instant)
+  void close_group();         // orders the open group's records (see above)
+  uint64_t grp_t_ = ~uint64_t(0);
+  size_t grp_start_ = 0;
+  std::vector<std::pair<size_t, size_t>> grp_;  // offset, length of each record of the open group
 
   std::string path_;
   std::FILE* file_ = nullptr;
