@@ -201,8 +201,12 @@ void TxLog::close_group() {
       size_t j = i;
       while (j < grp_.size() && !record_node(base + grp_[j].first, grp_[j].second).empty()) ++j;
       std::vector<std::pair<size_t, size_t>> seg(grp_.begin() + long(i), grp_.begin() + long(j));
+      // By node, then by the record's text: the order of one instant's
+      // records must not depend on the kernel's order of processes.
       std::stable_sort(seg.begin(), seg.end(), [&](const auto& x, const auto& y) {
-        return record_node(base + x.first, x.second) < record_node(base + y.first, y.second);
+        const std::string_view nx = record_node(base + x.first, x.second), ny = record_node(base + y.first, y.second);
+        if (nx != ny) return nx < ny;
+        return std::string_view(base + x.first, x.second) < std::string_view(base + y.first, y.second);
       });
       for (size_t k = 0; k < seg.size(); ++k) moved = moved || seg[k] != grp_[i + k];
       out.insert(out.end(), seg.begin(), seg.end());

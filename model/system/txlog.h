@@ -23,11 +23,11 @@
 // The typed calls (reg, dma, ...) format straight into a buffer with fmt and
 // produce exactly the bytes that write() gives for the equivalent json
 // object. Output is a function of the calls only (no wall clock, no
-// addresses). Records of one simulated instant from different nodes are
-// written grouped by node name (each node's own records keep their order,
-// records without a node stay where they were): the order in which the
-// kernel runs simultaneous processes of different nodes is arbitrary, and
-// must not show in the log (idle skipping on and off give the same file). Not thread-safe: one writer per TxLog (the SystemC kernel is
+// addresses). Records of one simulated instant are written sorted by node
+// name, then by their text (records without a node, such as scenario steps,
+// stay where they were and separate the sorted runs): the order in which
+// the kernel runs simultaneous processes is arbitrary and must not show in
+// the log (idle skipping on and off give the same file). Not thread-safe: one writer per TxLog (the SystemC kernel is
 // single-threaded). The file is flushed by flush() and by the destructor.
 #pragma once
 #include <cstdint>
