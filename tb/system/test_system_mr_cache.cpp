@@ -18,6 +18,8 @@
 // The sweep table is printed (ctest --output-on-failure -V shows it).
 #include <fmt/format.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "tb/system/system_test_util.h"
@@ -123,6 +125,72 @@ TEST(SystemMrCache, SweepHitRateAndMessageRate) {
       EXPECT_LE(fastest_thrash, slowest_fit) << "WRITE message rate must not rise when N < K";
     }
   }
+}
+
+// Rising edges of 1-bit VCD variables, by full dotted name (a scanner of
+// its own, apart from model/system/vcd.cpp).
+std::map<std::string, uint32_t> rises(const fs::path& vcd, const std::vector<std::string>& names) {
+  std::ifstream f(vcd);
+  std::string line;
+  std::vector<std::string> scope;
+  std::map<std::string, std::string> code_of;  // code -> name wanted
+  while (std::getline(f, line)) {
+    std::istringstream ls(line);
+    std::vector<std::string> t;
+    for (std::string w; ls >> w;) t.push_back(w);
+    if (t.empty()) continue;
+    if (t[0] == "$scope" && t.size() >= 3) scope.push_back(t[2]);
+    else if (t[0] == "$upscope") scope.pop_back();
+    else if (t[0] == "$var" && t.size() >= 5) {
+      std::string full;
+      for (const auto& s : scope) full += s + ".";
+      full += t[4];
+      if (std::find(names.begin(), names.end(), full) != names.end()) code_of[t[3]] = full;
+    } else if (t[0] == "$enddefinitions") break;
+  }
+  std::map<std::string, uint32_t> out;
+  std::map<std::string, char> last;
+  for (const auto& n : names) out[n] = 0;
+  EXPECT_EQ(code_of.size(), names.size()) << "every signal is declared in " << vcd;
+  while (std::getline(f, line)) {
+    if (line.size() < 2 || (line[0] != '0' && line[0] != '1')) continue;
+    const auto it = code_of.find(line.substr(1));
+    if (it == code_of.end()) continue;
+    if (line[0] == '1' && last[it->second] != '1') ++out[it->second];
+    last[it->second] = line[0];
+  }
+  return out;
+}
+
+// The README's example: the counters of every kind of hit and miss, and one
+// waveform pulse per lookup, hit and miss under B's ernic scope.
+TEST(SystemMrCache, ExampleCountsHitsMissesEvictionsAndInvalidation) {
+  const fs::path dir = test_dir();
+  const fs::path scen = fs::path(kSourceDir) / "scenarios/examples/mr_cache.yaml";
+  const SimResult r = run_sim(dir, {"run", scen.string(), "--json", "out.json", "--vcd", "out.vcd"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("node B mr_cache: cam, 2 entries: 6 lookups, 1 hits, 5 misses"), std::string::npos) << r.out;
+  const json j = json::parse(read_text(dir / "out.json"));
+  const json& m = j["nodes"]["B"]["mr_lookup"];
+  EXPECT_EQ(m["mode"], "cam");
+  EXPECT_EQ(m["lookups"], 6);
+  EXPECT_EQ(m["hits"], 1);
+  EXPECT_EQ(m["misses"], 5);
+  EXPECT_EQ(m["compulsory_misses"], 3);
+  EXPECT_EQ(m["capacity_misses"], 1);
+  EXPECT_EQ(m["invalidation_misses"], 1);
+  EXPECT_EQ(m["evictions"], 2);
+  EXPECT_EQ(m["invalidations"], 1);
+  EXPECT_EQ(m["dma_bytes_read"], 5 * 32);
+  // A's responder did no lookup: PG332's table, no CAM signals.
+  EXPECT_EQ(j["nodes"]["A"]["mr_lookup"]["mode"], "table");
+  EXPECT_EQ(j["nodes"]["A"]["mr_lookup"]["lookups"], 0);
+  const auto e = rises(dir / "out.vcd", {"top.B.ernic.mr_cache.lookup", "top.B.ernic.mr_cache.hit",
+                                         "top.B.ernic.mr_cache.miss", "top.B.ernic.mr_cache_m_axi.rd_busy"});
+  EXPECT_EQ(e.at("top.B.ernic.mr_cache.lookup"), 6u);
+  EXPECT_EQ(e.at("top.B.ernic.mr_cache.hit"), 1u);
+  EXPECT_EQ(e.at("top.B.ernic.mr_cache.miss"), 5u);
+  EXPECT_EQ(e.at("top.B.ernic.mr_cache_m_axi.rd_busy"), 5u);
 }
 
 }  // namespace
