@@ -115,7 +115,7 @@ MrLookup::MrLookup(const ClockDomain& core, HostMemory& mem, SimContext& ctx, co
 bool MrLookup::lookup(uint32_t index, MrContext& out, std::optional<uint32_t> qpn) {
   ++lookups_;
   if (cfg_.mode == MrLookupMode::table) {
-    core_.wait_cycles(cfg_.table_lookup_cycles);
+    core_.wait_cycles(cfg_.mr_lookup_cycles);
     out = table_reader_(index);
     return true;
   }

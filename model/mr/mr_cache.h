@@ -3,7 +3,7 @@
 //
 //  - `table` (PG332, the default): the MR table is the IP's register array
 //    (section 3 of ../shared/spec/ernic-pg332.md; 256 entries in 3.x). A
-//    lookup reads the entry in a fixed `table_lookup_cycles` core cycles
+//    lookup reads the entry in a fixed `mr_lookup_cycles` core cycles
 //    and never misses (assumption A-MR-1).
 //  - `cam` (a named extension, scenario node key `mr_cache: cam`): seed
 //    003's MR cache. A fully associative CAM of `entries` MR contexts,
@@ -110,7 +110,7 @@ struct MrLookupConfig {
   MrLookupMode mode = MrLookupMode::table;
   // table: the register array read: index register + BRAM/LUTRAM read
   // (A-MR-1).
-  uint32_t table_lookup_cycles = 2;
+  uint32_t mr_lookup_cycles = 2;
   // cam: CAM entries, the compare + context read of a hit, the install
   // after a miss (A-MRC-1), and where the context table is (A-MRC-2).
   uint32_t entries = 16;

@@ -125,7 +125,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
       mj["warm_hit_rate"] = warm ? double(k.hits) / double(warm) : 0.0;
       mj["dma_bytes_read"] = ml.dma_bytes_read();
     } else {
-      mj["lookup_cycles"] = ml.config().table_lookup_cycles;
+      mj["lookup_cycles"] = ml.config().mr_lookup_cycles;
     }
     nodes[n->cfg.name]["mr_lookup"] = mj;
   }

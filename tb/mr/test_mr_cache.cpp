@@ -175,9 +175,9 @@ TEST(MrLookupTimed, TableModeReadsTheRegistersInItsFixedCycles) {
   ernic::MrLookupConfig cfg;  // table, 2 cycles
   Rig r(cfg);
   MrContext out;
-  EXPECT_EQ(r.timed_lookup(5, out), cfg.table_lookup_cycles);
+  EXPECT_EQ(r.timed_lookup(5, out), cfg.mr_lookup_cycles);
   EXPECT_EQ(out, ctx_of(5));
-  EXPECT_EQ(r.timed_lookup(5, out), cfg.table_lookup_cycles);  // never misses
+  EXPECT_EQ(r.timed_lookup(5, out), cfg.mr_lookup_cycles);  // never misses
   EXPECT_EQ(r.ml->lookups(), 2u);
   EXPECT_EQ(r.ml->cam_counters().lookups, 0u);
   EXPECT_EQ(r.ml->dma_bytes_read(), 0u);
