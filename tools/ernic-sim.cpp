@@ -103,6 +103,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (!log_path.empty()) {
     try {
       txlog = std::make_unique<TxLog>(log_path);
+      txlog->clock = [] { return uint64_t(sc_core::sc_time_stamp().value()); };
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ernic-sim: %s\n", e.what());
       return 2;

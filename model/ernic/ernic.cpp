@@ -58,6 +58,11 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
   mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));
+  mr_lookup_ = std::make_unique<MrLookup>(core, mem, ctx, scope, cfg.node, cfg_.mr, cfg.dma, [this](uint32_t i) {
+    MrContext c;
+    std::copy_n(mr_[i].begin(), MrContext::kWords, c.w.begin());
+    return c;
+  });
   rq_int_.assign(cfg_.layout.int_banks, 0);
   cq_int_.assign(cfg_.layout.int_banks, 0);
   cnp_.assign(cfg_.layout.int_banks, 0);
@@ -264,6 +269,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
   }
   if (d.block == R::Block::Mr) {
     mr_[d.index][d.offset / 4] = data;
+    mr_lookup_->on_register_write(d.index);  // mr_cache: cam drops the cached context
     return;
   }
   // Per-QP register.
@@ -1268,7 +1274,7 @@ void Ernic::ack_accepted(Qp& qp, uint32_t psn, bool ack_req) {
   }
 }
 
-uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const {
+uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) {
   // PG332 Fig. 2-9: index from the R_Key, PD, key byte, access, bounds.
   auto fail = [&why](uint8_t code, const char* reason) {
     why = reason;
@@ -1276,15 +1282,16 @@ uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& 
   };
   const uint32_t idx = r.rkey >> 8;
   if (idx >= cfg_.num_mr) return fail(kFatalRkey, "R_Key index beyond the MR table");
-  const auto& e = mr_[idx];
-  const uint64_t va0 = uint64_t(e[R::m::VIRTADDRLSB / 4]) | uint64_t(e[R::m::VIRTADDRMSB / 4]) << 32;
-  const uint64_t mlen = uint64_t(e[R::m::WRRDBUFLEN / 4]) | uint64_t(e[R::m::ACCESSDESC / 4] >> 16) << 32;
-  const uint32_t acc = e[R::m::ACCESSDESC / 4] & 0xF;
+  MrContext e;  // the register entry (table) or the CAM / host-table context (mr_cache: cam)
+  if (!mr_lookup_->lookup(idx, e, n)) return fail(kFatalRkey, "MR context fetch failed");
+  const uint64_t va0 = uint64_t(e.word(R::m::VIRTADDRLSB)) | uint64_t(e.word(R::m::VIRTADDRMSB)) << 32;
+  const uint64_t mlen = uint64_t(e.word(R::m::WRRDBUFLEN)) | uint64_t(e.word(R::m::ACCESSDESC) >> 16) << 32;
+  const uint32_t acc = e.word(R::m::ACCESSDESC) & 0xF;
   // The key checks (0x15) and the bounds check (0x16) are both made; both
   // failing give 0x17 (A-ERNIC-7).
   const char* key_fail = nullptr;
-  if ((e[R::m::PDPDNUM / 4] & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) key_fail = "PD mismatch";
-  else if ((e[R::m::BUFRKEY / 4] & 0xFF) != (r.rkey & 0xFF)) key_fail = "R_Key key byte mismatch";
+  if ((e.word(R::m::PDPDNUM) & 0xFFFFFF) != (Q(n, R::q::PDi) & 0xFFFFFF)) key_fail = "PD mismatch";
+  else if ((e.word(R::m::BUFRKEY) & 0xFF) != (r.rkey & 0xFF)) key_fail = "R_Key key byte mismatch";
   else if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW) key_fail = "MR does not allow remote read";
   else if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW) key_fail = "MR does not allow remote write";
   const bool out = r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0);
@@ -1294,7 +1301,7 @@ uint8_t Ernic::check_reth(uint32_t n, const roce::Reth& r, bool read, uint64_t& 
   }
   if (key_fail) return fail(kFatalRkey, key_fail);
   if (out) return fail(kFatalRethLen, "RETH range outside the MR");
-  phys = (uint64_t(e[R::m::BUFBASEADDRLSB / 4]) | uint64_t(e[R::m::BUFBASEADDRMSB / 4]) << 32) + (r.va - va0);
+  phys = (uint64_t(e.word(R::m::BUFBASEADDRLSB)) | uint64_t(e.word(R::m::BUFBASEADDRMSB)) << 32) + (r.va - va0);
   return 0;
 }
 

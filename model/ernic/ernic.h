@@ -46,6 +46,7 @@
 #include "model/host/host_memory.h"
 #include "model/link/axil.h"
 #include "model/link/cmac.h"
+#include "model/mr/mr_cache.h"
 #include "model/regs/regs.h"
 #include "model/roce/packet.h"
 #include "model/system/clock.h"
@@ -90,6 +91,7 @@ struct ErnicConfig {
   DmaTiming dma;
   bool rtl_datapath = true;        // scenario `datapath: rtl` (Verilated rtl/icrc) or `model` (C++ only)
   bool idle_skip = true;           // false: the RTL's clock runs every core cycle (ernic-sim run --no-idle-skip)
+  MrLookupConfig mr;               // MR lookup: PG332's register table, or the `mr_cache: cam` extension (model/mr)
 };
 
 // Statistics the summary prints (beyond the PG332 counter registers).
@@ -138,6 +140,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   // A short description of each enabled QP's state (watchdog, failures).
   std::vector<std::string> qp_status() const;
   TxIcrc& tx_icrc() { return *icrc_; }
+  const MrLookup& mr_lookup() const { return *mr_lookup_; }
 
  private:
   struct Outstanding {
@@ -276,8 +279,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void buf_io(const std::vector<uint32_t>& bufs, uint32_t off, uint8_t* data, uint32_t len, bool write,
               bool with_latency, uint32_t qpn);
   // PG332 Fig. 2-9 checks of an incoming RETH; 0 when valid (phys set), else
-  // the fatal code with the reason in why.
-  uint8_t check_reth(uint32_t qpn, const roce::Reth& r, bool read, uint64_t& phys, std::string& why) const;
+  // the fatal code with the reason in why. Timed: the MR lookup (model/mr).
+  uint8_t check_reth(uint32_t qpn, const roce::Reth& r, bool read, uint64_t& phys, std::string& why);
   uint32_t pmtu(uint32_t qpn) const;
   void send_ack(uint32_t qpn, uint8_t syndrome, uint32_t psn);
   // An accepted request packet: ACK it now (AckReq by the XRNICCONF mode,
@@ -305,6 +308,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
 
   Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_, dma_rdrsp_, dma_wrddr_;  // PG332's masters
   std::unique_ptr<TxIcrc> icrc_;
+  std::unique_ptr<MrLookup> mr_lookup_;
 
   sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_, timer_ev_, copy_ev_, copy_done_ev_;
   // Write-retry buffers (DATBUFBA/DATBUFSZ): free indices, and the DATBUFSZ

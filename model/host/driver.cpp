@@ -152,6 +152,7 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   mr->access = access;
   mr->rkey = mr->index << 8 | uint32_t(rng_() & 0xFF);  // XIB: index << 8 | random key byte
   const uint32_t i = mr->index;
+  write_mr_ctx(*mr);  // host table first: the register writes invalidate the NIC's cached copy
   wr(mreg(i, R::m::PDPDNUM), mr->pd);
   wr(mreg(i, R::m::VIRTADDRLSB), uint32_t(mr->va));
   wr(mreg(i, R::m::VIRTADDRMSB), uint32_t(mr->va >> 32));
@@ -162,6 +163,16 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   wr(mreg(i, R::m::ACCESSDESC), (access & 0xF) | uint32_t(length >> 32) << 16);
   mrs_.push_back(std::move(mr));
   return *mrs_.back();
+}
+
+void Driver::write_mr_ctx(const Mr& mr) {
+  if (!cfg_.mr_ctx_table) return;
+  const uint64_t a = *cfg_.mr_ctx_table + uint64_t(mr.index) * 32;
+  const uint32_t w[8] = {mr.pd, uint32_t(mr.va), uint32_t(mr.va >> 32), uint32_t(mr.pa), uint32_t(mr.pa >> 32),
+                         mr.rkey & 0xFF, uint32_t(mr.length),
+                         // deregistered: 0xF alone, as the register write
+                         mr.access == 0xF ? 0xFu : (mr.access & 0xF) | uint32_t(mr.length >> 32) << 16};
+  for (uint32_t k = 0; k < 8; ++k) mem_.write32(a + 4 * k, w[k]);  // host stores (A-HOST-1)
 }
 
 std::vector<std::string> Driver::check_mr_guards() const {
@@ -628,8 +639,9 @@ void Driver::service_cnp() {
 void Driver::deregister_mr(const std::string& name) {
   for (auto it = mrs_.begin(); it != mrs_.end(); ++it) {
     if ((*it)->name != name || (*it)->access == 0xF) continue;
-    wr(mreg((*it)->index, R::m::ACCESSDESC), 0xF);  // XIB: invalid access type
     (*it)->access = 0xF;
+    write_mr_ctx(**it);
+    wr(mreg((*it)->index, R::m::ACCESSDESC), 0xF);  // XIB: invalid access type
     (*it)->name = "";  // the name may be registered again (a new index)
     return;
   }

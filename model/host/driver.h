@@ -58,6 +58,11 @@ struct DriverConfig {
   uint32_t ack_mode = 0;         // XRNICCONF[4:3]: 0 AckReq or timeout, 1 timeout only, 2 AckReq only
   uint16_t qp1_udp_sport = 0x8CD1;  // software-built QP1 frames (XIB)
   uint32_t cm_timeout_us = 100;  // per try; 3 tries (LX)
+  // `mr_cache: cam` (model/mr): host address of the MR context table the
+  // NIC's CAM fetches from; every MR context is written there (entry i at
+  // +32 * i, the eight MR register words little-endian) before its
+  // registers. None: PG332's register table only.
+  std::optional<uint64_t> mr_ctx_table;
 };
 
 enum class VerbsState { Reset, Init, Rtr, Rts, Err };
@@ -248,6 +253,7 @@ class Driver : public sc_core::sc_module {
   uint32_t greg(uint32_t off) const { return cfg_.layout.global(off); }
   uint32_t qreg(uint32_t qpn, uint32_t off) const { return cfg_.layout.qp(qpn, off); }
   uint32_t mreg(uint32_t idx, uint32_t off) const { return cfg_.layout.mr(idx, off); }
+  void write_mr_ctx(const Mr& mr);  // the host-table copy (mr_ctx_table)
   [[noreturn]] void fail(const std::string& what) const;
   void set_state(Connection& c, VerbsState s);
 

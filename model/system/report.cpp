@@ -106,6 +106,28 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
         {"icrc_rtl", {{"frames", s.icrc_frames}, {"mismatches", s.icrc_rtl_mismatches},
                       {"cycles_clocked", n->ernic->tx_icrc().cycles_clocked()}}},
         {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}}};
+    const MrLookup& ml = n->ernic->mr_lookup();
+    json mj = {{"mode", to_string(ml.config().mode)}, {"lookups", ml.lookups()}};
+    if (ml.config().mode == MrLookupMode::cam) {
+      const MrCam::Counters& k = ml.cam_counters();
+      mj["entries"] = ml.config().entries;
+      mj["hits"] = k.hits;
+      mj["misses"] = k.misses;
+      mj["compulsory_misses"] = k.compulsory_misses;
+      mj["capacity_misses"] = k.capacity_misses;
+      mj["invalidation_misses"] = k.invalidation_misses;
+      mj["evictions"] = k.evictions;
+      mj["invalidations"] = k.invalidations;
+      mj["hit_rate"] = k.lookups ? double(k.hits) / double(k.lookups) : 0.0;
+      // Hits among the lookups of an MR the CAM had seen before (the first
+      // use of every MR is a compulsory miss whatever N is).
+      const uint64_t warm = k.lookups - k.compulsory_misses;
+      mj["warm_hit_rate"] = warm ? double(k.hits) / double(warm) : 0.0;
+      mj["dma_bytes_read"] = ml.dma_bytes_read();
+    } else {
+      mj["lookup_cycles"] = ml.config().mr_lookup_cycles;
+    }
+    nodes[n->cfg.name]["mr_lookup"] = mj;
   }
   r["nodes"] = nodes;
   {
@@ -185,6 +207,16 @@ std::string summary_text(const json& r) {
     }
     o += fmt::format("node {} rtl/icrc: {} frames, {} mismatches vs C++\n", name,
                      n["icrc_rtl"]["frames"].get<uint64_t>(), n["icrc_rtl"]["mismatches"].get<uint64_t>());
+    if (n.contains("mr_lookup") && n["mr_lookup"]["mode"] == "cam") {
+      const auto& m = n["mr_lookup"];
+      o += fmt::format("node {} mr_cache: cam, {} entries: {} lookups, {} hits, {} misses ({} compulsory, {} capacity, "
+                       "{} after invalidation), hit rate {:.1f}% ({:.1f}% after first use), {} evictions, {} invalidations\n",
+                       name, m["entries"].get<uint32_t>(), m["lookups"].get<uint64_t>(), m["hits"].get<uint64_t>(),
+                       m["misses"].get<uint64_t>(), m["compulsory_misses"].get<uint64_t>(),
+                       m["capacity_misses"].get<uint64_t>(), m["invalidation_misses"].get<uint64_t>(),
+                       100.0 * m["hit_rate"].get<double>(), 100.0 * m["warm_hit_rate"].get<double>(),
+                       m["evictions"].get<uint64_t>(), m["invalidations"].get<uint64_t>());
+    }
   }
   const auto& w = r["wall"];
   o += fmt::format("wall      {:.3f} s, {:.0f} simulated core cycles per wall second\n", w["seconds"].get<double>(),

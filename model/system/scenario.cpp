@@ -682,7 +682,7 @@ class Parser {
   }
 
   void parse_node(const std::string& name, const Field& f) {
-    MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack"});
+    MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache"});
     NodeConfig n;
     n.name = name;
     n.loc = f.loc();
@@ -725,6 +725,20 @@ class Parser {
       if (n.ack_mode == 1 && n.ack_timeout_ns == 0 && n.ack_coalesce_packets == 0)
         a->fail("ack mode 'timeout' with timeout_ns 0 and no coalesce_packets would never acknowledge");
       ar.finish();
+    }
+    if (auto m = r.take("mr_cache")) {  // `table` | `cam` | { mode: table|cam, entries: N }
+      static const EnumTable<bool> kMrCache = {{"table", false}, {"cam", true}};
+      if (m->node.IsMap()) {
+        MapReader mr(*m, {"mode", "entries"});
+        n.mr_cache_cam = read_enum(mr.req("mode"), kMrCache);
+        if (auto e = mr.take("entries")) {
+          if (!n.mr_cache_cam) e->fail("entries is a parameter of mode 'cam'");
+          n.mr_cache_entries = uint32_t(read_uint(*e, 1, 256));
+        }
+        mr.finish();
+      } else {
+        n.mr_cache_cam = read_enum(*m, kMrCache);
+      }
     }
     r.finish();
     node_index_[name] = sc_.nodes.size();

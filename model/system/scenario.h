@@ -134,6 +134,11 @@ struct NodeConfig {
   uint32_t ack_mode = 0;
   uint32_t ack_coalesce_packets = 0;  // 0: no count limit
   uint64_t ack_timeout_ns = 10000;    // 0: no timeout ACK
+  // MR lookup (model/mr): PG332's register table (false), or the named
+  // extension `mr_cache: cam`, a CAM of mr_cache_entries MR contexts in
+  // front of a context table in host memory.
+  bool mr_cache_cam = false;
+  uint32_t mr_cache_entries = 16;     // 1..256
   SourceLoc loc;             // the node's key in `nodes`
 };
 

@@ -110,6 +110,10 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.dma.read_latency_cycles = uint32_t(core.cycles_for_ps(uint64_t(sc.pcie.read_latency_ns) * 1000));
   ec.dma.pcie_bytes_per_ns = DmaTiming::pcie_rate(sc.pcie.gen, sc.pcie.lanes, sc.pcie.mps);
+  if (c.mr_cache_cam) {  // `mr_cache: cam` (model/mr, A-MRC-1..3)
+    ec.mr.mode = MrLookupMode::cam;
+    ec.mr.entries = c.mr_cache_entries;
+  }
   ernic = std::make_unique<Ernic>("ernic", core, *mem, ctx, scope + ".ernic", ec);
   axil = std::make_unique<AxiLitePort>(core, *ernic, ctx, scope + ".s_axi_lite");
   cmac = std::make_unique<Cmac>("cmac", cmac_clk, core, ctx, scope + ".cmac", lp);
@@ -136,6 +140,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   dc.cm_timeout_us = uint32_t(std::min<uint64_t>(
       100 + 2 * (lp.delay_ps / 1000000) + uint64_t(std::ceil(4000.0 / sc.clocks.core_mhz)), 1000000000ull));
   dc.layout = ec.layout;
+  if (c.mr_cache_cam) dc.mr_ctx_table = ec.mr.table_base;
   driver = std::make_unique<host::Driver>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
   host::Driver* d = driver.get();
   ernic->rq_db_sink = [d](uint32_t qpn, uint32_t pi) { d->on_rq_doorbell(qpn, pi); };

@@ -272,7 +272,9 @@ char* TxLog::begin(size_t bound) {
 void TxLog::commit(char* end) {
   Buf& b = *buf_;
   const size_t start = b.len;
-  const uint64_t t = record_time(b.mem.get() + start);
+  // Grouped by the instant of writing (a record may carry an earlier time,
+  // e.g. a received frame's first byte).
+  const uint64_t t = clock ? clock() : record_time(b.mem.get() + start);
   if (t != grp_t_) {
     close_group();
     grp_t_ = t;

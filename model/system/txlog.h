@@ -23,7 +23,7 @@
 // The typed calls (reg, dma, ...) format straight into a buffer with fmt and
 // produce exactly the bytes that write() gives for the equivalent json
 // object. Output is a function of the calls only (no wall clock, no
-// addresses). Records of one simulated instant are written sorted by node
+// addresses). Records written at one simulated instant are sorted by node
 // name, then by their text (records without a node, such as scenario steps,
 // stay where they were and separate the sorted runs): the order in which
 // the kernel runs simultaneous processes is arbitrary and must not show in
@@ -32,6 +32,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -72,6 +73,9 @@ class TxLog {
   // path on an I/O error (so does any call that fills the buffer).
   void flush();
   uint64_t records() const { return records_; }
+  // The simulated time of writing (ps), which groups simultaneous records;
+  // without it, each record's own t_ps does.
+  std::function<uint64_t()> clock;
   const std::string& path() const { return path_; }
 
   // --- typed API (hot path) ---
