@@ -134,6 +134,15 @@ struct NodeConfig {
   uint32_t ack_mode = 0;
   uint32_t ack_coalesce_packets = 0;  // 0: no count limit
   uint64_t ack_timeout_ns = 10000;    // 0: no timeout ACK
+  // `rx`: the RoCE RX buffer between the CMAC and the RX packet handler
+  // (A-ERNIC-24) and a cap on the handler's drain rate (0: none).
+  uint32_t rx_buffer_bytes = 65536;
+  double rx_handler_gbps = 0;
+  // `test_tx_underflow` (a test hook, not hardware): tvalid drops for
+  // `cycles` CMAC cycles after beat `after_beat` of the first multi-beat
+  // TX frame at or after TX frame index `frame`.
+  struct TxBubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 1; };
+  std::optional<TxBubble> test_tx_underflow;
   SourceLoc loc;             // the node's key in `nodes`
 };
 
