@@ -927,9 +927,51 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
 // ------------------------------------------------------------- RX / responder
 
 void Ernic::rx_push(FrameBytes frame) {
+  // roce_cmac_s_axis has no tready: a frame the RX buffer cannot hold is lost.
+  if (rx_buf_bytes_ + frame.size() > cfg_.timing.rx_buffer_bytes) {
+    ++stats_.rx_overflow_drops;
+    const std::string what = fmt::format(
+        "RX buffer overflow on node {}: a {}-byte frame arrived with {} of {} bytes in use; frame lost "
+        "({} lost so far; XRNIC_PAUSE_CONF 0x{:x}, XRNIC_BUF_THRESHOLD_ROCE 0x{:08x})",
+        cfg_.node, frame.size(), rx_buf_bytes_, cfg_.timing.rx_buffer_bytes, stats_.rx_overflow_drops,
+        G(R::g::XRNIC_PAUSE_CONF), G(R::g::XRNIC_BUF_THRESHOLD_ROCE));
+    if (!rx_overflowing_) ctx_.error(scope_ + ".rx_buffer", what);  // once per run of losses
+    rx_overflowing_ = true;
+    if (ctx_.log) ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), std::nullopt, "rx_overflow", what);
+    return;
+  }
+  rx_overflowing_ = false;
+  rx_buf_bytes_ += frame.size();
+  stats_.rx_buffer_peak = std::max(stats_.rx_buffer_peak, rx_buf_bytes_);
+  rx_buffer_changed();
   rx_arrival_.push_back(ClockDomain::now_ps());
   rxq_.push_back(std::move(frame));
   rx_ev_.notify(SC_ZERO_TIME);
+}
+
+// PFC (XRNIC_PAUSE_CONF[0]): ctl_tx_pause_req[RoCE priority] rises when the
+// RX buffer level reaches XOFF (XRNIC_BUF_THRESHOLD_ROCE[31:16], bytes;
+// 0: never) and falls when it is back at or below XON ([15:0]).
+void Ernic::rx_buffer_changed() {
+  const uint32_t conf = G(R::g::XRNIC_PAUSE_CONF), thr = G(R::g::XRNIC_BUF_THRESHOLD_ROCE);
+  const uint32_t xon = thr & 0xFFFF, xoff = thr >> 16;
+  const int bit = pfc::pause_bit(conf, true);
+  bool want = rx_xoff_;
+  if (bit < 0)
+    want = false;
+  else if (!rx_xoff_ && xoff != 0 && rx_buf_bytes_ >= xoff)
+    want = true;
+  else if (rx_xoff_ && rx_buf_bytes_ <= xon)
+    want = false;
+  if (want == rx_xoff_) return;
+  rx_xoff_ = want;
+  if (want) ++stats_.rx_xoff;
+  const uint16_t req = want ? uint16_t(1u << bit) : 0;
+  if (cmac) cmac->set_tx_pause_req(req);
+  if (ctx_.log)
+    ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), std::nullopt, want ? "rx_xoff" : "rx_xon",
+                    fmt::format("RX buffer {} bytes {} {} {}: ctl_tx_pause_req = 0x{:03x}", rx_buf_bytes_,
+                                want ? ">=" : "<=", want ? "XOFF" : "XON", want ? xoff : xon, req));
 }
 
 void Ernic::rx_thread() {
@@ -952,6 +994,7 @@ void Ernic::rx_thread() {
     rxq_.pop_front();
     const uint64_t arrived = rx_arrival_.front();
     rx_arrival_.pop_front();
+    const uint64_t t_start = ClockDomain::now_ps();
     ctx_.set(v_rx_valid_, 1);
     // The parser is pipelined (A-ERNIC-25): a frame is validated
     // rx_parse_cycles after it arrived, overlapping the previous frame's
@@ -962,7 +1005,13 @@ void Ernic::rx_thread() {
       core_.wait_cycles(ready > now ? core_.cycles_for_ps(ready - now) : 0);
     }
     handle_rx(raw);
+    if (cfg_.timing.rx_handler_gbps > 0) {  // a slowed receiver
+      const uint64_t until = t_start + uint64_t(double(raw.size()) * 8000.0 / cfg_.timing.rx_handler_gbps);
+      if (until > ClockDomain::now_ps()) wait(ps(until - ClockDomain::now_ps()));
+    }
     ctx_.set(v_rx_valid_, 0);
+    rx_buf_bytes_ -= raw.size();  // the handler is done with it: out of the RX buffer
+    rx_buffer_changed();
     ctx_.bump();
   }
 }

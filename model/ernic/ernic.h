@@ -80,6 +80,21 @@ struct ErnicTiming {
   // "timeout" of modes 00 and 01).
   uint32_t ack_coalesce_packets = 0;
   uint64_t ack_timeout_ns = 10000;
+  // The RoCE RX buffer between the CMAC (roce_cmac_s_axis has no tready)
+  // and the RX packet handler: bytes of frames (Ethernet header .. ICRC)
+  // held from arrival until the handler is done with them (assumption
+  // A-ERNIC-26). PG332 gives no size. 64 KiB: the 16-bit XON/XOFF fields
+  // of XRNIC_BUF_THRESHOLD_ROCE (counted in bytes here) reach it, and it
+  // holds 15 PMTU-4096 frames, 5.2 us of 100 Gb/s; with XOFF at half of it
+  // the other half covers the worst PFC response (the frame arriving, the
+  // one the sender has begun, the pause frame, the CMAC pipelines and the
+  // wire both ways: about 11 KB with 100 ns of wire) several times over.
+  // A frame that does not fit is lost: a run error.
+  uint32_t rx_buffer_bytes = 65536;
+  // Cap on the rate the RX handler drains that buffer, in Gb/s of frame
+  // bytes (0: none): a receiver slower than the line (scenario node key
+  // rx.handler_gbps).
+  double rx_handler_gbps = 0;
 };
 
 struct ErnicConfig {
@@ -101,6 +116,9 @@ struct ErnicStats {
            icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0, validation_errors = 0,
            read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0,
            retransmitted_packets = 0, retries = 0, ack_timeouts = 0, rnr_naks_received = 0;
+  // The RoCE RX buffer: frames lost because it was full, its peak level,
+  // XOFF assertions of ctl_tx_pause_req.
+  uint64_t rx_overflow_drops = 0, rx_buffer_peak = 0, rx_xoff = 0;
 };
 
 class Ernic : public sc_core::sc_module, public AxiLiteTarget {
@@ -326,6 +344,9 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   void apply_doorbells();
   std::deque<FrameBytes> rxq_;
   std::deque<uint64_t> rx_arrival_;   // when each frame of rxq_ arrived
+  uint64_t rx_buf_bytes_ = 0;   // RX buffer level (ErnicTiming::rx_buffer_bytes)
+  bool rx_xoff_ = false, rx_overflowing_ = false;
+  void rx_buffer_changed();     // XON/XOFF against XRNIC_BUF_THRESHOLD_ROCE
   uint32_t rr_next_ = 1;
   bool intr_level_ = false;
   const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "model/roce/opcodes.h"
 #include "model/roce/packet.h"
 
 namespace ernic {
@@ -24,7 +27,7 @@ void OpcodeCounts::add(const FrameBytes& f) {
 
 Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& core_clk,
            SimContext& ctx, const std::string& scope, LinkParams p)
-    : sc_module(name), cmac_clk_(cmac_clk), core_clk_(core_clk), ctx_(ctx), p_(p) {
+    : sc_module(name), cmac_clk_(cmac_clk), core_clk_(core_clk), ctx_(ctx), scope_(scope), p_(p) {
   ps_per_byte_x1000_ = uint64_t(std::llround(8.0e6 / p_.rate_gbps));
   v_tx_tvalid_ = ctx.var(scope, "tx_axis_tvalid", 1);
   v_tx_tready_ = ctx.var(scope, "tx_axis_tready", 1, 1);
@@ -32,8 +35,32 @@ Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& 
   v_rx_tvalid_ = ctx.var(scope, "rx_axis_tvalid", 1);
   v_rx_tlast_ = ctx.var(scope, "rx_axis_tlast", 1);
   v_tx_fifo_level_ = ctx.var(scope, "tx_fifo_level", 8);
+  v_ctl_tx_pause_req_ = ctx.var(scope, "ctl_tx_pause_req", 9);
+  v_stat_rx_pause_req_ = ctx.var(scope, "stat_rx_pause_req", 9);
   SC_THREAD(tx_thread);
   SC_THREAD(rx_thread);
+  SC_THREAD(cdc_thread);
+  SC_METHOD(pause_expiry);
+  sensitive << pause_expiry_ev_;
+  dont_initialize();
+}
+
+namespace {
+// "RC_WRITE_MIDDLE psn=0x000012" for a RoCE frame, "EtherType 0x8808" else.
+std::string describe(const FrameBytes& f) {
+  if (roce::is_roce(f.data(), f.size())) {
+    const size_t off = roce::kEthHdrLen + roce::kUdpHdrLen +
+                       (roce::get_be16(&f[12]) == roce::kEtherTypeIpv6 ? roce::kIpv6HdrLen : roce::kIpv4HdrLen);
+    if (off + roce::kBthLen <= f.size())
+      return fmt::format("{} psn=0x{:06x}", roce::opcode_name(f[off]), roce::get_be24(&f[off + 9]));
+  }
+  return f.size() >= 14 ? fmt::format("EtherType 0x{:04x}", roce::get_be16(&f[12])) : "runt";
+}
+}  // namespace
+
+void Cmac::log_state(const char* what, const std::string& value) {
+  if (ctx_.log)
+    ctx_.log->state(ClockDomain::now_ps(), node, "cmac", cmac_clk_.cycle(), std::nullopt, what, value);
 }
 
 void Cmac::tx_push(FrameBytes frame) {
@@ -43,14 +70,95 @@ void Cmac::tx_push(FrameBytes frame) {
   fifo_push_ev_.notify(SC_ZERO_TIME);
 }
 
+void Cmac::set_tx_pause_req(uint16_t bits) {
+  bits &= 0x1FF;
+  if (bits == pause_req_) return;
+  pause_req_ = bits;
+  ctx_.set(v_ctl_tx_pause_req_, bits);
+  pause_ev_.notify(SC_ZERO_TIME);
+}
+
+uint16_t Cmac::stat_rx_pause_req() const {
+  const uint64_t now = ClockDomain::now_ps();
+  uint16_t s = 0;
+  for (int i = 0; i < 9; ++i)
+    if (rx_pause_until_ps_[i] > now) s |= uint16_t(1u << i);
+  return s;
+}
+
+// The earliest time a standing XOFF must be refreshed (UINT64_MAX: none),
+// or now when an XOFF or XON is due at once.
+uint64_t Cmac::next_refresh_ps() const {
+  uint64_t t = UINT64_MAX;
+  for (int i = 0; i < 9; ++i) {
+    const uint16_t bit = uint16_t(1u << i);
+    const bool req = pause_req_ & bit, standing = xoff_standing_ & bit;
+    if (req != standing) return ClockDomain::now_ps();
+    if (req) t = std::min(t, refresh_at_ps_[i]);
+  }
+  return t;
+}
+
+std::optional<FrameBytes> Cmac::take_pause_frame(uint64_t now) {
+  uint16_t xoff = 0, xon = 0;
+  for (int i = 0; i < 9; ++i) {
+    const uint16_t bit = uint16_t(1u << i);
+    const bool req = pause_req_ & bit, standing = xoff_standing_ & bit;
+    if (req && (!standing || now >= refresh_at_ps_[i])) xoff |= bit;
+    else if (!req && standing) xon |= bit;
+  }
+  if (!(xoff | xon)) return std::nullopt;
+  pfc::PauseFrame p;
+  // Priorities 0..7 share one PFC frame; the 802.3x PAUSE (bit 8) is a
+  // frame of its own (the next boundary).
+  const uint16_t now_bits = (xoff | xon) & 0xFF ? uint16_t((xoff | xon) & 0xFF) : uint16_t(0x100);
+  std::string what;
+  for (int i = 0; i < 9; ++i) {
+    const uint16_t bit = uint16_t(1u << i);
+    if (!(now_bits & bit)) continue;
+    const bool off = xoff & bit;
+    const uint16_t q = off ? p_.pfc_quanta : 0;
+    if (i < 8) {
+      p.pfc = true;
+      p.class_enable |= bit;
+      p.time[i] = q;
+    } else {
+      p.time[0] = q;
+    }
+    if (off) {
+      xoff_standing_ |= bit;
+      refresh_at_ps_[i] = now + quanta_ps(p_.pfc_refresh_quanta);
+      ++pfc_.xoff_sent;
+    } else {
+      xoff_standing_ &= uint16_t(~bit);
+      ++pfc_.xon_sent;
+    }
+    what += fmt::format("{}{} {} (time {})", what.empty() ? "" : ", ", off ? "XOFF" : "XON",
+                        i < 8 ? fmt::format("priority {}", i) : std::string("all (802.3x PAUSE)"), q);
+  }
+  log_state("pfc_tx", what);
+  return pfc::build(mac, p);
+}
+
 void Cmac::tx_thread() {
-  const uint64_t bpb = 64;  // bytes a beat on the 512-bit stream
   for (;;) {
-    while (fifo_.empty()) wait(fifo_push_ev_);
+    // Idle until a data frame is queued or a pause frame is due.
+    for (;;) {
+      const uint64_t now = ClockDomain::now_ps();
+      const uint64_t r = next_refresh_ps();
+      if (!fifo_.empty() || r <= now) break;
+      if (r == UINT64_MAX)
+        wait(fifo_push_ev_ | pause_ev_);
+      else
+        wait(ps(r - now), fifo_push_ev_ | pause_ev_);
+    }
     tx_busy_ = true;
-    // Async FIFO crossing: the frame is visible to the CMAC domain after
-    // cdc_cycles of its clock.
-    cmac_clk_.wait_cycles(p_.cdc_cycles);
+    // Async FIFO crossing: a data frame is visible to the CMAC domain after
+    // cdc_cycles of its clock. Pause frames are made in the CMAC domain.
+    if (!fifo_.empty())
+      cmac_clk_.wait_cycles(p_.cdc_cycles);
+    else
+      cmac_clk_.sync();
     // Wait for the line (the previous frame's IFG) to be free.
     uint64_t now = ClockDomain::now_ps();
     if (line_free_ps_ > now) {
@@ -59,42 +167,139 @@ void Cmac::tx_thread() {
       cmac_clk_.sync();
       ctx_.set(v_tx_tready_, 1);
     }
+    now = ClockDomain::now_ps();
+    // A frame boundary: MAC control frames go ahead of queued data.
+    if (auto pf = take_pause_frame(now)) {
+      transmit(std::move(*pf), 0, 0);
+      tx_busy_ = false;
+      continue;
+    }
+    if (fifo_.empty()) {
+      tx_busy_ = false;
+      continue;
+    }
+    // A paused traffic class waits here, and the FIFO behind it.
+    const uint16_t stat = stat_rx_pause_req();
+    if (tx_hold && tx_hold(fifo_.front(), stat)) {
+      if (!holding_) {
+        holding_ = true;
+        hold_since_ps_ = now;
+        ++pfc_.held;
+        log_state("pfc_hold", fmt::format("stat_rx_pause_req = 0x{:03x}: {} waits", stat, describe(fifo_.front())));
+      }
+      tx_busy_ = false;
+      uint64_t wake = next_refresh_ps();
+      for (int i = 0; i < 9; ++i)
+        if (rx_pause_until_ps_[i] > now) wake = std::min(wake, rx_pause_until_ps_[i]);
+      if (wake == UINT64_MAX)
+        wait(pause_ev_);
+      else if (wake > now)
+        wait(ps(wake - now), pause_ev_);
+      continue;
+    }
+    if (holding_) {
+      holding_ = false;
+      pfc_.held_ps += now - hold_since_ps_;
+      log_state("pfc_release", fmt::format("stat_rx_pause_req = 0x{:03x}: sending again after {} ns", stat,
+                                           (now - hold_since_ps_) / 1000));
+    }
     FrameBytes f = std::move(fifo_.front());
     fifo_.pop_front();
     ctx_.set(v_tx_fifo_level_, fifo_.size());
     fifo_pop_ev_.notify(SC_ZERO_TIME);
-
-    const uint64_t t0 = ClockDomain::now_ps();
-    const uint64_t first_byte = t0 + line_ps(LinkParams::kPreambleSfd);
-    const uint64_t last_byte = t0 + line_ps(LinkParams::kPreambleSfd + f.size() + LinkParams::kFcs);
-    line_free_ps_ = last_byte + line_ps(LinkParams::kIfg);
-    tx_counts_.add(f);
-    if (tap_tx) tap_tx->write(f.data(), f.size(), first_byte);
-    if (tap_wire) tap_wire->write(f.data(), f.size(), first_byte);
-    if (on_tx) on_tx(f, first_byte);
-    ctx_.bump();
-    // The frame is on the line from t0 (cut-through: the MAC serialises the
-    // beats as they come); the wire sees it now, faults are decided now.
-    const uint64_t beats = (f.size() + bpb - 1) / bpb;
-    if (wire_out) wire_out->send(f, first_byte, last_byte);
-    // AXI4-Stream beats: one a cycle, tlast on the last.
-    ctx_.set(v_tx_tvalid_, 1);
-    if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
-    ctx_.set(v_tx_tlast_, 1);
-    wait(cmac_clk_.period());
-    ctx_.set(v_tx_tlast_, 0);
-    ctx_.set(v_tx_tvalid_, 0);
+    uint32_t after = 0, cycles = 0;
+    const uint64_t beats = (f.size() + 63) / 64;
+    if (bubble_.armed && tx_index_ >= bubble_.frame && beats > uint64_t(bubble_.after_beat) + 1) {
+      after = bubble_.after_beat;
+      cycles = bubble_.cycles;
+      bubble_.armed = false;
+    }
+    transmit(std::move(f), after, cycles);
     tx_busy_ = false;
   }
 }
 
-void Cmac::rx_arrive(FrameBytes frame, uint64_t first_byte_ps) {
+// Puts one frame on the line now (a frame boundary, the line free).
+void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles) {
+  const uint64_t bpb = 64;  // bytes a beat on the 512-bit stream
+  const uint64_t index = tx_index_++;
+  const uint64_t t0 = ClockDomain::now_ps();
+  const uint64_t first_byte = t0 + line_ps(LinkParams::kPreambleSfd);
+  const uint64_t last_byte = t0 + line_ps(LinkParams::kPreambleSfd + f.size() + LinkParams::kFcs);
+  line_free_ps_ = last_byte + line_ps(LinkParams::kIfg);
+  const uint64_t beats = (f.size() + bpb - 1) / bpb;
+  // The AXI4-Stream into the MAC must deliver every beat of a frame back
+  // to back once its first beat is taken: a bubble is a TX underflow.
+  const bool underflow = bubble_cycles > 0 && beats > uint64_t(bubble_after) + 1;
+  tx_counts_.add(f);
+  if (tap_tx) tap_tx->write(f.data(), f.size(), first_byte);
+  if (tap_wire) tap_wire->write(f.data(), f.size(), first_byte);
+  if (on_tx) on_tx(f, first_byte);
+  ctx_.bump();
+  // The frame is on the line from t0 (cut-through: the MAC serialises the
+  // beats as they come); the wire sees it now, faults are decided now.
+  if (wire_out) wire_out->send(f, first_byte, last_byte, underflow);
+  // AXI4-Stream beats: one a cycle, tlast on the last.
+  ctx_.set(v_tx_tvalid_, 1);
+  uint64_t rest = beats;
+  if (underflow) {
+    wait(cmac_clk_.cycles(uint64_t(bubble_after) + 1));
+    // Detected on the first cycle tvalid is low inside the frame.
+    ctx_.set(v_tx_tvalid_, 0);
+    const uint64_t t_bubble = ClockDomain::now_ps();
+    ++pfc_.tx_underflows;
+    const std::string what = fmt::format(
+        "TX underflow on node {} at {:.3f} ns: tx_axis_tvalid low for {} CMAC cycles after beat {} of {} of TX "
+        "frame #{} ({} bytes, {}); the CMAC aborts the frame (stomped FCS, the receiver discards it)",
+        node, double(t_bubble) / 1000.0, bubble_cycles, bubble_after, beats, index, f.size(), describe(f));
+    ctx_.error(scope_, what);
+    log_state("tx_underflow", what);
+    wait(cmac_clk_.cycles(bubble_cycles));
+    ctx_.set(v_tx_tvalid_, 1);
+    rest = beats - bubble_after - 1;
+  }
+  if (rest > 1) wait(cmac_clk_.cycles(rest - 1));
+  ctx_.set(v_tx_tlast_, 1);
+  wait(cmac_clk_.period());
+  ctx_.set(v_tx_tlast_, 0);
+  ctx_.set(v_tx_tvalid_, 0);
+}
+
+void Cmac::rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs) {
   // Called at the time the last byte arrived.
   uint64_t now = ClockDomain::now_ps();
   uint64_t edge = now + cmac_clk_.ps_to_edge();
   uint64_t ready = edge + p_.rx_latency_cycles * cmac_clk_.period_ps();
-  rxq_.push_back({std::move(frame), first_byte_ps, ready});
+  rxq_.push_back({std::move(frame), first_byte_ps, ready, bad_fcs});
   rx_ev_.notify(SC_ZERO_TIME);
+}
+
+void Cmac::rx_pause(const pfc::PauseFrame& p, uint64_t now) {
+  ++pfc_.pause_rx;
+  std::string what;
+  for (int i = 0; i < 9; ++i) {
+    const bool on = i < 8 ? p.pfc && (p.class_enable >> i & 1) : !p.pfc;
+    if (!on) continue;
+    const uint16_t q = i < 8 ? p.time[i] : p.time[0];
+    rx_pause_until_ps_[i] = now + quanta_ps(q);
+    what += fmt::format("{}{} time {}", what.empty() ? "" : ", ",
+                        i < 8 ? fmt::format("priority {}", i) : std::string("all (802.3x PAUSE)"), q);
+  }
+  const uint16_t stat = stat_rx_pause_req();
+  ctx_.set(v_stat_rx_pause_req_, stat);
+  log_state("pfc_rx", fmt::format("{}: stat_rx_pause_req = 0x{:03x}", what, stat));
+  pause_ev_.notify(SC_ZERO_TIME);
+  for (int i = 0; i < 9; ++i)
+    if (rx_pause_until_ps_[i] > now) pause_expiry_ev_.notify(ps(rx_pause_until_ps_[i] - now));
+}
+
+// A pause timer ran out: stat_rx_pause_req drops that bit.
+void Cmac::pause_expiry() {
+  const uint64_t now = ClockDomain::now_ps();
+  ctx_.set(v_stat_rx_pause_req_, stat_rx_pause_req());
+  pause_ev_.notify(SC_ZERO_TIME);
+  for (int i = 0; i < 9; ++i)
+    if (rx_pause_until_ps_[i] > now) pause_expiry_ev_.notify(ps(rx_pause_until_ps_[i] - now));
 }
 
 void Cmac::rx_thread() {
@@ -105,10 +310,25 @@ void Cmac::rx_thread() {
     rxq_.pop_front();
     uint64_t now = ClockDomain::now_ps();
     if (it.ready_ps > now) wait(ps(it.ready_ps - now));
+    if (it.bad_fcs) {
+      // FCS check failed (the transmitter aborted the frame): discarded
+      // by the MAC, never handed on.
+      ++pfc_.rx_bad_fcs;
+      const std::string what = fmt::format("frame with a bad FCS discarded ({} bytes, {})", it.f.size(), describe(it.f));
+      ctx_.event(scope_, what);
+      log_state("rx_bad_fcs", what);
+      ctx_.bump();
+      continue;
+    }
     rx_counts_.add(it.f);
     if (tap_rx) tap_rx->write(it.f.data(), it.f.size(), it.first_byte_ps);
     if (on_rx) on_rx(it.f, it.first_byte_ps);
     ctx_.bump();
+    // MAC control frames (PAUSE / PFC) end in the MAC.
+    if (pfc::is_mac_control(it.f.data(), it.f.size())) {
+      if (auto p = pfc::parse(it.f.data(), it.f.size())) rx_pause(*p, ClockDomain::now_ps());
+      continue;
+    }
     // The RX stream presents the frame's beats (no tready), then the async
     // FIFO hands it to the core domain.
     const uint64_t beats = (it.f.size() + bpb - 1) / bpb;
@@ -118,8 +338,27 @@ void Cmac::rx_thread() {
     wait(cmac_clk_.period());
     ctx_.set(v_rx_tlast_, 0);
     ctx_.set(v_rx_tvalid_, 0);
-    core_clk_.wait_cycles(p_.cdc_cycles);
-    if (rx_sink) rx_sink(std::move(it.f));
+    // The async FIFO is pipelined: each frame reaches the core domain
+    // cdc_cycles of the core clock after its last beat, while the next
+    // frame's beats already come in (a crossing adds latency, it does not
+    // cap throughput).
+    cdcq_.push_back({std::move(it.f), ClockDomain::now_ps() + core_clk_.ps_to_edge() +
+                                          p_.cdc_cycles * core_clk_.period_ps()});
+    cdc_ev_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Cmac::cdc_thread() {
+  for (;;) {
+    while (cdcq_.empty()) wait(cdc_ev_);
+    const uint64_t now = ClockDomain::now_ps();
+    if (cdcq_.front().ready_ps > now) {
+      wait(ps(cdcq_.front().ready_ps - now));
+      continue;
+    }
+    FrameBytes f = std::move(cdcq_.front().f);
+    cdcq_.pop_front();
+    if (rx_sink) rx_sink(std::move(f));
   }
 }
 
@@ -131,7 +370,7 @@ Wire::Wire(sc_module_name name, uint64_t delay_ps, double rate_gbps, uint64_t se
 
 void Wire::set_link_up(bool up) { inj_.set_link_up(up); }
 
-void Wire::send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps) {
+void Wire::send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps, bool bad_fcs) {
   std::vector<FaultApplied> applied;
   std::vector<WireOut> outs = inj_.on_frame(std::move(f), &applied);
   for (const FaultApplied& a : applied) {
@@ -150,7 +389,7 @@ void Wire::send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps) {
     }
     prev = true;
     const uint64_t arrive = last + delay_ps_ + o.extra_delay_ps;
-    q_.emplace(std::make_pair(arrive, seq_++), Item{std::move(o.bytes), first + delay_ps_ + o.extra_delay_ps});
+    q_.emplace(std::make_pair(arrive, seq_++), Item{std::move(o.bytes), first + delay_ps_ + o.extra_delay_ps, bad_fcs});
   }
   ev_.notify(SC_ZERO_TIME);
 }
@@ -179,7 +418,7 @@ void Wire::thread() {
     rx_line_free_ = end + ifg;
     const uint64_t t = ClockDomain::now_ps();
     if (end > t) wait(ps(end - t));
-    if (dst) dst->rx_arrive(std::move(item.f), start + pre);
+    if (dst) dst->rx_arrive(std::move(item.f), start + pre, item.bad_fcs);
   }
 }
 

@@ -16,16 +16,43 @@
 // MAC; its time on the line is counted). pcap taps (ns timestamps = the
 // simulated time of the first byte after the SFD): tx = what this MAC
 // transmits (before any wire fault), rx = what it receives (after).
+//
+// TX underflow: once the first beat of a frame is on the CMAC's TX
+// AXI4-Stream, every beat must follow back to back up to tlast (the MAC
+// serialises as it goes and cannot wait mid-frame). tx_push hands whole
+// frames to a packet-mode FIFO, so the NIC cannot cause a bubble today;
+// inject_tx_bubble (a test hook) makes the stream drop tvalid inside a
+// frame, as a NIC whose TX stream stalls would. The CMAC then aborts the
+// frame (it goes out with a stomped FCS; the receiving MAC discards it,
+// counted in rx_bad_fcs) and the model reports a run error (ctx.error:
+// node, time, frame index, beat).
+//
+// Flow control (model/link/pfc.h): a received PAUSE (0x0001) or PFC
+// (0x0101) frame is consumed by the MAC (taps and observers see it, the
+// NIC does not) and sets stat_rx_pause_req[i] for time[i] * 512 bit times
+// (0 = resume at once). Before taking a data frame from the FIFO, at a
+// frame boundary, the MAC asks `tx_hold` whether the frame's class is held
+// (ERNIC's XRNIC_PAUSE_CONF rules); a held frame waits, and so does
+// everything behind it in the FIFO. ctl_tx_pause_req (set_tx_pause_req,
+// from ERNIC's RX buffer thresholds) makes the MAC send, at the next frame
+// boundary, ahead of queued data: on a rising bit an XOFF (PFC frame with
+// pfc_quanta for that priority; bit 8: an 802.3x PAUSE), repeated every
+// pfc_refresh_quanta while the bit stays set (refresh before expiry), and
+// on a falling bit one XON (time 0), as Xilinx MACs do with auto-XON
+// (assumption A-PFC-2). Every pause sent, received, holding or releasing
+// traffic is a `state` record in the transaction log.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <vector>
 
 #include "model/link/fault.h"
+#include "model/link/pfc.h"
 #include "model/link/pcap_writer.h"
 #include "model/system/clock.h"
 #include "model/system/sim_context.h"
@@ -40,6 +67,10 @@ struct LinkParams {
   uint32_t tx_fifo_frames = 4;    // depth of the core->CMAC async FIFO, in frames
   uint32_t cdc_cycles = 4;        // async FIFO crossing: two-flop synchroniser + pointer compare
   uint32_t rx_latency_cycles = 8; // CMAC RX pipeline after the last byte (assumption A-CMAC-2)
+  // ctl_tx_pause_quanta / ctl_tx_pause_refresh_timer of the Xilinx CMAC
+  // (assumption A-PFC-2): the largest pause, refreshed at half of it.
+  uint16_t pfc_quanta = 0xFFFF;
+  uint16_t pfc_refresh_quanta = 0x8000;
   static constexpr uint32_t kPreambleSfd = 8, kFcs = 4, kIfg = 12;
 };
 
@@ -64,6 +95,32 @@ class Cmac : public sc_core::sc_module {
   void tx_push(FrameBytes frame);
   bool tx_idle() const { return fifo_.empty() && !tx_busy_; }
 
+  // ctl_tx_pause_req[8:0] (pfc.h). Takes effect at the next frame boundary.
+  void set_tx_pause_req(uint16_t bits);
+  uint16_t tx_pause_req() const { return pause_req_; }
+  // stat_rx_pause_req[8:0] now.
+  uint16_t stat_rx_pause_req() const;
+  // Asked before a data frame starts: true = its traffic class is paused
+  // by stat_rx_pause_req (unset: nothing is ever held).
+  std::function<bool(const FrameBytes&, uint16_t stat_rx_pause_req)> tx_hold;
+  // Source MAC of the pause frames this MAC sends.
+  uint8_t mac[6] = {0, 0, 0, 0, 0, 0};
+  std::string node;   // for the transaction log and error messages
+
+  // Test hook (TX underflow): the first data frame transmitted at or after
+  // TX frame index `frame` (0-based, every frame this MAC sends counts, as
+  // in the tx tap) that has more than after_beat + 1 beats gets tvalid low
+  // for `cycles` CMAC cycles after its beat `after_beat` (0-based).
+  void inject_tx_bubble(uint64_t frame, uint32_t after_beat, uint32_t cycles) {
+    bubble_ = Bubble{frame, after_beat, cycles, true};
+  }
+
+  struct PfcStats {
+    uint64_t xoff_sent = 0, xon_sent = 0, pause_rx = 0, held = 0, held_ps = 0;
+    uint64_t tx_underflows = 0, rx_bad_fcs = 0;
+  };
+  const PfcStats& pfc_stats() const { return pfc_; }
+
   // Wiring (before sc_start).
   Wire* wire_out = nullptr;
   std::function<void(FrameBytes)> rx_sink;   // into the NIC's RX path (core domain)
@@ -76,7 +133,8 @@ class Cmac : public sc_core::sc_module {
 
   // Called by the wire when the last byte of a frame has arrived;
   // first_byte_ps = arrival of the first byte after the SFD.
-  void rx_arrive(FrameBytes frame, uint64_t first_byte_ps);
+  // bad_fcs: the frame was aborted by its transmitter (TX underflow).
+  void rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs = false);
 
   const OpcodeCounts& tx_counts() const { return tx_counts_; }
   const OpcodeCounts& rx_counts() const { return rx_counts_; }
@@ -86,22 +144,46 @@ class Cmac : public sc_core::sc_module {
  private:
   void tx_thread();
   void rx_thread();
+  void cdc_thread();
+  void pause_expiry();
   uint64_t line_ps(uint64_t bytes) const { return (bytes * ps_per_byte_x1000_ + 999) / 1000; }
+  uint64_t quanta_ps(uint64_t q) const { return line_ps(q * pfc::kQuantumBits / 8); }
+  // A pause frame due now (XOFF, refresh, XON), with the state updated.
+  std::optional<FrameBytes> take_pause_frame(uint64_t now);
+  uint64_t next_refresh_ps() const;
+  void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles);
+  void rx_pause(const pfc::PauseFrame& p, uint64_t now);
+  void log_state(const char* what, const std::string& value);
 
   const ClockDomain& cmac_clk_;
   const ClockDomain& core_clk_;
   SimContext& ctx_;
+  std::string scope_;
   LinkParams p_;
   uint64_t ps_per_byte_x1000_;   // 8000 / rate_gbps, in 1/1000 ps
   std::deque<FrameBytes> fifo_;
+  uint64_t tx_index_ = 0;                // frames transmitted (tap order)
+  struct Bubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 0; bool armed = false; } bubble_;
+  // PFC: TX requests and what has been sent for them; RX pause timers.
+  uint16_t pause_req_ = 0, xoff_standing_ = 0;
+  uint64_t refresh_at_ps_[9] = {};
+  uint64_t rx_pause_until_ps_[9] = {};
+  bool holding_ = false;
+  uint64_t hold_since_ps_ = 0;
+  sc_core::sc_event pause_ev_, pause_expiry_ev_;
+  PfcStats pfc_;
   sc_core::sc_event fifo_push_ev_, fifo_pop_ev_;
   bool tx_busy_ = false;
   uint64_t line_free_ps_ = 0;
-  struct RxItem { FrameBytes f; uint64_t first_byte_ps; uint64_t ready_ps; };
+  struct RxItem { FrameBytes f; uint64_t first_byte_ps; uint64_t ready_ps; bool bad_fcs; };
   std::deque<RxItem> rxq_;
   sc_core::sc_event rx_ev_;
+  struct CdcItem { FrameBytes f; uint64_t ready_ps; };
+  std::deque<CdcItem> cdcq_;          // RX frames crossing into the core domain
+  sc_core::sc_event cdc_ev_;
   OpcodeCounts tx_counts_, rx_counts_;
   int v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_rx_tvalid_, v_rx_tlast_, v_tx_fifo_level_;
+  int v_ctl_tx_pause_req_, v_stat_rx_pause_req_;
 };
 
 // One direction of the link: delivers frames after the propagation delay,
@@ -119,7 +201,9 @@ class Wire : public sc_core::sc_module {
   // Every fault applied (and every frame lost to a down link), as it happens.
   std::function<void(const FaultApplied&)> on_fault;
   // first_byte_ps / last_byte_ps: when the transmitter put them on the line.
-  void send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps);
+  // bad_fcs: the transmitter aborted the frame (TX underflow); every copy
+  // the faults make of it arrives with a bad FCS.
+  void send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps, bool bad_fcs = false);
   uint64_t delay_ps() const { return delay_ps_; }
   FaultInjector& faults() { return inj_; }
   void set_link_up(bool up);
@@ -127,7 +211,7 @@ class Wire : public sc_core::sc_module {
 
  private:
   void thread();
-  struct Item { FrameBytes f; uint64_t first_ps; };
+  struct Item { FrameBytes f; uint64_t first_ps; bool bad_fcs; };
   uint64_t delay_ps_;
   uint64_t ps_per_byte_x1000_;
   FaultInjector inj_;

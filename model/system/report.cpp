@@ -105,7 +105,14 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
           {"read_responses_received", s.read_responses_received}}},
         {"icrc_rtl", {{"frames", s.icrc_frames}, {"mismatches", s.icrc_rtl_mismatches},
                       {"cycles_clocked", n->ernic->tx_icrc().cycles_clocked()}}},
-        {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}}};
+        {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}},
+        {"link",
+         {{"rx_buffer_bytes", n->ernic->config().timing.rx_buffer_bytes}, {"rx_buffer_peak", s.rx_buffer_peak},
+          {"rx_overflow_drops", s.rx_overflow_drops}, {"rx_xoff", s.rx_xoff},
+          {"pfc_xoff_sent", n->cmac->pfc_stats().xoff_sent}, {"pfc_xon_sent", n->cmac->pfc_stats().xon_sent},
+          {"pause_frames_received", n->cmac->pfc_stats().pause_rx}, {"tx_held", n->cmac->pfc_stats().held},
+          {"tx_held_ns", n->cmac->pfc_stats().held_ps / 1000}, {"tx_underflows", n->cmac->pfc_stats().tx_underflows},
+          {"rx_bad_fcs", n->cmac->pfc_stats().rx_bad_fcs}}}};
     const MrLookup& ml = n->ernic->mr_lookup();
     json mj = {{"mode", to_string(ml.config().mode)}, {"lookups", ml.lookups()}};
     if (ml.config().mode == MrLookupMode::cam) {
@@ -217,6 +224,16 @@ std::string summary_text(const json& r) {
                        100.0 * m["hit_rate"].get<double>(), 100.0 * m["warm_hit_rate"].get<double>(),
                        m["evictions"].get<uint64_t>(), m["invalidations"].get<uint64_t>());
     }
+    // The link line only when flow control, an overflow or an underflow happened.
+    const auto& l = n["link"];
+    auto u = [&](const char* k) { return l[k].get<uint64_t>(); };
+    if (u("rx_xoff") + u("pfc_xoff_sent") + u("pause_frames_received") + u("rx_overflow_drops") +
+            u("tx_underflows") + u("rx_bad_fcs") > 0)
+      o += fmt::format("node {} link: RX buffer peak {}/{} B, {} frame(s) lost to overflow; PFC sent {} XOFF {} XON, "
+                       "{} pause frame(s) received, TX held {} time(s) for {} ns; {} TX underflow(s), {} bad FCS\n",
+                       name, u("rx_buffer_peak"), u("rx_buffer_bytes"), u("rx_overflow_drops"), u("pfc_xoff_sent"),
+                       u("pfc_xon_sent"), u("pause_frames_received"), u("tx_held"), u("tx_held_ns"), u("tx_underflows"),
+                       u("rx_bad_fcs"));
   }
   const auto& w = r["wall"];
   o += fmt::format("wall      {:.3f} s, {:.0f} simulated core cycles per wall second\n", w["seconds"].get<double>(),

@@ -682,7 +682,7 @@ class Parser {
   }
 
   void parse_node(const std::string& name, const Field& f) {
-    MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache"});
+    MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "rx", "test_tx_underflow"});
     NodeConfig n;
     n.name = name;
     n.loc = f.loc();
@@ -739,6 +739,21 @@ class Parser {
       } else {
         n.mr_cache_cam = read_enum(*m, kMrCache);
       }
+    }
+    if (auto x = r.take("rx")) {
+      MapReader xr(*x, {"buffer_bytes", "handler_gbps"});
+      n.rx_buffer_bytes = uint32_t(xr.u64("buffer_bytes", n.rx_buffer_bytes, 256, 1u << 30));
+      n.rx_handler_gbps = xr.dbl("handler_gbps", n.rx_handler_gbps, 0.0, 1000.0);
+      xr.finish();
+    }
+    if (auto u = r.take("test_tx_underflow")) {
+      MapReader ur(*u, {"frame", "after_beat", "cycles"});
+      NodeConfig::TxBubble b;
+      b.frame = ur.u64("frame", b.frame, 0, 1ull << 40);
+      b.after_beat = uint32_t(ur.u64("after_beat", b.after_beat, 0, 255));
+      b.cycles = uint32_t(ur.u64("cycles", b.cycles, 1, 1000000));
+      ur.finish();
+      n.test_tx_underflow = b;
     }
     r.finish();
     node_index_[name] = sc_.nodes.size();

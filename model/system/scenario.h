@@ -139,6 +139,15 @@ struct NodeConfig {
   // front of a context table in host memory.
   bool mr_cache_cam = false;
   uint32_t mr_cache_entries = 16;     // 1..256
+  // `rx`: the RoCE RX buffer between the CMAC and the RX packet handler
+  // (A-ERNIC-26) and a cap on the handler's drain rate (0: none).
+  uint32_t rx_buffer_bytes = 65536;
+  double rx_handler_gbps = 0;
+  // `test_tx_underflow` (a test hook, not hardware): tvalid drops for
+  // `cycles` CMAC cycles after beat `after_beat` of the first multi-beat
+  // TX frame at or after TX frame index `frame`.
+  struct TxBubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 1; };
+  std::optional<TxBubble> test_tx_underflow;
   SourceLoc loc;             // the node's key in `nodes`
 };
 

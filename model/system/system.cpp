@@ -108,6 +108,8 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.idle_skip = idle_skip;
   ec.timing.ack_coalesce_packets = c.ack_coalesce_packets;
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
+  ec.timing.rx_buffer_bytes = c.rx_buffer_bytes;
+  ec.timing.rx_handler_gbps = c.rx_handler_gbps;
   ec.dma.read_latency_cycles = uint32_t(core.cycles_for_ps(uint64_t(sc.pcie.read_latency_ns) * 1000));
   ec.dma.pcie_bytes_per_ns = DmaTiming::pcie_rate(sc.pcie.gen, sc.pcie.lanes, sc.pcie.mps);
   if (c.mr_cache_cam) {  // `mr_cache: cam` (model/mr, A-MRC-1..3)
@@ -119,6 +121,16 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   cmac = std::make_unique<Cmac>("cmac", cmac_clk, core, ctx, scope + ".cmac", lp);
   ernic->cmac = cmac.get();
   Ernic* e = ernic.get();
+  cmac->node = c.name;
+  std::copy(c.mac.b.begin(), c.mac.b.end(), cmac->mac);
+  // PFC: ERNIC holds a traffic class paused by stat_rx_pause_req at a frame
+  // boundary, by XRNIC_PAUSE_CONF (model/link/pfc.h).
+  const uint32_t pause_conf_addr = ec.layout.global(regs::g::XRNIC_PAUSE_CONF);
+  cmac->tx_hold = [e, pause_conf_addr](const FrameBytes& f, uint16_t stat) {
+    return pfc::tx_held(e->peek(pause_conf_addr), is_rocev2_frame(f.data(), f.size()), stat);
+  };
+  if (c.test_tx_underflow)
+    cmac->inject_tx_bubble(c.test_tx_underflow->frame, c.test_tx_underflow->after_beat, c.test_tx_underflow->cycles);
   // RN's packet classification (PG332 section 8): RoCEv2 to ERNIC, every
   // other frame to the host's bypass path, untouched.
   cmac->rx_sink = [this, e](FrameBytes f) {

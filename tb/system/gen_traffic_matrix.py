@@ -79,6 +79,11 @@ def generate(pmtu):
 # - PG332 compliance: WRITE / READ lengths not a multiple of 64 bytes (1,
 #   {pmtu - 1}, {pmtu + 1}: 3 for each of WRITE, WRITE_IMM, READ) and the READ of 1 byte
 #   are reported (the model follows IB semantics and completes them).
+# - Lossless RoCE: both nodes run PFC on priority 3 (XRNIC_PAUSE_CONF),
+#   XOFF at 32 KiB and XON at 16 KiB of the 64 KiB RX buffer. The RX
+#   handler answers a READ itself (A-ERNIC-11), so while it sends a 1 MiB
+#   READ's responses the other QPs' WRITEs pile up in its RX buffer: without
+#   PFC they would overflow it (a run error).
 scenario: {name}
 description: "WRITE, WRITE_IMM, SEND, SEND_IMM, SEND_INV, READ at 1 B, 64 B, PMTU-1, PMTU, PMTU+1, 1 MiB; PMTU {pmtu}; six QPs at once"
 seed: {pmtu}
@@ -89,7 +94,11 @@ nodes:
   A: {{ mac: "02:00:00:00:00:0a", ip: 10.0.0.1, num_qp: 16 }}
   B: {{ mac: "02:00:00:00:00:0b", ip: 10.0.0.2, num_qp: 16 }}
 steps:
-  - init: [A, B]""")
+  - init: [A, B]
+  - reg_write: {{ node: A, reg: XRNIC_PAUSE_CONF, value: 0x831 }}
+  - reg_write: {{ node: B, reg: XRNIC_PAUSE_CONF, value: 0x831 }}
+  - reg_write: {{ node: A, reg: XRNIC_BUF_THRESHOLD_ROCE, value: 0x80004000 }}
+  - reg_write: {{ node: B, reg: XRNIC_BUF_THRESHOLD_ROCE, value: 0x80004000 }}""")
     for op, opcode, qpn, seed, immdt in OPS:
         w(f"  - register_mr: {{ node: A, name: a_{op}, length: {MR_LEN} }}")
         if opcode in ("write", "write_imm", "read"):
