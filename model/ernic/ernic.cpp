@@ -265,6 +265,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
   if (d.block == R::Block::Global) {
     G(d.offset) = data;
     if (d.offset == R::g::INTEN) update_intr();
+    if (d.offset == R::g::XRNICADCONF) doorbell_ev_.notify(SC_ZERO_TIME);  // a QP may leave SW override
     return;
   }
   if (d.block == R::Block::Mr) {
@@ -319,6 +320,13 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
     case R::q::RQCIi:
       Q(n, d.offset) = lo16(data);
       break;
+    case R::q::STATCURSQPTRi: {  // written under SW override (PG332 ch.6 flows): where the QP manager fetches next
+      const uint32_t depth = sq_depth(n);
+      qp.sq_ci = depth ? lo16(data) % depth : 0;
+      drop_wqe_cache(qp);  // prefetching restarts from there
+      trace_qp(qp);
+      break;
+    }
     case R::q::SQPSNi:
       // The first response expected is for the first PSN sent (A-CNT-1).
       Q(n, R::q::STATRESPSNi) = data & roce::kPsnMask;
@@ -395,10 +403,44 @@ void Ernic::apply_doorbells() {
   if (!db_q_.empty()) doorbell_ev_.notify(ps(db_q_.front().t_ps - now));
 }
 
+bool Ernic::sw_override(uint32_t qpn) const {
+  const uint32_t a = G(R::g::XRNICADCONF);
+  return (a & F::XRNICADCONF_SWOVR) && ((a >> cfg_.layout.swovr_qpn_shift) & 0xFF) == (qpn & 0xFF);
+}
+
+// Sideband doorbells (PG332 section 8; wr_addr_hndshk = QP number, A-SIDEBAND-1).
+bool Ernic::sq_pidb(uint32_t wr_addr, uint16_t pi) {
+  const uint32_t n = wr_addr;
+  if (n < 1 || n > cfg_.num_qp || (Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) {
+    ++sideband_ignored_;
+    ctx_.event(scope_, fmt::format("i_qp_sq_pidb for QP{} ignored: not in HW-handshake mode (QPCONFi[4] = 1)", n));
+    return true;
+  }
+  if (ctx_.log) ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "i_qp_sq_pidb", std::to_string(pi));
+  Q(n, R::q::SQPIi) = pi;
+  ctx_.set(qps_[n].v_sq_pi, pi);
+  ring(n, pi);
+  return true;
+}
+
+bool Ernic::rq_cidb(uint32_t wr_addr, uint16_t ci) {
+  const uint32_t n = wr_addr;
+  if (n < 1 || n > cfg_.num_qp || (Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) {
+    ++sideband_ignored_;
+    ctx_.event(scope_, fmt::format("i_qp_rq_cidb for QP{} ignored: not in HW-handshake mode (QPCONFi[4] = 1)", n));
+    return true;
+  }
+  if (ctx_.log) ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "i_qp_rq_cidb", std::to_string(ci));
+  Q(n, R::q::RQCIi) = ci;
+  return true;
+}
+
 bool Ernic::qp_has_work(const Qp& qp) const {
   const uint32_t n = qp.qpn;
   if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
-  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
+  // Doorbells come over AXI-Lite (QPCONFi[4] = 1) or the sideband (0); both
+  // set sq_pi. A QP under SW override is being re-pointed: left alone (A-SIDEBAND-2).
+  if (sw_override(n)) return false;
   const uint32_t depth = sq_depth(n);
   if (depth == 0) return false;
   // A fatal QP flushes what is still in its SQ (A-ERNIC-23).
@@ -549,7 +591,7 @@ void Ernic::qp_mgr_thread() {
 bool Ernic::can_prefetch(const Qp& qp) const {
   const uint32_t n = qp.qpn;
   if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
-  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) return false;
+  if (sw_override(n)) return false;  // being re-pointed (A-SIDEBAND-2)
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return false;
   const uint32_t depth = sq_depth(n);
   if (depth == 0 || qp.sq_pi % depth == qp.pf_ci) return false;
@@ -879,6 +921,7 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   const uint32_t new_head = (head + 1) % depth;
   Q(n, R::q::CQHEADi) = new_head;
   dma_cmpl_.write32(q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
+  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) && cq_db_sink) cq_db_sink(n, new_head);  // resp_hndler_o_send_cq_db
   if (Q(n, R::q::QPCONFi) & F::QPCONF_CQ_IRQ) {
     qp_bank_set(cfg_.layout.cq_int_bank, n);
     raise(F::INT_WQE_DONE);

@@ -47,6 +47,7 @@
 #include "model/link/axil.h"
 #include "model/link/cmac.h"
 #include "model/mr/mr_cache.h"
+#include "model/link/sideband.h"
 #include "model/regs/regs.h"
 #include "model/roce/packet.h"
 #include "model/system/clock.h"
@@ -121,7 +122,7 @@ struct ErnicStats {
   uint64_t rx_overflow_drops = 0, rx_buffer_peak = 0, rx_xoff = 0;
 };
 
-class Ernic : public sc_core::sc_module, public AxiLiteTarget {
+class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTarget {
  public:
   SC_HAS_PROCESS(Ernic);
   Ernic(sc_core::sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
@@ -131,6 +132,13 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   // AXI4-Lite slave (called at the handshake edge by AxiLitePort).
   uint32_t axil_read(uint32_t addr) override;
   void axil_write(uint32_t addr, uint32_t data) override;
+  // Sideband doorbells in (model/link/sideband.h), for QPs in HW-handshake
+  // mode (QPCONFi[4] = 0): i_qp_sq_pidb_* sets SQPIi and rings the QP
+  // manager, i_qp_rq_cidb_* sets RQCIi. A QP with QPCONFi[4] = 1 ignores
+  // them (counted in sideband_ignored()). Always ready.
+  bool sq_pidb(uint32_t wr_addr, uint16_t pi) override;
+  bool rq_cidb(uint32_t wr_addr, uint16_t ci) override;
+  uint64_t sideband_ignored() const { return sideband_ignored_; }
 
   // rnic_intr: OR of the enabled INTSTS bits.
   sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> intr{"rnic_intr"};
@@ -145,6 +153,9 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   // rx_pkt_hndler_o_rq_db_{data,addr}: an RC QP's new RQ write pointer
   // (STATRQPIDBi) once a SEND's payload is in its RQ element.
   std::function<void(uint32_t qpn, uint32_t pi)> rq_db_sink;
+  // resp_hndler_o_send_cq_db_{cnt,addr}: a QP in HW-handshake mode
+  // (QPCONFi[4] = 0) announces its new CQHEADi after each completion.
+  std::function<void(uint32_t qpn, uint32_t cq_head)> cq_db_sink;
   static constexpr uint8_t kIethSendInv = 1, kIethSendImm = 2, kIethWriteImm = 3;
 
   const ErnicStats& stats() const { return stats_; }
@@ -348,6 +359,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget {
   bool rx_xoff_ = false, rx_overflowing_ = false;
   void rx_buffer_changed();     // XON/XOFF against XRNIC_BUF_THRESHOLD_ROCE
   uint32_t rr_next_ = 1;
+  uint64_t sideband_ignored_ = 0;
+  bool sw_override(uint32_t qpn) const;  // XRNICADCONF[0] set for this QP
   bool intr_level_ = false;
   const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating
   int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,

@@ -264,7 +264,9 @@ void Driver::program_rc_qp(Connection& c) {
   wr(qreg(n, R::q::PDi), p.mr ? p.mr->pd : 0);
   wr(qreg(n, R::q::QPADVCONFi), 0 | 64u << 8 | 0xFFFFu << 16);  // TC 0, TTL 64, P_Key 0xFFFF
   set_state(c, VerbsState::Init);
-  wr(qreg(n, R::q::QPCONFi), F::QPCONF_EN | F::QPCONF_HWHS_DIS | F::QPCONF_CQE_WR |
+  if (p.sideband && !sideband_) fail(fmt::format("QP{}: sideband doorbells asked for, but the NIC has no sideband port", n));
+  c.sideband = p.sideband;
+  wr(qreg(n, R::q::QPCONFi), F::QPCONF_EN | (p.sideband ? 0u : F::QPCONF_HWHS_DIS) | F::QPCONF_CQE_WR |
                                  (c.ipv6 ? F::QPCONF_IPV6 : 0u) | R::pmtu_code(p.pmtu) << F::QPCONF_PMTU_SHIFT |
                                  (p.rq_elem_bytes / 256) << F::QPCONF_RQBUFSZ_SHIFT);
 }
@@ -774,7 +776,7 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
       // SQ full: ring for what is written (else nothing would ever
       // complete), then wait for completions (they stay queued for poll()).
       if (!doorbell_each && c.rung != c.posted) {
-        wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+        ring_sq(c);
         c.rung = c.posted;
       }
       poll(c, 0, 0);
@@ -800,11 +802,11 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
     c.sq_pi = (c.sq_pi + 1) % depth;
     ++c.posted;
     if (doorbell_each) {
-      wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+      ring_sq(c);
       c.rung = c.posted;
     }
   }
-  if (!doorbell_each && ring && c.posted != c.rung) wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+  if (!doorbell_each && ring && c.posted != c.rung) ring_sq(c);
   if (ring || doorbell_each) c.rung = c.posted;
 }
 
@@ -812,7 +814,8 @@ std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps
   const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
   const uint32_t depth = c.params.sq_depth;
   auto drain = [&] {
-    const uint32_t head = mem_.read32(c.cq_db) % depth;  // CQHEADi mirror
+    // CQHEADi: its mirror at CQDBADDi, or the sideband count in HW-handshake mode.
+    const uint32_t head = (c.sideband ? c.sb_cq_head : mem_.read32(c.cq_db)) % depth;
     while (c.cq_ci != head) {
       Cqe q;
       q.raw = mem_.read32(c.cq_base + uint64_t(c.cq_ci) * 4);
@@ -854,6 +857,67 @@ void Driver::on_rq_doorbell(uint32_t qpn, uint32_t pi) {
     c->rx_events.push_back({false, pi, sc_time_stamp().value()});
     rx_event_.notify(SC_ZERO_TIME);
   }
+}
+
+void Driver::on_cq_doorbell(uint32_t qpn, uint32_t cq_head) {
+  if (Connection* c = by_qpn(qpn))
+    if (c->sideband) c->sb_cq_head = cq_head;
+}
+
+void Driver::ring_sq(Connection& c) {
+  if (c.sideband) sideband_->sq_pidb(c.qpn, c.sq_pi);
+  else wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+}
+
+void Driver::wait_qp_idle(uint32_t n, const char* what) {
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (;;) {
+    const uint32_t st = rd(qreg(n, R::q::STATQPi));
+    const uint32_t head = rd(qreg(n, R::q::CQHEADi));
+    const uint32_t pi = rd(qreg(n, R::q::SQPIi));
+    if ((st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) && head == pi) return;
+    if (st & F::STATQP_FATAL) fail(fmt::format("QP{} {}: the QP is fatal", n, what));
+    if (sc_time_stamp().value() >= deadline)
+      fail(fmt::format("QP{} {}: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})", n,
+                       what, cfg_.cm_timeout_us, st, head, pi));
+    wait(sc_time(1, SC_US));
+  }
+}
+
+uint32_t Driver::switch_to_hw_handshake(Connection& c) {
+  const uint32_t n = c.qpn;
+  if (c.state != VerbsState::Rts) fail(fmt::format("switch to HW handshake: QP{} is {}, not RTS", n, verbs_state_name(c.state)));
+  if (c.sideband) fail(fmt::format("switch to HW handshake: QP{} is already in HW-handshake mode", n));
+  if (!sideband_) fail("switch to HW handshake: the NIC has no sideband port");
+  // "During the switch the QP must carry no traffic": every posted WQE has
+  // completed; its CQEs are collected now (the CQ restarts at 0).
+  if (c.rung != c.posted) ring_sq(c);
+  wait_qp_idle(n, "switch to HW handshake");
+  poll(c, 0, 0);
+  if (c.posted != c.completed) fail(fmt::format("switch to HW handshake: QP{} has {} WQEs not completed", n, c.posted - c.completed));
+  const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
+  const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
+  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  for (uint32_t off : {R::q::SQPIi, R::q::CQHEADi, R::q::STATCURSQPTRi}) wr(qreg(n, off), 0);
+  const uint32_t wptr = rd(qreg(n, R::q::STATRQPIDBi)) & 0xFFFF;
+  const uint32_t rqci = rd(qreg(n, R::q::RQCIi)) & 0xFFFF;
+  const uint32_t pending = (wptr % depth + depth - rqci % depth) % depth;
+  wr(qreg(n, R::q::STATRQPIDBi), pending);
+  wr(qreg(n, R::q::RQCIi), 0);
+  const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
+  wr(qreg(n, R::q::QPCONFi), qpconf & ~F::QPCONF_HWHS_DIS);
+  wr(greg(R::g::XRNICADCONF), adconf);
+  rd(greg(R::g::XRNICADCONF));  // the posted writes have arrived
+  // The host side starts over with the NIC: SQ, CQ (and its mirror) and RQ at 0.
+  c.sq_pi = 0;
+  c.cq_ci = 0;
+  c.sb_cq_head = 0;
+  c.rq_ci = 0;
+  mem_.write32(c.cq_db, 0);
+  c.sideband = true;
+  if (ctx_.log)
+    ctx_.log->state(sc_time_stamp().value(), cfg_.node, "host", core_.cycle(), n, "doorbells", "sideband");
+  return pending;
 }
 
 void Driver::on_ieth(uint64_t entry) {
@@ -912,7 +976,10 @@ std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeou
     c.rq_ci = pi;
     out.push_back(m);
   }
-  if (consume && !out.empty()) wr(qreg(c.qpn, R::q::RQCIi), c.rq_ci);
+  if (consume && !out.empty()) {
+    if (c.sideband) sideband_->rq_cidb(c.qpn, c.rq_ci);
+    else wr(qreg(c.qpn, R::q::RQCIi), c.rq_ci);
+  }
   return out;
 }
 

@@ -18,6 +18,12 @@
 //   the MR advertisement (VA, R_Key, length).
 // - post(): 64-byte WQEs into the SQ, SQPIi doorbell once or per WQE;
 //   poll(): 4-byte CQEs from the CQ, using the CQ head mirror (CQDBADDi).
+// - HW-handshake mode (QPCONFi[4] = 0): a connection made with
+//   QpParams::sideband, or switched by switch_to_hw_handshake() (PG332
+//   ch.6), rings its SQ and hands back RQ elements on the sideband ports
+//   (model/link/sideband.h) instead of SQPIi / RQCIi, and learns its CQ
+//   head from resp_hndler_o_send_cq_db. The driver then plays the FPGA user
+//   logic those ports belong to.
 // IB verbs states (RESET/INIT/RTR/RTS/ERR) are this driver's bookkeeping.
 #pragma once
 #include <cstdint>
@@ -32,6 +38,7 @@
 
 #include "model/host/host_memory.h"
 #include "model/link/axil.h"
+#include "model/link/sideband.h"
 #include "model/regs/regs.h"
 #include "model/roce/cm.h"
 #include "model/roce/types.h"
@@ -123,6 +130,7 @@ struct QpParams {
   std::optional<uint32_t> qpn;   // explicit QPN, else the lowest free one
   std::optional<uint32_t> start_psn;  // else drawn from the seed
   const Mr* mr = nullptr;        // advertised to the peer; its PD becomes PDi
+  bool sideband = false;         // HW-handshake mode from the start (QPCONFi[4] = 0): sideband doorbells
 };
 
 struct Connection {
@@ -141,6 +149,8 @@ struct Connection {
   uint32_t cq_ci = 0;            // next CQE to read (mod depth)
   uint32_t posted = 0, completed = 0;
   uint32_t rung = 0;             // `posted` when the doorbell was last rung
+  bool sideband = false;         // HW-handshake mode: doorbells on i_qp_sq_pidb / i_qp_rq_cidb
+  uint32_t sb_cq_head = 0;       // the last resp_hndler_o_send_cq_db count (HW-handshake mode)
   std::deque<Cqe> cqes;          // polled, not yet handed out
   uint32_t rq_ci = 0;            // next RQ element to consume (mod depth)
   // RQ doorbells (the new write pointer) and ieth_immdt entries, in arrival order.
@@ -214,6 +224,18 @@ class Driver : public sc_core::sc_module {
   // rx_pkt_hndler_o_rq_db sideband and ieth_immdt stream feed it.
   std::vector<RecvMsg> recv(Connection& c, uint32_t count, uint64_t timeout_ps, bool consume);
   void on_rq_doorbell(uint32_t qpn, uint32_t pi);
+  void on_cq_doorbell(uint32_t qpn, uint32_t cq_head);  // resp_hndler_o_send_cq_db
+  // The sideband doorbell inputs of the NIC (before any sideband connection).
+  void attach_sideband(SidebandPort* p) { sideband_ = p; }
+  // PG332 ch.6 "Switching to HW handshake" on this end of c: waits until
+  // the QP carries no traffic (SQ and outstanding queue empty, every WQE
+  // completed, the CQEs collected for poll()), then under SW override zeroes
+  // SQPIi, CQHEADi and STATCURSQPTRi, writes the RQ entries still pending
+  // (STATRQPIDBi - RQCIi) into STATRQPIDBi and zeroes RQCIi (A-SIDEBAND-3),
+  // writes QPCONFi[4] = 0 and clears the SW override. From then on the SQ,
+  // CQ and RQ indices restart at 0 and doorbells go on the sideband.
+  // Returns the new STATRQPIDBi (the RQ entries still pending).
+  uint32_t switch_to_hw_handshake(Connection& c);
   void on_ieth(uint64_t entry);
 
   uint64_t alloc(uint64_t bytes, uint64_t align = 4096);
@@ -227,6 +249,9 @@ class Driver : public sc_core::sc_module {
   void service_cnp();
   void post_qp1(const std::vector<uint8_t>& bytes);
   uint64_t cnps_sent_ = 0;
+  SidebandPort* sideband_ = nullptr;
+  void ring_sq(Connection& c);        // SQPIi or i_qp_sq_pidb
+  void wait_qp_idle(uint32_t qpn, const char* what);
   Connection* by_qpn(uint32_t qpn);
   sc_core::sc_event rx_event_;
   void service_qp1_rq();

@@ -120,6 +120,10 @@ void Scoreboard::deregister_mr(const std::string& node, const std::string& name)
     }
 }
 
+void Scoreboard::rq_restart(int qp, uint32_t index) {
+  if (qp >= 0 && size_t(qp) < qps_.size()) qps_[qp].sends_posted = index;
+}
+
 int Scoreboard::add_qp(const std::string& node, uint32_t qpn, uint64_t rq_pa, uint32_t rq_depth,
                        uint32_t rq_elem_bytes) {
   Qp q;

@@ -77,6 +77,9 @@ class Scoreboard {
   // Returns its handle.
   int add_qp(const std::string& node, uint32_t qpn, uint64_t rq_pa, uint32_t rq_depth, uint32_t rq_elem_bytes);
   void pair_qps(int a, int b);
+  // The QP's RQ producer index was set to `index` (PG332's switch to HW
+  // handshake rewrites STATRQPIDBi): the next SEND lands in that element.
+  void rq_restart(int qp, uint32_t index);
 
   void host_write(const std::string& node, uint64_t pa, const uint8_t* data, uint64_t len, const std::string& where);
 

@@ -106,6 +106,10 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
         {"icrc_rtl", {{"frames", s.icrc_frames}, {"mismatches", s.icrc_rtl_mismatches},
                       {"cycles_clocked", n->ernic->tx_icrc().cycles_clocked()}}},
         {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}},
+        {"pcie", {{"up", {{"tlps", n->pcie->tlps(PcieLink::kUp)}, {"payload_bytes", n->pcie->payload_bytes(PcieLink::kUp)},
+                          {"busy_ps", n->pcie->busy_ps(PcieLink::kUp)}}},
+                  {"down", {{"tlps", n->pcie->tlps(PcieLink::kDown)}, {"payload_bytes", n->pcie->payload_bytes(PcieLink::kDown)},
+                            {"busy_ps", n->pcie->busy_ps(PcieLink::kDown)}}}}},
         {"link",
          {{"rx_buffer_bytes", n->ernic->config().timing.rx_buffer_bytes}, {"rx_buffer_peak", s.rx_buffer_peak},
           {"rx_overflow_drops", s.rx_overflow_drops}, {"rx_xoff", s.rx_xoff},
@@ -137,6 +141,17 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     nodes[n->cfg.name]["mr_lookup"] = mj;
   }
   r["nodes"] = nodes;
+  {
+    // The PCIe link of every node (model/dma/pcie.h): parameters and the
+    // formula's payload rates, in GB/s (= bytes per ns).
+    const PcieConfig& pc = sys.scenario.pcie;
+    const PcieParams pp = pcie_params(pc);
+    r["pcie"] = {{"gen", pc.gen}, {"lanes", pc.lanes}, {"mps", pc.mps}, {"mrrs", pc.mrrs}, {"rcb", pc.rcb},
+                 {"read_latency_ns", pc.read_latency_ns}, {"mmio_write_latency_ns", pc.mmio_write_latency_ns},
+                 {"outstanding", pc.outstanding}, {"raw_gbytes_per_s", pp.raw_bytes_per_ns()},
+                 {"write_payload_gbytes_per_s", pp.write_rate()}, {"read_payload_gbytes_per_s", pp.read_rate()},
+                 {"summary", pp.summary()}};
+  }
   {
     // Idle skipping: with it, a domain is evaluated only where a block has
     // something to do (the RTL's clock runs only while it has a frame); the
@@ -188,6 +203,7 @@ std::string summary_text(const json& r) {
     for (const auto& s : r["stall_report"]) o += fmt::format("  stalled {}\n", s.get<std::string>());
   if (r.contains("scoreboard")) o += fmt::format("scoreboard {}\n", r["scoreboard"]["summary"].get<std::string>());
   o += fmt::format("sim time  {:.3f} us\n", r["sim_time_us"].get<double>());
+  if (r.contains("pcie")) o += fmt::format("pcie      {}\n", r["pcie"]["summary"].get<std::string>());
   for (const auto& [name, c] : r["clocks"].items())
     o += fmt::format("cycles    {:<5} {:>12} ({} MHz, {} ps)\n", name, c["cycles"].get<uint64_t>(),
                      c["mhz"].get<double>(), c["period_ps"].get<uint64_t>());

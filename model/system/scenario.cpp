@@ -151,6 +151,7 @@ struct KindName {
   const char* operator()(const ConnectRejectStep&) const { return "connect_reject"; }
   const char* operator()(const DisconnectStep&) const { return "disconnect"; }
   const char* operator()(const RecoverStep&) const { return "recover"; }
+  const char* operator()(const HwHandshakeStep&) const { return "hw_handshake"; }
   const char* operator()(const DebugPresetStep&) const { return "debug_preset"; }
   const char* operator()(const FaultStep&) const { return "fault"; }
   const char* operator()(const LinkStep&) const { return "link"; }
@@ -631,7 +632,7 @@ class Parser {
   }
 
   void parse_pcie(const Field& f) {
-    MapReader r(f, {"gen", "lanes", "mps", "mrrs", "read_latency_ns"});
+    MapReader r(f, {"gen", "lanes", "mps", "mrrs", "read_latency_ns", "rcb", "mmio_write_latency_ns", "outstanding"});
     PcieConfig& p = sc_.pcie;
     if (auto g = r.take("gen")) {
       const uint64_t v = read_uint(*g, 0, kMaxU32);
@@ -647,6 +648,9 @@ class Parser {
     p.mps = read_pow2(r, "mps", p.mps, 128, 1024);
     p.mrrs = read_pow2(r, "mrrs", p.mrrs, 128, 4096);
     p.read_latency_ns = uint32_t(r.u64("read_latency_ns", p.read_latency_ns, 0, kMaxDelayNs));
+    p.rcb = read_pow2(r, "rcb", p.rcb, 64, 128);
+    p.mmio_write_latency_ns = uint32_t(r.u64("mmio_write_latency_ns", p.mmio_write_latency_ns, 0, kMaxDelayNs));
+    p.outstanding = uint32_t(r.u64("outstanding", p.outstanding, 1, 64));
     r.finish();
   }
 
@@ -795,6 +799,7 @@ class Parser {
         {"connect_reject", &Parser::step_connect_reject},
         {"disconnect", &Parser::step_disconnect},
         {"recover", &Parser::step_recover},
+        {"hw_handshake", &Parser::step_hw_handshake},
         {"debug_preset", &Parser::step_debug_preset},
         {"fault", &Parser::step_fault},
         {"link", &Parser::step_link},
@@ -1005,7 +1010,7 @@ class Parser {
 
   void step_connect(const Field& f, const SourceLoc& loc) {
     MapReader r(f, {"name", "client", "server", "client_mr", "server_mr", "pmtu", "sq_depth", "rq_depth",
-                    "rq_element_bytes", "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version"});
+                    "rq_element_bytes", "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version", "hw_handshake"});
     ConnectStep s;
     s.loc = loc;
     const Field nf = r.req("name");
@@ -1042,6 +1047,7 @@ class Parser {
     if (auto q = r.take("client_qp")) s.client_qp = read_qpn(*q, s.client, s.name);
     if (auto q = r.take("server_qp")) s.server_qp = read_qpn(*q, s.server, s.name);
     if (auto c = r.take("cm")) s.cm = read_bool(*c);
+    if (auto h = r.take("hw_handshake")) s.sideband = read_bool(*h);
     s.ip_version = read_ip_version(r, s.client, s.server);
     r.finish();
     for (const std::string* n : {&s.client, &s.server}) {
@@ -1585,6 +1591,18 @@ class Parser {
       auto& used = qp_used_[*n];
       for (auto it = used.begin(); it != used.end();) it = it->second == name ? used.erase(it) : std::next(it);
     }
+  }
+
+  void step_hw_handshake(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"conn", "node"});
+    HwHandshakeStep s;
+    s.loc = loc;
+    const Field cf = r.req("conn");
+    const ConnSym& c = ref_conn(cf);
+    s.conn = read_string(cf);
+    s.node = ref_conn_end(r.req("node"), s.conn, c);
+    r.finish();
+    emit(std::move(s));
   }
 
   void step_recover(const Field& f, const SourceLoc& loc) {

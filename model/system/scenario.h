@@ -110,6 +110,9 @@ struct PcieConfig {          // PCIe link behind the DMA masters
   uint32_t mps = 256;        // max payload size: 128, 256, 512, 1024
   uint32_t mrrs = 512;       // max read request size: 128 .. 4096, power of two
   uint32_t read_latency_ns = 500;  // read request to first completion
+  uint32_t rcb = 64;               // read-completion boundary: 64 or 128
+  uint32_t mmio_write_latency_ns = 250;  // host MMIO write (doorbell) to the NIC; reads pay it both ways
+  uint32_t outstanding = 8;        // DMA bursts in flight per AXI4 master and direction
 };
 
 enum class Datapath { rtl, model };
@@ -195,6 +198,7 @@ struct ConnectStep {
   std::optional<uint32_t> server_qp;
   bool cm = true;  // false: both QPs programmed out of band, no CM MADs on the wire
   uint32_t ip_version = 4;  // 4 or 6 (resolved: 4 when both nodes have `ip`, else 6)
+  bool sideband = false;    // hw_handshake: both QPs in HW-handshake mode (QPCONFi[4] = 0), sideband doorbells
 };
 
 struct WqeSpec {
@@ -379,6 +383,14 @@ struct DebugPresetStep {
   uint32_t value = 0;              // 0..0xFFFFFF
 };
 
+// PG332 ch.6 "Switching to HW handshake" on one end of a connection: from
+// then on its doorbells use the sideband ports (model/link/sideband.h).
+struct HwHandshakeStep {
+  SourceLoc loc;
+  std::string conn;
+  std::string node;
+};
+
 struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both QPs deleted (PG332 flow)
   SourceLoc loc;
   std::string conn;
@@ -488,7 +500,7 @@ struct ParallelStep;
 using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostStep,
                           WaitCompletionsStep, CheckMemoryStep, WaitStep, RegWriteStep, RegReadStep,
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
-                          ConnectRejectStep, DisconnectStep, RecoverStep, DebugPresetStep, FaultStep, LinkStep,
+                          ConnectRejectStep, DisconnectStep, RecoverStep, HwHandshakeStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
                           BypassSendStep, ExpectBypassStep,
                           std::shared_ptr<RepeatStep>,

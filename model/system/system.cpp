@@ -95,6 +95,18 @@ roce::IpAddr node_addr(const NodeConfig& n, uint32_t ip_version) {
 }
 }  // namespace
 
+PcieParams pcie_params(const PcieConfig& c) {
+  PcieParams p;
+  p.gen = c.gen;
+  p.lanes = c.lanes;
+  p.mps = c.mps;
+  p.mrrs = c.mrrs;
+  p.rcb = c.rcb;
+  p.read_latency_ns = c.read_latency_ns;
+  p.mmio_write_latency_ns = c.mmio_write_latency_ns;
+  return p;
+}
+
 Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const ClockDomain& core,
            const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed, bool idle_skip)
     : sc_module(name), cfg(c) {
@@ -110,14 +122,24 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.timing.rx_buffer_bytes = c.rx_buffer_bytes;
   ec.timing.rx_handler_gbps = c.rx_handler_gbps;
-  ec.dma.read_latency_cycles = uint32_t(core.cycles_for_ps(uint64_t(sc.pcie.read_latency_ns) * 1000));
-  ec.dma.pcie_bytes_per_ns = DmaTiming::pcie_rate(sc.pcie.gen, sc.pcie.lanes, sc.pcie.mps);
   if (c.mr_cache_cam) {  // `mr_cache: cam` (model/mr, A-MRC-1..3)
     ec.mr.mode = MrLookupMode::cam;
     ec.mr.entries = c.mr_cache_entries;
   }
+  // One PCIe link a node: its six DMA masters and the host's MMIO share it.
+  pcie = std::make_unique<PcieLink>(pcie_params(sc.pcie));
+  ec.dma.pcie = pcie->params();
+  ec.dma.link = pcie.get();
+  ec.dma.outstanding = sc.pcie.outstanding;
   ernic = std::make_unique<Ernic>("ernic", core, *mem, ctx, scope + ".ernic", ec);
-  axil = std::make_unique<AxiLitePort>(core, *ernic, ctx, scope + ".s_axi_lite");
+  AxiLiteTiming at;
+  at.mmio_latency_ns = sc.pcie.mmio_write_latency_ns;
+  PcieLink* pl = pcie.get();
+  axil = std::make_unique<AxiLitePort>("s_axi_lite", core, *ernic, ctx, scope + ".s_axi_lite", at,
+                                       [pl](bool to_nic, uint64_t ready, uint32_t payload) {
+                                         return pl->send(to_nic ? PcieLink::kDown : PcieLink::kUp, ready, payload,
+                                                         ClockDomain::now_ps());
+                                       });
   cmac = std::make_unique<Cmac>("cmac", cmac_clk, core, ctx, scope + ".cmac", lp);
   ernic->cmac = cmac.get();
   Ernic* e = ernic.get();
@@ -156,6 +178,9 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   driver = std::make_unique<host::Driver>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
   host::Driver* d = driver.get();
   ernic->rq_db_sink = [d](uint32_t qpn, uint32_t pi) { d->on_rq_doorbell(qpn, pi); };
+  ernic->cq_db_sink = [d](uint32_t qpn, uint32_t head) { d->on_cq_doorbell(qpn, head); };
+  sideband = std::make_unique<SidebandPort>(core, *ernic, ctx, scope + ".ernic.sideband");
+  d->attach_sideband(sideband.get());
   ernic->ieth_sink = [d](uint64_t entry) { d->on_ieth(entry); };
 }
 
@@ -572,6 +597,7 @@ void System::run_step(const Step& step, Group* g) {
     cp.qpn = s->client_qp;
     sp.start_psn = s->server_psn;
     cp.start_psn = s->client_psn;
+    sp.sideband = cp.sideband = s->sideband;
     sp.mr = s->server_mr.empty() ? nullptr : sn->driver->find_mr(s->server_mr);
     cp.mr = s->client_mr.empty() ? nullptr : cn->driver->find_mr(s->client_mr);
     Conn k{s->client, s->server, nullptr, nullptr};
@@ -623,6 +649,11 @@ void System::run_step(const Step& step, Group* g) {
     while (peer.state != host::VerbsState::Reset && sc_time_stamp().value() < deadline) wait(sc_time(1, SC_US));
     if (peer.state != host::VerbsState::Reset)
       return fail(loc, fmt::format("disconnect '{}': the peer's QP{} did not return to RESET", s->conn, peer.qpn));
+  } else if (auto* s = std::get_if<HwHandshakeStep>(&step)) {
+    auto it = conns_.find(s->conn);
+    if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");
+    const uint32_t pending = node(s->node)->driver->switch_to_hw_handshake(side(it->second, s->node));
+    scoreboard.rq_restart(s->node == it->second.client ? it->second.sb_c : it->second.sb_s, pending);
   } else if (auto* s = std::get_if<RecoverStep>(&step)) {
     auto it = conns_.find(s->conn);
     if (it == conns_.end()) return fail(loc, "connection '" + s->conn + "' was not established");

@@ -50,14 +50,19 @@ struct RunOptions {
   bool idle_skip = true;
 };
 
+// The scenario's pcie block as the link model takes it.
+PcieParams pcie_params(const PcieConfig& c);
+
 class Node : public sc_core::sc_module {
  public:
   Node(sc_core::sc_module_name name, const NodeConfig& cfg, const Scenario& sc, const ClockDomain& core,
        const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed, bool idle_skip = true);
   NodeConfig cfg;
   std::unique_ptr<HostMemory> mem;
+  std::unique_ptr<PcieLink> pcie;  // behind the DMA masters and the MMIO (model/dma/pcie.h)
   std::unique_ptr<Ernic> ernic;
   std::unique_ptr<AxiLitePort> axil;
+  std::unique_ptr<SidebandPort> sideband;  // i_qp_sq_pidb_* / i_qp_rq_cidb_* (the driver plays the user logic)
   std::unique_ptr<Cmac> cmac;
   std::unique_ptr<host::Driver> driver;
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;

@@ -131,7 +131,7 @@ struct KindKeys {
 
 const KindKeys kKindKeys[] = {
     {"reg", {"op", "addr", "name", "value"}},
-    {"dma", {"master", "op", "addr", "len"}},
+    {"dma", {"master", "op", "addr", "len", "bursts", "tlps", "cpls"}},
     {"frame", {"dir", "link", "index", "len", "roce", "opcode", "opname", "psn", "dest_qp",
                "ack_req", "syndrome", "msn", "mad", "src", "dst"}},
     {"cqe", {"cq_index", "wr_id", "opcode", "error", "raw"}},
@@ -345,8 +345,8 @@ void TxLog::reg(uint64_t t_ps, const std::string& node, const char* domain, uint
 
 void TxLog::dma(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
                 std::optional<uint32_t> qp, const char* master, bool write, uint64_t addr,
-                uint64_t len) {
-  char* p = begin(kFixedBound + esc_bound(node) + esc_bound(domain) + esc_bound(master));
+                uint64_t len, int64_t bursts, int64_t tlps, int64_t cpls) {
+  char* p = begin(kFixedBound + 3 * 32 + esc_bound(node) + esc_bound(domain) + esc_bound(master));
   p = head(p, t_ps, node, "dma", domain, cycle, qp);
   p = lit(p, ",\"master\":");
   p = put_str(p, master);
@@ -354,6 +354,9 @@ void TxLog::dma(uint64_t t_ps, const std::string& node, const char* domain, uint
   p = put_u(p, addr);
   p = lit(p, ",\"len\":");
   p = put_u(p, len);
+  if (bursts >= 0) p = put_u(lit(p, ",\"bursts\":"), uint64_t(bursts));
+  if (tlps >= 0) p = put_u(lit(p, ",\"tlps\":"), uint64_t(tlps));
+  if (cpls >= 0) p = put_u(lit(p, ",\"cpls\":"), uint64_t(cpls));
   commit(end(p));
 }
 

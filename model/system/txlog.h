@@ -5,7 +5,9 @@
 // "qp" is omitted when the record has no QP. Kind fields, in order
 // (parenthesised keys are omitted when absent):
 //   reg:   "op":"write"|"read","addr","name","value"
-//   dma:   "master","op":"write"|"read","addr","len"
+//   dma:   "master","op":"write"|"read","addr","len",("bursts"),("tlps"),("cpls")
+//          (bursts: AXI bursts, cut at 4 KiB; tlps: PCIe MWr or MRd TLPs;
+//          cpls: read completions, cut at MPS and the RCB; model/dma/pcie.h)
 //   frame: "dir":"tx"|"rx","link":"A->B","index","len","roce",
 //          if roce: "opcode","opname","psn","dest_qp","ack_req",("syndrome"),("msn"),("mad");
 //          then always "src","dst" (IP strings, "" when the frame has none)
@@ -83,7 +85,8 @@ class TxLog {
            std::optional<uint32_t> qp, bool write, uint32_t addr, const std::string& name,
            uint32_t value);
   void dma(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
-           std::optional<uint32_t> qp, const char* master, bool write, uint64_t addr, uint64_t len);
+           std::optional<uint32_t> qp, const char* master, bool write, uint64_t addr, uint64_t len,
+           int64_t bursts = -1, int64_t tlps = -1, int64_t cpls = -1);  // negative: omitted
   void frame(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
              std::optional<uint32_t> qp, const char* dir, const std::string& link, uint64_t index,
              const FrameFields& f);

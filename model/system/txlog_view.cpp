@@ -124,7 +124,11 @@ std::string body_of(const std::string& kind, const json& o) {
     const std::string op = get_s(o, "op");
     const uint64_t addr = get_u(o, "addr");
     const uint64_t len = get_u(o, "len");
-    return fmt::format("{} {} addr=0x{:x} len={}", master, op, addr, len);
+    std::string s = fmt::format("{} {} addr=0x{:x} len={}", master, op, addr, len);
+    if (o.contains("bursts")) s += fmt::format(" bursts={}", get_u(o, "bursts"));
+    if (o.contains("tlps")) s += fmt::format(" tlps={}", get_u(o, "tlps"));
+    if (o.contains("cpls")) s += fmt::format(" cpls={}", get_u(o, "cpls"));
+    return s;
   }
   if (kind == "frame") {
     const std::string dir = get_s(o, "dir");

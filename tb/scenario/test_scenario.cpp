@@ -435,6 +435,9 @@ TEST(ScenarioParse, LayoutAndDefaults) {
   EXPECT_EQ(d.pcie.mps, 256u);
   EXPECT_EQ(d.pcie.mrrs, 512u);
   EXPECT_EQ(d.pcie.read_latency_ns, 500u);
+  EXPECT_EQ(d.pcie.rcb, 64u);
+  EXPECT_EQ(d.pcie.mmio_write_latency_ns, 250u);
+  EXPECT_EQ(d.pcie.outstanding, 8u);
   EXPECT_EQ(d.datapath, Datapath::rtl);
   EXPECT_EQ(d.layout, RegLayout::v31);
   // The unquoted YAML scalar 3.1 is the string "3.1".
@@ -840,6 +843,9 @@ TEST(ScenarioErrors, Issue3Messages) {
       {"{mrrs: 8192}", 14, "pcie.mrrs", "got 8192"},
       {"{read_latency_ns: -1}", 25, "pcie.read_latency_ns", "must not be negative"},
       {"{speed: 1}", 8, "pcie.speed", "unknown key 'speed'"},
+      {"{rcb: 256}", 13, "pcie.rcb", "power of two in [64, 128], got 256"},
+      {"{outstanding: 0}", 21, "pcie.outstanding", "out of range"},
+      {"{mmio_write_latency_ns: -5}", 31, "pcie.mmio_write_latency_ns", "must not be negative"},
   };
   for (const auto& c : pcie_cases) {
     const ScenarioError e = parse_error(std::string("scenario: t\npcie: ") + c.pcie + "\n" + nodes);

@@ -114,6 +114,8 @@ void write_all_typed(TxLog& log) {
   log.reg(100, "B", "core", 0, std::nullopt, false, 0x20000, "XRNICCONF", 0xFFFFFFFFu);
   log.dma(200000, "A", "core", 40, 2u, "wqe", false, 0x100000000ull, 64);
   log.dma(210000, "B", "core", 42, std::nullopt, "payload", true, 0, 4096);
+  log.dma(220000, "A", "core", 44, 2u, "payload", false, 0x20F00, 0x2100, 3, 17, 33);
+  log.dma(230000, "A", "core", 46, 2u, "completion", true, 0x30F80, 0x200, 2, 3);
   log.frame(12345678, "A", "core", 2469, 2u, "tx", "A->B", 5, write_middle());
   log.frame(12400000, "B", "core", 2480, 3u, "tx", "B->A", 1, ack(0xedc9a1));
   log.frame(5000000, "A", "core", 1000, 1u, "tx", "A->B", 0, cm_mad());
@@ -136,6 +138,8 @@ const std::vector<std::string> kExpectedTyped = {
     R"({"t_ps":100,"node":"B","kind":"reg","domain":"core","cycle":0,"op":"read","addr":131072,"name":"XRNICCONF","value":4294967295})",
     R"({"t_ps":200000,"node":"A","kind":"dma","domain":"core","cycle":40,"qp":2,"master":"wqe","op":"read","addr":4294967296,"len":64})",
     R"({"t_ps":210000,"node":"B","kind":"dma","domain":"core","cycle":42,"master":"payload","op":"write","addr":0,"len":4096})",
+    R"({"t_ps":220000,"node":"A","kind":"dma","domain":"core","cycle":44,"qp":2,"master":"payload","op":"read","addr":134912,"len":8448,"bursts":3,"tlps":17,"cpls":33})",
+    R"({"t_ps":230000,"node":"A","kind":"dma","domain":"core","cycle":46,"qp":2,"master":"completion","op":"write","addr":200576,"len":512,"bursts":2,"tlps":3})",
     R"({"t_ps":12345678,"node":"A","kind":"frame","domain":"core","cycle":2469,"qp":2,"dir":"tx","link":"A->B","index":5,"len":4154,"roce":true,"opcode":7,"opname":"RC_WRITE_MIDDLE","psn":15583649,"dest_qp":3,"ack_req":false,"src":"192.168.1.1","dst":"192.168.1.2"})",
     R"({"t_ps":12400000,"node":"B","kind":"frame","domain":"core","cycle":2480,"qp":3,"dir":"tx","link":"B->A","index":1,"len":62,"roce":true,"opcode":17,"opname":"RC_ACK","psn":15583649,"dest_qp":2,"ack_req":false,"syndrome":31,"msn":1,"src":"192.168.1.2","dst":"192.168.1.1"})",
     R"({"t_ps":5000000,"node":"A","kind":"frame","domain":"core","cycle":1000,"qp":1,"dir":"tx","link":"A->B","index":0,"len":318,"roce":true,"opcode":100,"opname":"UD_SEND_ONLY","psn":0,"dest_qp":1,"ack_req":true,"mad":"ConnectRequest","src":"192.168.1.1","dst":"192.168.1.2"})",
