@@ -767,9 +767,16 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
   const int32_t d = roce::psn_diff(from_psn, o.first_psn);
   const uint32_t i0 = d < 0 ? 0 : std::min(uint32_t(d), npkts - 1);
   roce::Frame f = frame_template(n);
+  bool sent_any = false;
   for (uint32_t i = i0; i < npkts; ++i) {
     if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;  // the QP went fatal meanwhile: stop sending
     if (!qp.enabled) return;
+    // A retransmission stops once an ACK has retired the WQE: a completed
+    // WQE is never sent again (its SQ slot and buffer are software's again).
+    // Within a WQE still outstanding, 3.1 resends from its start (PG332).
+    if (retry && !still_outstanding(qp, o.first_psn)) return;
+    const bool lead = !sent_any;  // the first packet this call sends: it pays the read latency
+    sent_any = true;
     const bool first = i == 0, last = i + 1 == npkts;
     const uint32_t off = i * pmtu;
     const uint32_t chunk = std::min(pmtu, length - off);
@@ -803,8 +810,8 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
     } else if (retry && is_write && !o.bufs.empty()) {
       // The copy must have landed before it is read back.
       while (!copyq_.empty() || copy_busy_) wait(copy_done_ev_);
-      buf_io(o.bufs, off, f.payload.data(), chunk, /*write=*/false, /*with_latency=*/i == i0, n);
-    } else if (!dma_payload_.read(o.laddr + off, f.payload.data(), chunk, /*with_latency=*/i == i0, n,
+      buf_io(o.bufs, off, f.payload.data(), chunk, /*write=*/false, /*with_latency=*/lead, n);
+    } else if (!dma_payload_.read(o.laddr + off, f.payload.data(), chunk, /*with_latency=*/lead, n,
                                   retry ? Dma::kIssuedNow : o.payload_issued_ps)) {
       qp_fatal(qp, kFatalWqe, "payload read outside host memory");
       return;
@@ -814,7 +821,7 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
     // The header of a message's first packet is built once its payload is
     // there; the next ones are built while the previous payload streams
     // (pipelined, A-ERNIC-25), so they cost no extra cycles.
-    if (i == i0) core_.wait_cycles(cfg_.timing.hdr_build_cycles);
+    if (lead) core_.wait_cycles(cfg_.timing.hdr_build_cycles);
     else core_.sync();
     if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
     roce::EncodeOptions eo;
@@ -928,6 +935,12 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   }
   trace_qp(qp);
   ack_ev_.notify(SC_ZERO_TIME);
+}
+
+bool Ernic::still_outstanding(const Qp& qp, uint32_t first_psn) const {
+  for (const auto& o : qp.osq)
+    if (o.first_psn == first_psn) return true;
+  return false;
 }
 
 // Every outstanding WQE completes with ERRFLAG, oldest first.
@@ -1599,6 +1612,8 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
         if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       }
       Q(n, R::q::STATRESPSNi) = roce::psn_add(psn, 1);
+      // A go-back-N under way restarts past what this ACK covered.
+      if (qp.resend_pending && roce::psn_ge(psn, qp.resend_psn)) qp.resend_psn = roce::psn_add(psn, 1);
       if (retired || advanced) progress(qp);
       if (!qp.osq.empty() && qp.osq.front().is_read && roce::psn_ge(psn, qp.osq.front().resp_psn) &&
           !qp.osq.front().reissue_wait) {
@@ -1621,6 +1636,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
         // start of the WQE that holds it).
         const bool retired = retire_before(qp, psn);
         if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
+        if (roce::psn_gt(psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask)) Q(n, R::q::STATRESPSNi) = psn;
         if (retired) progress(qp);
         if (qp.osq.empty()) return;
         uint32_t from = psn;
@@ -1761,6 +1777,11 @@ void Ernic::resend(Qp& qp) {
     uint8_t wqe[kWqeSize];
     dma_wqe_.read(sqba + uint64_t(o.sq_idx) * kWqeSize, wqe, kWqeSize, true, n);
     core_.wait_cycles(cfg_.timing.wqe_decode_cycles);
+    // An ACK may have retired it while it was fetched again: nothing to resend.
+    if (!still_outstanding(qp, o.first_psn)) {
+      if (qp.gen == gen && roce::psn_le(qp.resend_psn, o.last_psn)) qp.resend_psn = roce::psn_add(o.last_psn, 1);
+      continue;
+    }
     if (o.is_read)
       send_read_request(qp, o.first_psn, /*retry=*/true);
     else

@@ -318,6 +318,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   uint32_t ack_mode() const;
   void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
   void flush_outstanding(Qp& qp);
+  bool still_outstanding(const Qp& qp, uint32_t first_psn) const;
   void drop(const std::string& why, uint32_t syndrome = 0);  // syndrome != 0: a validation failure (error buffer)
   void trace_qp(const Qp& qp);
   void log_reg(bool write, uint32_t addr, uint32_t value);

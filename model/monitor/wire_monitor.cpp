@@ -291,6 +291,16 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
   } else if (u >= retransmit_floor(s) && u < s.high) {
     s.span_uncertain = false;
     resent = true;
+  } else if (u == s.high && s.acked_view >= s.high) {
+    // Everything sent so far is acknowledged: a retransmission under way may
+    // stop there and new requests follow (nothing acknowledged is resent).
+    // The message state is the one after the last packet first sent.
+    s.msg_kind = -1;
+    auto it = s.sent.find(s.high - 1);
+    if (it != s.sent.end()) {
+      const roce::OpcodeInfo* pi = roce::opcode_info(it->second.opcode);
+      if (pi && (pi->pos == roce::OpPos::First || pi->pos == roce::OpPos::Middle)) s.msg_kind = kind_of(pi->kind);
+    }
   } else {
     ok = false;
   }
