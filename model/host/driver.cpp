@@ -324,11 +324,14 @@ void Driver::send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uin
 
 // A frame software built (Ethernet .. last byte before the ICRC) leaves
 // through QP1: a SEND WQE pointing at it (PG332).
-void Driver::post_qp1(const std::vector<uint8_t>& bytes) {
+bool Driver::qp1_sq_full() const {
   // One send slot per SQ entry; the slot is free again once its WQE has
   // completed, which the CQ head mirror tells.
-  const uint32_t done = mem_.read32(qp1_cq_db_);
-  if ((qp1_sq_pi_ + 1) % kQp1Depth == done % kQp1Depth) fail("QP1 SQ full");
+  return (qp1_sq_pi_ + 1) % kQp1Depth == mem_.read32(qp1_cq_db_) % kQp1Depth;
+}
+
+void Driver::post_qp1(const std::vector<uint8_t>& bytes) {
+  if (qp1_sq_full()) fail("QP1 SQ full");
   const uint64_t slot = qp1_send_buf_ + uint64_t(qp1_sq_pi_) * kQp1SendSlot;
   mem_.write(slot, bytes);
   uint8_t wqe[64] = {};
@@ -604,6 +607,16 @@ void Driver::service_cnp() {
       const uint32_t qpn = 32 * b + j;
       Connection* c = by_qpn(qpn);
       if (!c) continue;
+      // A notification point may rate-limit its CNPs (RoCEv2 Annex A17.9.3):
+      // at most one per QP every cnp_interval_us, and none while QP1's SQ
+      // is full (CM MADs keep their slots); the bit is cleared either way
+      // (A-HOST-3).
+      const uint64_t now = sc_time_stamp().value();
+      if ((c->last_cnp_ps && now - c->last_cnp_ps < cfg_.cnp_interval_us * 1000000ull) || qp1_sq_full()) {
+        ++cnps_suppressed_;
+        continue;
+      }
+      c->last_cnp_ps = now;
       const roce::IpAddr dst = remote_of(*c);
       roce::Frame f;
       f.eth.src = cfg_.mac;

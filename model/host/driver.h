@@ -63,6 +63,7 @@ struct DriverConfig {
   regs::Layout layout = regs::kLayout31;
   uint16_t udp_sport = 0x12B7;   // XRNICCONF[31:16] (LX uses 4791)
   uint32_t ack_mode = 0;         // XRNICCONF[4:3]: 0 AckReq or timeout, 1 timeout only, 2 AckReq only
+  uint32_t cnp_interval_us = 4;  // at most one CNP per QP this often (A-HOST-3)
   uint16_t qp1_udp_sport = 0x8CD1;  // software-built QP1 frames (XIB)
   uint32_t cm_timeout_us = 100;  // per try; 3 tries (LX)
   // `mr_cache: cam` (model/mr): host address of the MR context table the
@@ -153,6 +154,7 @@ struct Connection {
   uint32_t sb_cq_head = 0;       // the last resp_hndler_o_send_cq_db count (HW-handshake mode)
   std::deque<Cqe> cqes;          // polled, not yet handed out
   uint32_t rq_ci = 0;            // next RQ element to consume (mod depth)
+  uint64_t last_cnp_ps = 0;      // when the driver last sent a CNP for this QP
   // RQ doorbells (the new write pointer) and ieth_immdt entries, in arrival order.
   struct RxEvent { bool ieth; uint64_t value; uint64_t time_ps; };
   std::deque<RxEvent> rx_events;
@@ -248,7 +250,8 @@ class Driver : public sc_core::sc_module {
   void irq_thread();
   void service_cnp();
   void post_qp1(const std::vector<uint8_t>& bytes);
-  uint64_t cnps_sent_ = 0;
+  bool qp1_sq_full() const;
+  uint64_t cnps_sent_ = 0, cnps_suppressed_ = 0;
   SidebandPort* sideband_ = nullptr;
   void ring_sq(Connection& c);        // SQPIi or i_qp_sq_pidb
   void wait_qp_idle(uint32_t qpn, const char* what);
