@@ -437,7 +437,9 @@ bool Ernic::rq_cidb(uint32_t wr_addr, uint16_t ci) {
 
 bool Ernic::qp_has_work(const Qp& qp) const {
   const uint32_t n = qp.qpn;
-  if (!qp.enabled || !(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
+  // Disabled with WQEs outstanding: they are flushed (A-ERNIC-27).
+  if (!qp.enabled) return !qp.osq.empty() && (G(R::g::XRNICCONF) & F::XRNICCONF_EN);
+  if (!(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
   // Doorbells come over AXI-Lite (QPCONFi[4] = 1) or the sideband (0); both
   // set sq_pi. A QP under SW override is being re-pointed: left alone (A-SIDEBAND-2).
   if (sw_override(n)) return false;
@@ -511,6 +513,15 @@ void Ernic::qp_mgr_thread() {
     rr_next_ = qp.qpn % cfg_.num_qp + 1;
     const uint32_t n = qp.qpn;
     ctx_.set(v_req_qpn_, n);
+    if (!qp.enabled) {
+      // QPCONFi[0] cleared with requests outstanding (PG332 asks for a
+      // quiescent QP first): they complete with ERRFLAG rather than vanish.
+      ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                 fmt::format("QP disabled with {} WQE(s) outstanding: completed with ERRFLAG", qp.osq.size()));
+      flush_outstanding(qp);
+      trace_qp(qp);
+      continue;
+    }
     if (qp.resend_pending) {
       ctx_.set(v_req_state_, kReqSend);
       qp.sending = true;

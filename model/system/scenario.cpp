@@ -175,6 +175,7 @@ const char* to_string(FaultAction a) {
     case FaultAction::reorder: return "reorder";
     case FaultAction::corrupt: return "corrupt";
     case FaultAction::delay: return "delay";
+    case FaultAction::ecn: return "ecn";
   }
   return "?";
 }
@@ -719,7 +720,7 @@ class Parser {
       n.has_ip = false;
     }
     n.num_qp = uint32_t(r.u64("num_qp", n.num_qp, 8, 256));
-    n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 1, 4096));
+    n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 2, 4096));
     if (auto a = r.take("ack")) {
       MapReader ar(*a, {"mode", "coalesce_packets", "timeout_ns"});
       static const EnumTable<uint32_t> kAckModes = {{"request_or_timeout", 0}, {"timeout", 1}, {"request", 2}};
@@ -1261,6 +1262,9 @@ class Parser {
     if (uf) {
       s.udp_dport = uint16_t(read_uint(*uf, 0, 0xFFFF));
       if (*s.udp_dport == 4791) uf->fail("UDP port 4791 is RoCEv2: such a frame goes to ERNIC, not to the bypass path");
+      for (const std::string& nn : {s.node, s.to})
+        if (!sc_.nodes[node_index_.at(nn)].has_ip)
+          uf->fail_key("udp_dport makes an IPv4 datagram, and node " + nn + " has no IPv4 address (`ip`)");
     }
     const size_t hdr = s.ethertype ? 14 : 14 + 20 + 8;
     const auto lf = r.take("length");
