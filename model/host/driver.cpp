@@ -291,20 +291,7 @@ roce::IpAddr Driver::local_addr(bool v6) const {
 }
 
 void Driver::send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uint16_t attr_id) {
-  roce::Frame f;
-  f.eth.src = cfg_.mac;
-  f.eth.dst = neighbour(dst);
-  if (dst.v6) {  // IPv6 header, next header 17 (UDP), hop limit 64
-    f.ipv6 = true;
-    f.ip6.src = local_addr(true).ip6;
-    f.ip6.dst = dst.ip6;
-    f.ip6.hop_limit = 64;
-  } else {
-    f.ip4.src = cfg_.ip;
-    f.ip4.dst = dst.ip4;
-    f.ip4.ttl = 64;
-  }
-  f.udp.sport = cfg_.qp1_udp_sport;
+  roce::Frame f = qp1_frame(dst);
   f.bth.opcode = roce::op::UD_SEND_ONLY;
   f.bth.pkey = 0xFFFF;
   f.bth.dest_qp = 1;
@@ -324,6 +311,26 @@ void Driver::send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uin
 
 // A frame software built (Ethernet .. last byte before the ICRC) leaves
 // through QP1: a SEND WQE pointing at it (PG332).
+// Ethernet, IPv4 or IPv6 (TTL / hop limit 64) and UDP of a frame software
+// sends on QP1 (MADs, CNPs) to dst.
+roce::Frame Driver::qp1_frame(const roce::IpAddr& dst) {
+  roce::Frame f;
+  f.eth.src = cfg_.mac;
+  f.eth.dst = neighbour(dst);
+  if (dst.v6) {  // IPv6 header, next header 17 (UDP), hop limit 64
+    f.ipv6 = true;
+    f.ip6.src = local_addr(true).ip6;
+    f.ip6.dst = dst.ip6;
+    f.ip6.hop_limit = 64;
+  } else {
+    f.ip4.src = cfg_.ip;
+    f.ip4.dst = dst.ip4;
+    f.ip4.ttl = 64;
+  }
+  f.udp.sport = cfg_.qp1_udp_sport;
+  return f;
+}
+
 bool Driver::qp1_sq_full() const {
   // One send slot per SQ entry; the slot is free again once its WQE has
   // completed, which the CQ head mirror tells.
@@ -618,20 +625,7 @@ void Driver::service_cnp() {
       }
       c->last_cnp_ps = now;
       const roce::IpAddr dst = remote_of(*c);
-      roce::Frame f;
-      f.eth.src = cfg_.mac;
-      f.eth.dst = neighbour(dst);
-      if (dst.v6) {
-        f.ipv6 = true;
-        f.ip6.src = local_addr(true).ip6;
-        f.ip6.dst = dst.ip6;
-        f.ip6.hop_limit = 64;
-      } else {
-        f.ip4.src = cfg_.ip;
-        f.ip4.dst = dst.ip4;
-        f.ip4.ttl = 64;
-      }
-      f.udp.sport = cfg_.qp1_udp_sport;
+      roce::Frame f = qp1_frame(dst);
       f.bth.opcode = roce::op::CNP;
       f.bth.pkey = 0xFFFF;
       f.bth.dest_qp = c->remote_qpn;

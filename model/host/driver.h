@@ -41,6 +41,7 @@
 #include "model/link/sideband.h"
 #include "model/regs/regs.h"
 #include "model/roce/cm.h"
+#include "model/roce/packet.h"
 #include "model/roce/types.h"
 #include "model/system/clock.h"
 #include "model/system/sim_context.h"
@@ -251,6 +252,7 @@ class Driver : public sc_core::sc_module {
   void service_cnp();
   void post_qp1(const std::vector<uint8_t>& bytes);
   bool qp1_sq_full() const;
+  roce::Frame qp1_frame(const roce::IpAddr& dst);
   uint64_t cnps_sent_ = 0, cnps_suppressed_ = 0;
   SidebandPort* sideband_ = nullptr;
   void ring_sq(Connection& c);        // SQPIi or i_qp_sq_pidb
