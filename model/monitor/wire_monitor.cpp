@@ -428,16 +428,10 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
       syn_ok = false;
     }
   }
-  // What this answer acknowledges: PSNs below `acked`; the MSN counts
-  // messages ending at or before `bound`.
-  int64_t acked = u, bound = u - 1;
-  if (oi->kind == roce::OpKind::ReadResponse) {
-    acked = (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only) ? u + 1 : u;
-    bound = u;
-  } else if (type == 0) {
-    acked = u + 1;
-    bound = u;
-  }
+  // The MSN counts messages ending at or before `bound` (what the answer
+  // acknowledges is acked_by's).
+  int64_t bound = u - 1;
+  if (oi->kind == roce::OpKind::ReadResponse || type == 0) bound = u;
   if (syn_ok) {
     const int64_t a = acked_by(s, f, u, false);
     if (a <= s.high) {

@@ -256,9 +256,10 @@ TEST_F(SystemTxlog, RecordOrderInTheFile) {
     std::string stream = r["node"].get<std::string>() + "/" + kind;
     if (kind == "frame") stream += "/" + r["dir"].get<std::string>();
     auto it = last.find(stream);
-    if (it != last.end())
+    if (it != last.end()) {
       EXPECT_GE(t, it->second.first) << stream << ": line " << i + 1 << " goes back in time from line "
                                      << it->second.second;
+    }
     last[stream] = {t, i + 1};
     if (kind != "frame") {
       EXPECT_GE(t, last_other) << "line " << i + 1 << " (" << kind << ") is out of time order";
@@ -278,8 +279,12 @@ TEST_F(SystemTxlog, RecordOrderInTheFile) {
       const json& o = log_[j];
       if (o["kind"] == "frame") continue;
       const uint64_t to = o["t_ps"].get<uint64_t>();
-      if (j < i) EXPECT_LE(to, hi) << "line " << j + 1 << " is before the frame record on line " << i + 1;
-      if (j > i) EXPECT_GE(to, lo) << "line " << j + 1 << " is after the frame record on line " << i + 1;
+      if (j < i) {
+        EXPECT_LE(to, hi) << "line " << j + 1 << " is before the frame record on line " << i + 1;
+      }
+      if (j > i) {
+        EXPECT_GE(to, lo) << "line " << j + 1 << " is after the frame record on line " << i + 1;
+      }
     }
   }
   EXPECT_GT(txs, 0u);
