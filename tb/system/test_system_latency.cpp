@@ -1,0 +1,85 @@
+// tb/system: the latency of one 64-byte RDMA WRITE, from the SQPIi doorbell
+// reaching the NIC to the first CMAC tvalid of its packet, is the sum of the
+// named parameters on that path (issue 5), worked out here from the
+// parameters and the clock/PCIe rules, and compared with the transaction
+// log of a real run (tb/system/latency_one_write.yaml, an idle system).
+//
+// The path and its parameters:
+//   doorbell visible to the QP manager      ErnicTiming::doorbell_cycles = 2 core cycles (A-ERNIC-1)
+//   WQE fetch (qp_mgr_m_axi, 64 B)          request TLP + pcie.read_latency_ns + 64-B completion TLP,
+//                                           then one core cycle after the completion's last byte
+//                                           (A-DMA-4), on a core edge
+//   WQE decode                              ErnicTiming::wqe_decode_cycles = 2, counted from the fetch
+//                                           (decoded while cached, A-ERNIC-25)
+//   payload read (wqe_proc_top_m_axi, 64 B) issued when the WQE was cached: the latency left, the
+//                                           request and completion TLPs, one cycle (A-DMA-4)
+//   header build                            ErnicTiming::hdr_build_cycles = 2
+//   ICRC (rtl/icrc)                         one core cycle per 64-byte beat of the frame (134 bytes
+//                                           without the ICRC: 3 beats)
+//   async FIFO into the CMAC                LinkParams::cdc_cycles = 4 CMAC cycles from a CMAC edge
+//   first byte after the SFD                8 bytes of preamble/SFD at 100 Gb/s (80 ps a byte)
+// A TLP of n payload bytes takes (n + 24) bytes at the link's raw rate
+// (lanes x 8 GT/s x 128/130 / 8 for Gen3), rounded to the picosecond
+// (model/dma/pcie.h). The periods and the raw rate come from the run's JSON.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tb/system/system_test_util.h"
+
+namespace {
+
+using namespace system_test;
+using json = nlohmann::json;
+
+uint64_t edge(uint64_t t, uint64_t per) { return (t + per - 1) / per * per; }
+
+TEST(SystemLatency, DoorbellToFirstTvalidIsTheSumOfTheParameters) {
+  const fs::path dir = test_dir("latency");
+  SimResult r = run_sim(dir, {"run", kSystemDir + "/latency_one_write.yaml", "--log", "o.jsonl", "--json", "o.json",
+                              "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json rep = json::parse(read_text(dir / "o.json"));
+  const uint64_t P = rep["clocks"]["core"]["period_ps"].get<uint64_t>();
+  const uint64_t C = rep["clocks"]["cmac"]["period_ps"].get<uint64_t>();
+  ASSERT_EQ(rep["pcie"]["gen"].get<int>(), 3);
+  const double raw = double(rep["pcie"]["lanes"].get<int>()) * 8.0 * 128.0 / 130.0 / 8.0;  // bytes per ns
+  EXPECT_NEAR(raw, rep["pcie"]["raw_gbytes_per_s"].get<double>(), 1e-9);
+  const uint64_t L = rep["pcie"]["read_latency_ns"].get<uint64_t>() * 1000;
+  auto tlp = [&](uint64_t n) { return uint64_t(std::llround(double(n + 24) * 1000.0 / raw)); };
+
+  // From the log: when the doorbell reached A's NIC, and the records on the path.
+  uint64_t t_db = 0, t_fetch = 0, t_payload = 0, t_first = 0;
+  std::istringstream in(read_text(dir / "o.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    const json o = json::parse(line);
+    if (o["node"] != "A") continue;
+    const uint64_t t = o["t_ps"].get<uint64_t>();
+    if (o["kind"] == "reg" && o["op"] == "write" && o["name"] == "SQPIi[2]" && !t_db) t_db = t;
+    if (!t_db) continue;
+    if (o["kind"] == "dma" && o["master"] == "qp_mgr_m_axi" && o.value("qp", 0) == 2 && !t_fetch) t_fetch = t;
+    if (o["kind"] == "dma" && o["master"] == "wqe_proc_top_m_axi" && !t_payload) t_payload = t;
+    if (o["kind"] == "frame" && o["dir"] == "tx" && o["opname"] == "RC_WRITE_ONLY" && !t_first) t_first = t;
+  }
+  ASSERT_TRUE(t_db && t_fetch && t_payload && t_first);
+
+  const uint64_t doorbell_cycles = 2, wqe_decode_cycles = 2, hdr_build_cycles = 2, cdc_cycles = 4;
+  const uint64_t frame_bytes = 14 + 20 + 8 + 12 + 16 + 64;  // Ethernet, IPv4, UDP, BTH, RETH, payload
+  const uint64_t want_fetch = t_db + doorbell_cycles * P;
+  const uint64_t cached = edge(want_fetch + tlp(0) + L + tlp(64), P) + P;
+  const uint64_t want_payload = cached + wqe_decode_cycles * P;
+  const uint64_t lat_left = L - (want_payload - cached);
+  const uint64_t payload_in = edge(want_payload + tlp(0) + lat_left + tlp(64), P) + P;
+  const uint64_t icrc_done = payload_in + hdr_build_cycles * P + (frame_bytes + 63) / 64 * P;
+  const uint64_t tvalid = edge(icrc_done, C) + cdc_cycles * C;
+  const uint64_t want_first = tvalid + 8 * 80;
+
+  EXPECT_EQ(t_fetch, want_fetch) << "doorbell -> WQE fetch";
+  EXPECT_EQ(t_payload, want_payload) << "WQE fetch + decode -> payload read";
+  EXPECT_EQ(t_first, want_first) << "payload read + header + ICRC + CDC + preamble -> first byte";
+  std::printf("doorbell at %.3f ns; first CMAC tvalid %.3f ns later (%llu core cycles + CMAC CDC); expected %.3f\n",
+              t_db / 1e3, (t_first - 640 - t_db) / 1e3, static_cast<unsigned long long>((icrc_done - t_db) / P),
+              (want_first - 640 - t_db) / 1e3);
+}
+
+}  // namespace
