@@ -82,4 +82,48 @@ TEST(SystemLatency, DoorbellToFirstTvalidIsTheSumOfTheParameters) {
               (want_first - 640 - t_db) / 1e3);
 }
 
+// The responder's side of the same WRITE: from the first byte of the packet
+// at B's CMAC to the first byte of B's ACK.
+//   CMAC RX: the frame's last byte (first byte + (frame + FCS 4) x 80 ps),
+//   then LinkParams::rx_latency_cycles = 8 CMAC cycles from a CMAC edge, then
+//   its 3 beats on roce_cmac_s_axis (one a CMAC cycle), then the async FIFO:
+//   cdc_cycles = 4 core cycles from a core edge; ERNIC: rx_parse_cycles = 4,
+//   the MR lookup mr_lookup_cycles = 2 (A-MR-1), the payload write (posted,
+//   one beat, A-DMA-5), ack_build_cycles = 2, the ACK's ICRC (58 bytes: one
+//   beat), then the TX path as above (CDC 4 CMAC cycles, preamble).
+TEST(SystemLatency, ArrivalToAckIsTheSumOfTheParameters) {
+  const fs::path dir = test_dir("latency_ack");
+  SimResult r = run_sim(dir, {"run", kSystemDir + "/latency_one_write.yaml", "--log", "o.jsonl", "--json", "o.json",
+                              "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json rep = json::parse(read_text(dir / "o.json"));
+  const uint64_t P = rep["clocks"]["core"]["period_ps"].get<uint64_t>();
+  const uint64_t C = rep["clocks"]["cmac"]["period_ps"].get<uint64_t>();
+  uint64_t t_in = 0, t_write = 0, t_ack = 0;
+  std::istringstream in(read_text(dir / "o.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    const json o = json::parse(line);
+    if (o["node"] != "B") continue;
+    const uint64_t t = o["t_ps"].get<uint64_t>();
+    if (o["kind"] == "frame" && o["dir"] == "rx" && o["opname"] == "RC_WRITE_ONLY" && !t_in) t_in = t;
+    if (!t_in) continue;
+    if (o["kind"] == "dma" && o["master"] == "rx_pkt_hndler_ddr_m_axi" && !t_write) t_write = t;
+    if (o["kind"] == "frame" && o["dir"] == "tx" && o["opname"] == "RC_ACK" && !t_ack) t_ack = t;
+  }
+  ASSERT_TRUE(t_in && t_write && t_ack);
+  const uint64_t frame = 14 + 20 + 8 + 12 + 16 + 64 + 4;  // with the ICRC, as on the wire
+  const uint64_t rx_latency_cycles = 8, cdc_cycles = 4, rx_parse_cycles = 4, mr_lookup_cycles = 2;
+  const uint64_t ack_build_cycles = 2, ack_beats = 1;
+  const uint64_t last_byte = t_in + (frame + 4) * 80;
+  const uint64_t mac_out = edge(last_byte, C) + rx_latency_cycles * C + (frame + 63) / 64 * C;
+  const uint64_t in_core = edge(mac_out, P) + cdc_cycles * P;
+  const uint64_t want_write = in_core + rx_parse_cycles * P + mr_lookup_cycles * P;
+  const uint64_t icrc_done = want_write + P + ack_build_cycles * P + ack_beats * P;
+  const uint64_t want_ack = edge(icrc_done, C) + cdc_cycles * C + 8 * 80;
+  EXPECT_EQ(t_write, want_write) << "arrival -> payload write";
+  EXPECT_EQ(t_ack, want_ack) << "payload write -> ACK's first byte";
+  std::printf("WRITE's first byte at B %.3f ns; ACK's first byte %.3f ns later; expected %.3f\n", t_in / 1e3,
+              (t_ack - t_in) / 1e3, (want_ack - t_in) / 1e3);
+}
+
 }  // namespace
