@@ -58,7 +58,11 @@ class SimContext {
   TxLog* log = nullptr;
   // --- watchdog -----------------------------------------------------------
   uint64_t progress = 0;
-  void bump() { ++progress; }
+  uint64_t last_progress_ps = 0;  // simulated time of the latest bump (the watchdog's reference)
+  void bump() {
+    ++progress;
+    last_progress_ps = sc_core::sc_time_stamp().value();
+  }
   // --- errors -------------------------------------------------------------
   std::vector<ModelError> errors;
   void error(const std::string& where, const std::string& what) {

@@ -380,12 +380,22 @@ host::Connection& System::side(const Conn& k, const std::string& node_name) {
 }
 
 void System::watchdog() {
-  const sc_time period(double(scenario.limits.watchdog_us), SC_US);
-  uint64_t last = ctx.progress;
+  // Fires watchdog_us after the latest progress (frame, register access,
+  // DMA, completion), outside steps that time out by themselves.
+  const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
   for (;;) {
-    wait(period);
+    const uint64_t now = sc_time_stamp().value();
+    const uint64_t deadline = ctx.last_progress_ps + period_ps;
+    if (deadline > now) {
+      wait(sc_time(double(deadline - now), SC_PS));
+      continue;
+    }
     if (finished) return;
-    if (ctx.progress == last && bounded_ == 0) {
+    if (bounded_ != 0) {  // a self-timed step is running: the watchdog counts from now
+      ctx.last_progress_ps = now;
+      continue;
+    }
+    {
       fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
                                     scenario.limits.watchdog_us),
            3);
@@ -395,7 +405,6 @@ void System::watchdog() {
       sc_stop();
       return;
     }
-    last = ctx.progress;
   }
 }
 
@@ -525,8 +534,14 @@ size_t System::frames_seen(const Direction& d, const std::vector<uint8_t>& opcod
 bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
                           std::string* why) const {
   size_t best = from;  // furthest frame reached, for the message
+  size_t best_pi = 0;  // the pattern that frame was held against
+  int64_t best_prev = -1;
   std::function<bool(size_t, size_t, int64_t)> m = [&](size_t fi, size_t pi, int64_t prev_psn) -> bool {
-    if (fi > best) best = fi;
+    if (fi > best || (fi == best && pi > best_pi)) {
+      best = fi;
+      best_pi = pi;
+      best_prev = prev_psn;
+    }
     if (pi == pat.size()) return fi == got.size();
     const FramePattern& p = pat[pi];
     auto one = [&](const FrameRec& f, int64_t prev) {
@@ -556,9 +571,25 @@ bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const s
     return false;
   };
   if (m(from, 0, -1)) return true;
+  // The pattern the failing frame was held against, in the file's terms.
+  auto describe = [&](size_t pi, int64_t prev) {
+    if (pi >= pat.size()) return std::string("no more frames");
+    const FramePattern& p = pat[pi];
+    std::string d = fmt::format("frames[{}]: opcode ", pi);
+    if (p.opcodes.empty()) d += "any";
+    for (size_t i = 0; i < p.opcodes.size(); ++i) d += (i ? "|" : "") + std::string(roce::opcode_name(p.opcodes[i]));
+    if (p.psn) d += fmt::format(", psn 0x{:06x}", *p.psn);
+    if (p.psn_next)
+      d += prev < 0 ? std::string(", psn next") : fmt::format(", psn next = 0x{:06x}", roce::psn_add(uint32_t(prev), 1));
+    if (p.syndrome) d += fmt::format(", syndrome 0x{:02x}", *p.syndrome);
+    if (p.msn) d += fmt::format(", msn {}", *p.msn);
+    if (p.dest_qp) d += fmt::format(", dest_qp {}", *p.dest_qp);
+    return d;
+  };
   if (why) {
     if (best < got.size())
-      *why = fmt::format("frame {} does not fit the expected sequence: {}", got[best].index, got[best].str());
+      *why = fmt::format("frame {} does not fit the expected sequence (it was held against {}): {}", got[best].index,
+                         describe(best_pi, best_prev), got[best].str());
     else
       *why = fmt::format("the {} frame(s) seen end before the expected sequence does", got.size() - from);
   }
