@@ -46,14 +46,22 @@ TEST(SystemBench, NamedConfigurationWrites16KiBAtLineRate) {
   EXPECT_NEAR(avg, iters * 16384 * 8 / (us * 1e3), 0.01);
 }
 
-// The same command twice gives the same table (simulated time only).
+// The same command twice gives the same bench.csv (simulated time only);
+// the wall-clock speed lands in speed.csv, one row per run.
 TEST(SystemBench, Deterministic) {
   const fs::path dir = test_dir("bench_determinism");
-  SimResult a = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--no-speed", "--out", "a"});
-  SimResult b = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--no-speed", "--out", "b"});
+  SimResult a = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--out", "a"});
+  SimResult b = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--out", "b"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_EQ(read_text(dir / "a" / "bench.csv"), read_text(dir / "b" / "bench.csv"));
+  EXPECT_EQ(read_text(dir / "a" / "bench.csv").find("wall"), std::string::npos);
+  const auto rows = roce_test::split_lines(read_text(dir / "a" / "speed.csv"));
+  ASSERT_GE(rows.size(), 4u);
+  EXPECT_EQ(rows[0], "run,sim_core_cycles_per_wall_second");
+  EXPECT_EQ(rows[1].substr(0, 5), "read,");
+  EXPECT_EQ(rows[2].substr(0, 5), "send,");
+  EXPECT_EQ(rows[3].substr(0, 5), "idle,");
 }
 
 }  // namespace
