@@ -1043,16 +1043,16 @@ void Ernic::rx_buffer_changed() {
 
 void Ernic::rx_thread() {
   for (;;) {
-    bool fired = false;
-    for (Qp& qp : qps_)
-      if (qp.ack_fire) {
-        fired = true;
-        if (qp.unacked && qp.enabled && !(Q(qp.qpn, R::q::STATQPi) & F::STATQP_FATAL))
-          send_ack(qp.qpn, roce::aeth::ack(), qp.unacked_psn);
-        qp.ack_fire = false;
-        trace_qp(qp);
-      }
-    if (fired) continue;
+    // Coalescing timeouts that passed (queued by timer_thread, in order).
+    if (!ack_fire_q_.empty()) {
+      Qp& qp = qps_[ack_fire_q_.front()];
+      ack_fire_q_.pop_front();
+      if (qp.ack_fire && qp.unacked && qp.enabled && !(Q(qp.qpn, R::q::STATQPi) & F::STATQP_FATAL))
+        send_ack(qp.qpn, roce::aeth::ack(), qp.unacked_psn);
+      qp.ack_fire = false;
+      trace_qp(qp);
+      continue;
+    }
     if (rxq_.empty()) {
       wait(rx_ev_);
       continue;
@@ -1829,6 +1829,7 @@ void Ernic::timer_thread() {
       if (qp.ack_due_ps && qp.ack_due_ps <= now) {
         // Coalescing timeout: the RX handler sends the ACK (it owns ACK order).
         qp.ack_due_ps = 0;
+        if (!qp.ack_fire) ack_fire_q_.push_back(n);
         qp.ack_fire = true;
         rx_ev_.notify(SC_ZERO_TIME);
       }

@@ -356,6 +356,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void apply_doorbells();
   std::deque<FrameBytes> rxq_;
   std::deque<uint64_t> rx_arrival_;   // when each frame of rxq_ arrived
+  std::deque<uint32_t> ack_fire_q_;   // QPs whose coalescing timeout passed (the RX handler ACKs them)
   uint64_t rx_buf_bytes_ = 0;   // RX buffer level (ErnicTiming::rx_buffer_bytes)
   bool rx_xoff_ = false, rx_overflowing_ = false;
   void rx_buffer_changed();     // XON/XOFF against XRNIC_BUF_THRESHOLD_ROCE
