@@ -1159,10 +1159,12 @@ class Parser {
     return w;
   }
 
-  void step_wait_completions(const Field& f, const SourceLoc& loc) {
-    MapReader r(f, {"conn", "node", "count", "timeout_us", "expect"});
-    WaitCompletionsStep s;
-    s.loc = loc;
+  // The keys a step that waits for things on one end of a connection
+  // shares (wait_completions, recv): conn, node, timeout_us, and count with
+  // its expect list (count defaults to the list's length, at least 1, and
+  // may not be below it). read_item reads one expect entry.
+  template <class Step, class ReadItem>
+  void read_waiting(MapReader& r, Step& s, const char* what, ReadItem read_item) {
     const Field cf = r.req("conn");
     const ConnSym& c = ref_conn(cf);
     s.conn = read_string(cf);
@@ -1170,20 +1172,26 @@ class Parser {
     const auto count = r.opt_u64("count", 1, kMaxU32);
     s.timeout_us = r.u64("timeout_us", s.timeout_us, 1, kMaxTimeUs);
     if (auto ef = r.take("expect")) {
-      const std::vector<Field> items = read_list(*ef);
-      for (const Field& item : items) {
-        MapReader er(item, {"wr_id", "opcode", "error"});
-        CompletionExpect e;
-        if (auto w = er.opt_u64("wr_id", 0, 65535)) e.wr_id = uint32_t(*w);
-        if (auto o = er.take("opcode")) e.opcode = read_enum(*o, kOpcodes);
-        if (auto b = er.take("error")) e.error = read_bool(*b);
-        er.finish();
-        s.expect.push_back(e);
-      }
+      for (const Field& item : read_list(*ef)) s.expect.push_back(read_item(item));
       if (count && s.expect.size() > *count)
-        ef->fail(fmt::format("{} expected completions but count is {}", s.expect.size(), *count));
+        ef->fail(fmt::format("{} expected {} but count is {}", s.expect.size(), what, *count));
     }
     s.count = count ? uint32_t(*count) : uint32_t(std::max<size_t>(1, s.expect.size()));
+  }
+
+  void step_wait_completions(const Field& f, const SourceLoc& loc) {
+    MapReader r(f, {"conn", "node", "count", "timeout_us", "expect"});
+    WaitCompletionsStep s;
+    s.loc = loc;
+    read_waiting(r, s, "completions", [&](const Field& item) {
+      MapReader er(item, {"wr_id", "opcode", "error"});
+      CompletionExpect e;
+      if (auto w = er.opt_u64("wr_id", 0, 65535)) e.wr_id = uint32_t(*w);
+      if (auto o = er.take("opcode")) e.opcode = read_enum(*o, kOpcodes);
+      if (auto b = er.take("error")) e.error = read_bool(*b);
+      er.finish();
+      return e;
+    });
     r.finish();
     emit(std::move(s));
   }
@@ -1192,52 +1200,41 @@ class Parser {
     MapReader r(f, {"conn", "node", "count", "timeout_us", "consume", "expect"});
     RecvStep s;
     s.loc = loc;
-    const Field cf = r.req("conn");
-    const ConnSym& c = ref_conn(cf);
-    s.conn = read_string(cf);
-    s.node = ref_conn_end(r.req("node"), s.conn, c);
-    const auto count = r.opt_u64("count", 1, kMaxU32);
-    s.timeout_us = r.u64("timeout_us", s.timeout_us, 1, kMaxTimeUs);
     if (auto b = r.take("consume")) s.consume = read_bool(*b);
-    if (auto ef = r.take("expect")) {
-      for (const Field& item : read_list(*ef)) {
-        MapReader er(item, {"opcode", "immdt", "length", "equals"});
-        RecvExpect e;
-        if (auto o = er.take("opcode")) {
-          e.opcode = read_enum(*o, kOpcodes);
-          if (*e.opcode == WqeOpcode::write || *e.opcode == WqeOpcode::read)
-            o->fail("a receiver sees send, send_imm, send_inv or write_imm messages");
-        }
-        if (auto i = er.opt_u64("immdt", 0, 0xFFFFFFFFull)) e.immdt = uint32_t(*i);
-        const auto lf = er.take("length");
-        if (lf) e.length = read_uint(*lf, 1, kMaxU32);
-        if (auto eq = er.take("equals")) {
-          if (!lf) eq->fail_key("equals needs the number of bytes to compare: give length");
-          if (e.opcode && *e.opcode == WqeOpcode::write_imm)
-            eq->fail_key("a write_imm message has no RQ element to compare");
-          MapReader mr(*eq, {"node", "mr", "offset"});
-          MemRef m;
-          m.node = ref_node(mr.req("node"));
-          const Field mf = mr.req("mr");
-          const MrRef other = ref_mr(mf, m.node);
-          m.mr = other.name;
-          const auto of = mr.take("offset");
-          m.offset = of ? read_uint(*of, 0, kMaxU64) : 0;
-          if (m.offset > other.length || e.length > other.length - m.offset)
-            (of ? *of : mf).fail(fmt::format("offset {} + length {} exceeds MR {} of node {} ({} bytes)", m.offset,
-                                             e.length, m.mr, m.node, other.length));
-          mr.finish();
-          e.equals = m;
-        } else if (lf) {
-          lf->fail_key("length is the number of bytes compared with equals: give equals");
-        }
-        er.finish();
-        s.expect.push_back(e);
+    read_waiting(r, s, "messages", [&](const Field& item) {
+      MapReader er(item, {"opcode", "immdt", "length", "equals"});
+      RecvExpect e;
+      if (auto o = er.take("opcode")) {
+        e.opcode = read_enum(*o, kOpcodes);
+        if (*e.opcode == WqeOpcode::write || *e.opcode == WqeOpcode::read)
+          o->fail("a receiver sees send, send_imm, send_inv or write_imm messages");
       }
-      if (count && s.expect.size() > *count)
-        ef->fail(fmt::format("{} expected messages but count is {}", s.expect.size(), *count));
-    }
-    s.count = count ? uint32_t(*count) : uint32_t(std::max<size_t>(1, s.expect.size()));
+      if (auto i = er.opt_u64("immdt", 0, 0xFFFFFFFFull)) e.immdt = uint32_t(*i);
+      const auto lf = er.take("length");
+      if (lf) e.length = read_uint(*lf, 1, kMaxU32);
+      if (auto eq = er.take("equals")) {
+        if (!lf) eq->fail_key("equals needs the number of bytes to compare: give length");
+        if (e.opcode && *e.opcode == WqeOpcode::write_imm)
+          eq->fail_key("a write_imm message has no RQ element to compare");
+        MapReader mr(*eq, {"node", "mr", "offset"});
+        MemRef m;
+        m.node = ref_node(mr.req("node"));
+        const Field mf = mr.req("mr");
+        const MrRef other = ref_mr(mf, m.node);
+        m.mr = other.name;
+        const auto of = mr.take("offset");
+        m.offset = of ? read_uint(*of, 0, kMaxU64) : 0;
+        if (m.offset > other.length || e.length > other.length - m.offset)
+          (of ? *of : mf).fail(fmt::format("offset {} + length {} exceeds MR {} of node {} ({} bytes)", m.offset,
+                                           e.length, m.mr, m.node, other.length));
+        mr.finish();
+        e.equals = m;
+      } else if (lf) {
+        lf->fail_key("length is the number of bytes compared with equals: give equals");
+      }
+      er.finish();
+      return e;
+    });
     r.finish();
     emit(std::move(s));
   }

@@ -34,14 +34,34 @@ using json = nlohmann::json;
 
 uint64_t edge(uint64_t t, uint64_t per) { return (t + per - 1) / per * per; }
 
-TEST(SystemLatency, DoorbellToFirstTvalidIsTheSumOfTheParameters) {
-  const fs::path dir = test_dir("latency");
+// One run of tb/system/latency_one_write.yaml: its report, its log records
+// and the two clock periods (ps).
+struct WriteRun {
+  json rep;
+  std::vector<json> log;
+  uint64_t P = 0, C = 0;
+};
+
+WriteRun run_one_write(const std::string& suffix) {
+  WriteRun run;
+  const fs::path dir = test_dir(suffix);
   SimResult r = run_sim(dir, {"run", kSystemDir + "/latency_one_write.yaml", "--log", "o.jsonl", "--json", "o.json",
                               "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const json rep = json::parse(read_text(dir / "o.json"));
-  const uint64_t P = rep["clocks"]["core"]["period_ps"].get<uint64_t>();
-  const uint64_t C = rep["clocks"]["cmac"]["period_ps"].get<uint64_t>();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  if (r.exit_code != 0) return run;
+  run.rep = json::parse(read_text(dir / "o.json"));
+  run.P = run.rep["clocks"]["core"]["period_ps"].get<uint64_t>();
+  run.C = run.rep["clocks"]["cmac"]["period_ps"].get<uint64_t>();
+  std::istringstream in(read_text(dir / "o.jsonl"));
+  for (std::string line; std::getline(in, line);) run.log.push_back(json::parse(line));
+  return run;
+}
+
+TEST(SystemLatency, DoorbellToFirstTvalidIsTheSumOfTheParameters) {
+  const WriteRun run = run_one_write("latency");
+  ASSERT_FALSE(run.log.empty());
+  const json& rep = run.rep;
+  const uint64_t P = run.P, C = run.C;
   ASSERT_EQ(rep["pcie"]["gen"].get<int>(), 3);
   const double raw = double(rep["pcie"]["lanes"].get<int>()) * 8.0 * 128.0 / 130.0 / 8.0;  // bytes per ns
   EXPECT_NEAR(raw, rep["pcie"]["raw_gbytes_per_s"].get<double>(), 1e-9);
@@ -50,9 +70,7 @@ TEST(SystemLatency, DoorbellToFirstTvalidIsTheSumOfTheParameters) {
 
   // From the log: when the doorbell reached A's NIC, and the records on the path.
   uint64_t t_db = 0, t_fetch = 0, t_payload = 0, t_first = 0;
-  std::istringstream in(read_text(dir / "o.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    const json o = json::parse(line);
+  for (const json& o : run.log) {
     if (o["node"] != "A") continue;
     const uint64_t t = o["t_ps"].get<uint64_t>();
     if (o["kind"] == "reg" && o["op"] == "write" && o["name"] == "SQPIi[2]" && !t_db) t_db = t;
@@ -92,17 +110,11 @@ TEST(SystemLatency, DoorbellToFirstTvalidIsTheSumOfTheParameters) {
 //   one beat, A-DMA-5), ack_build_cycles = 2, the ACK's ICRC (58 bytes: one
 //   beat), then the TX path as above (CDC 4 CMAC cycles, preamble).
 TEST(SystemLatency, ArrivalToAckIsTheSumOfTheParameters) {
-  const fs::path dir = test_dir("latency_ack");
-  SimResult r = run_sim(dir, {"run", kSystemDir + "/latency_one_write.yaml", "--log", "o.jsonl", "--json", "o.json",
-                              "--quiet"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const json rep = json::parse(read_text(dir / "o.json"));
-  const uint64_t P = rep["clocks"]["core"]["period_ps"].get<uint64_t>();
-  const uint64_t C = rep["clocks"]["cmac"]["period_ps"].get<uint64_t>();
+  const WriteRun run = run_one_write("latency_ack");
+  ASSERT_FALSE(run.log.empty());
+  const uint64_t P = run.P, C = run.C;
   uint64_t t_in = 0, t_write = 0, t_ack = 0;
-  std::istringstream in(read_text(dir / "o.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    const json o = json::parse(line);
+  for (const json& o : run.log) {
     if (o["node"] != "B") continue;
     const uint64_t t = o["t_ps"].get<uint64_t>();
     if (o["kind"] == "frame" && o["dir"] == "rx" && o["opname"] == "RC_WRITE_ONLY" && !t_in) t_in = t;
