@@ -1,6 +1,7 @@
 // model/ernic: the ERNIC IP (AMD/Xilinx PG332 v3.1) as a SystemC model.
 //
-// Walking-skeleton scope (issue 2; issues 4 and 5 complete it):
+// What it models (the run's assumption list names every choice PG332
+// leaves open, A-ERNIC-*):
 //  - the PG332 3.1 register map (global, per-QP, MR table) behind a timed
 //    AXI4-Lite slave (AxiLiteTarget), with RW / RO / W1C / SW-override
 //    access rules from model/regs/ernic_regs.def;
@@ -16,8 +17,13 @@
 //    duplicate READs are re-executed);
 //  - the responder: PSN and opcode-sequence checks, the R_Key / PD / key /
 //    bounds / access checks of PG332 Fig. 2-9 before any payload is written,
-//    SEND payload into RQ elements (STATRQPIDBi + RQWPTRDBADDi write), ACK
-//    generation (XRNICCONF[4:3] mode 00: on AckReq), duplicate re-ACK, NAKs;
+//    SEND payload into RQ elements (STATRQPIDBi + RQWPTRDBADDi write, the
+//    RQ doorbell sideband), ImmDt / invalidate keys on ieth_immdt, ACK
+//    generation by XRNICCONF[4:3] with coalescing (A-ERNIC-20), duplicate
+//    re-ACK, NAKs, RNR NAKs, ECN -> CNPSCHDSTS, CNPs received (A-ERNIC-22);
+//  - WQE prefetch into a WQE cache with payload reads issued ahead
+//    (A-ERNIC-24), inline SEND data (A-ERNIC-21), go-back-N, the local ACK
+//    timer, RNR waits, write-retry buffers, the RoCE RX buffer (A-ERNIC-26);
 //  - the response handler: an ACK retires every covered WQE once, writes the
 //    4-byte CQE at CQBAi + idx*4 (QPCONFi[5]), CQHEADi and its mirror write
 //    to CQDBADDi, INTSTS[4] and the CQ interrupt bank (QPCONFi[3]); fatal
