@@ -7,7 +7,8 @@ endif()
 set(_fail 0)
 foreach(_top IN LISTS TOPS)
   execute_process(
-    COMMAND ${VERILATOR} --lint-only -Wall --top-module ${_top} ${SOURCES}
+    COMMAND ${VERILATOR} --lint-only -Wall -I${CMAKE_CURRENT_LIST_DIR}/../../rtl/include
+            --top-module ${_top} ${SOURCES}
     RESULT_VARIABLE _rc)
   if(_rc)
     message(SEND_ERROR "lint failed for top ${_top}")
