@@ -17,6 +17,10 @@ TxIcrc::TxIcrc(sc_module_name name, const ClockDomain& core, SimContext& ctx, bo
   rtl_->s_ready(s_ready_);
   rtl_->crc_valid(crc_valid_);
   rtl_->crc(crc_);
+  const std::string scope = std::string(this->name()) + ".s_axis";
+  mon_ = &ctx.protocol.axis(scope, core.name(), core.period_ps(),
+                            monitor::AxisRules::seam(/*has_ready=*/true, /*no_bubble=*/false));
+  rnd_valid_ = ctx.protocol.stall(scope + ".tvalid", monitor::HandshakeRandomizer::Kind::valid);
   SC_THREAD(reset_thread);
   if (free_running_) SC_THREAD(clock_thread);
 }
@@ -35,9 +39,13 @@ void TxIcrc::clock_thread() {
 void TxIcrc::reset_thread() {
   // Synchronous reset for two cycles from time 0, before any frame.
   rst_n_.write(false);
+  monitor::AxisSample in_reset;
+  in_reset.reset = true;
+  mon_->sample(core_.cycle(), in_reset);
   tick();
   tick();
   rst_n_.write(true);
+  mon_->sample(core_.cycle(), monitor::AxisSample{});
   tick();
   reset_done_ = true;
 }
@@ -62,6 +70,12 @@ uint32_t TxIcrc::compute(const uint8_t* frame, size_t len) {
   while (!reset_done_) tick();  // only if a frame came within the first 3 cycles
   sc_dt::sc_bv<512> beat;
   for (size_t off = 0; off < len; off += 64) {
+    if (const uint32_t h = rnd_valid_.hold()) {  // randomised: s_valid low before this beat
+      s_valid_.write(false);
+      s_last_.write(false);
+      mon_->sample(core_.cycle(), monitor::AxisSample{});
+      for (uint32_t i = 0; i < h; ++i) tick();
+    }
     const size_t n = std::min<size_t>(64, len - off);
     for (int w = 0; w < 16; ++w) {
       uint32_t word = 0;
@@ -75,10 +89,21 @@ uint32_t TxIcrc::compute(const uint8_t* frame, size_t len) {
     s_keep_.write(n == 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1));
     s_valid_.write(true);
     s_last_.write(off + 64 >= len);
+    {
+      const monitor::AxisBeat b = monitor::axis_beat(frame, len, off / 64);
+      monitor::AxisSample m;
+      m.valid = true;
+      m.ready = s_ready_.read();
+      m.last = b.last;
+      m.keep = b.keep;
+      m.data = b.data.data();
+      mon_->sample(core_.cycle(), m);
+    }
     tick();
   }
   s_valid_.write(false);
   s_last_.write(false);
+  mon_->sample(core_.cycle(), monitor::AxisSample{});
   // Wait for the result (fixed latency; bounded so a broken RTL cannot hang).
   for (int i = 0; i < 16; ++i) {
     if (crc_valid_.read()) return crc_.read();

@@ -9,6 +9,12 @@
 // the RTL's rising clock edge comes half a period later. The RTL's
 // result is returned; the caller appends it and cross-checks it against
 // the C++ reference (roce::compute_icrc).
+//
+// The stream into the RTL (s_valid/s_ready/s_data/s_keep/s_last, reset) is
+// checked by an AXI4-Stream protocol monitor (<name>.s_axis, core cycles,
+// model/monitor). Randomised handshakes (`handshake_random`): s_valid held
+// low for random cycles before a beat (stream <name>.s_axis.tvalid); the
+// gated clock runs through them, the result is the same.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +60,8 @@ class TxIcrc : public sc_core::sc_module {
   std::unique_ptr<Vicrc> rtl_;
   bool reset_done_ = false;
   uint64_t cycles_ = 0;
+  monitor::AxisMonitor* mon_ = nullptr;
+  monitor::HandshakeStall rnd_valid_;
 };
 
 }  // namespace ernic

@@ -37,6 +37,14 @@ Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& 
   v_tx_fifo_level_ = ctx.var(scope, "tx_fifo_level", 8);
   v_ctl_tx_pause_req_ = ctx.var(scope, "ctl_tx_pause_req", 9);
   v_stat_rx_pause_req_ = ctx.var(scope, "stat_rx_pause_req", 9);
+  mon_tx_ = &ctx.protocol.axis(scope + ".tx_axis", cmac_clk.name(), cmac_clk.period_ps(),
+                               monitor::AxisRules::seam(/*has_ready=*/true, /*no_bubble=*/true));
+  mon_rx_ = &ctx.protocol.axis(scope + ".rx_axis", cmac_clk.name(), cmac_clk.period_ps(),
+                               monitor::AxisRules::seam(/*has_ready=*/false, /*no_bubble=*/false));
+  using K = monitor::HandshakeRandomizer::Kind;
+  tx_tready_stall_ = ctx.protocol.stall(scope + ".tx_axis.tready", K::ready);
+  tx_tvalid_stall_ = ctx.protocol.stall(scope + ".tx_axis.tvalid", K::valid);
+  rx_tvalid_stall_ = ctx.protocol.stall(scope + ".rx_axis.tvalid", K::valid);
   SC_THREAD(tx_thread);
   SC_THREAD(rx_thread);
   SC_THREAD(cdc_thread);
@@ -170,7 +178,7 @@ void Cmac::tx_thread() {
     now = ClockDomain::now_ps();
     // A frame boundary: MAC control frames go ahead of queued data.
     if (auto pf = take_pause_frame(now)) {
-      transmit(std::move(*pf), 0, 0);
+      transmit(std::move(*pf), 0, 0, /*axis=*/false);
       tx_busy_ = false;
       continue;
     }
@@ -220,8 +228,11 @@ void Cmac::tx_thread() {
 }
 
 // Puts one frame on the line now (a frame boundary, the line free).
-void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles) {
+void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles, bool axis) {
   const uint64_t bpb = 64;  // bytes a beat on the 512-bit stream
+  // Randomised handshake: the NIC's stream raises TVALID late (the frame starts later).
+  if (axis)
+    if (const uint32_t h = tx_tvalid_stall_.hold()) wait(cmac_clk_.cycles(h));
   const uint64_t index = tx_index_++;
   const uint64_t t0 = ClockDomain::now_ps();
   const uint64_t first_byte = t0 + line_ps(LinkParams::kPreambleSfd);
@@ -239,13 +250,18 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles)
   // The frame is on the line from t0 (cut-through: the MAC serialises the
   // beats as they come); the wire sees it now, faults are decided now.
   if (wire_out) wire_out->send(f, first_byte, last_byte, underflow);
-  // AXI4-Stream beats: one a cycle, tlast on the last.
-  ctx_.set(v_tx_tvalid_, 1);
-  uint64_t rest = beats;
-  if (underflow) {
-    wait(cmac_clk_.cycles(uint64_t(bubble_after) + 1));
+  // AXI4-Stream beats: one a cycle, tlast on the last; TREADY low where the
+  // randomised handshake stalls; TVALID low for the underflow hook's bubble.
+  std::vector<AxisRun> runs;
+  runs.reserve(beats + 2);
+  for (uint64_t i = 0; i < beats; ++i) {
+    if (underflow && i == uint64_t(bubble_after) + 1) runs.push_back({false, true, i, bubble_cycles});
+    if (axis)
+      if (const uint32_t h = tx_tready_stall_.hold()) runs.push_back({true, false, i, h});
+    runs.push_back({true, true, i, 1});
+  }
+  walk_axis(f, runs, axis ? mon_tx_ : nullptr, v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, [&] {
     // Detected on the first cycle tvalid is low inside the frame.
-    ctx_.set(v_tx_tvalid_, 0);
     const uint64_t t_bubble = ClockDomain::now_ps();
     ++pfc_.tx_underflows;
     const std::string what = fmt::format(
@@ -254,15 +270,45 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles)
         node, double(t_bubble) / 1000.0, bubble_cycles, bubble_after, beats, index, f.size(), describe(f));
     ctx_.error(scope_, what);
     log_state("tx_underflow", what);
-    wait(cmac_clk_.cycles(bubble_cycles));
-    ctx_.set(v_tx_tvalid_, 1);
-    rest = beats - bubble_after - 1;
+  });
+}
+
+void Cmac::walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
+                     int v_ready, int v_last, const std::function<void()>& on_bubble) {
+  const uint64_t c0 = cmac_clk_.cycle();
+  const uint64_t beats = monitor::axis_beats(f.size());
+  uint64_t k = 0, at = 0;  // edge of the current run, edge the thread is at (from c0)
+  bool valid = false, ready = true, last = false, started = false;
+  for (const AxisRun& r : runs) {
+    const bool l = r.valid && r.beat + 1 == beats;
+    if (r.valid != valid || r.ready != ready || l != last) {
+      if (k > at) wait(cmac_clk_.cycles(k - at)), at = k;
+      if (r.valid != valid) ctx_.set(v_valid, r.valid);
+      if (r.ready != ready) ctx_.set(v_ready, r.ready);
+      if (l != last) ctx_.set(v_last, l);
+      if (!r.valid && started && on_bubble) on_bubble();
+      valid = r.valid, ready = r.ready, last = l;
+    }
+    started |= r.valid;
+    if (mon) {
+      monitor::AxisSample s;
+      s.valid = r.valid;
+      s.ready = r.ready;
+      monitor::AxisBeat b;
+      if (r.valid) {
+        b = monitor::axis_beat(f.data(), f.size(), r.beat);
+        s.last = l;
+        s.keep = b.keep;
+        s.data = b.data.data();
+      }
+      mon->sample(c0 + k, s);
+    }
+    k += r.cycles;
   }
-  if (rest > 1) wait(cmac_clk_.cycles(rest - 1));
-  ctx_.set(v_tx_tlast_, 1);
-  wait(cmac_clk_.period());
-  ctx_.set(v_tx_tlast_, 0);
-  ctx_.set(v_tx_tvalid_, 0);
+  if (k > at) wait(cmac_clk_.cycles(k - at));
+  ctx_.set(v_last, 0);
+  ctx_.set(v_valid, 0);
+  if (mon) mon->sample(c0 + k, monitor::AxisSample{});
 }
 
 void Cmac::rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs) {
@@ -331,13 +377,15 @@ void Cmac::rx_thread() {
     }
     // The RX stream presents the frame's beats (no tready), then the async
     // FIFO hands it to the core domain.
+    // (Randomised handshake: TVALID low at random edges before a beat.)
     const uint64_t beats = (it.f.size() + bpb - 1) / bpb;
-    ctx_.set(v_rx_tvalid_, 1);
-    if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
-    ctx_.set(v_rx_tlast_, 1);
-    wait(cmac_clk_.period());
-    ctx_.set(v_rx_tlast_, 0);
-    ctx_.set(v_rx_tvalid_, 0);
+    std::vector<AxisRun> runs;
+    runs.reserve(beats);
+    for (uint64_t i = 0; i < beats; ++i) {
+      if (const uint32_t h = rx_tvalid_stall_.hold()) runs.push_back({false, true, i, h});
+      runs.push_back({true, true, i, 1});
+    }
+    walk_axis(it.f, runs, mon_rx_, v_rx_tvalid_, -1, v_rx_tlast_, nullptr);
     // The async FIFO is pipelined: each frame reaches the core domain
     // cdc_cycles of the core clock after its last beat, while the next
     // frame's beats already come in (a crossing adds latency, it does not

@@ -41,6 +41,15 @@
 // on a falling bit one XON (time 0), as Xilinx MACs do with auto-XON
 // (assumption A-PFC-2). Every pause sent, received, holding or releasing
 // traffic is a `state` record in the transaction log.
+//
+// Protocol monitors (model/monitor/protocol.h): the TX stream
+// (<scope>.tx_axis: TREADY, keep contiguous, no bubble inside a frame) and
+// the RX stream (<scope>.rx_axis: no TREADY) are checked beat by beat.
+// Randomised handshakes (`handshake_random`): TX TREADY low at random edges
+// inside a frame (<scope>.tx_axis.tready), TX TVALID raised late before a
+// frame's first beat (<scope>.tx_axis.tvalid; the frame starts later), RX
+// TVALID low at random edges before a beat (<scope>.rx_axis.tvalid). MAC
+// control frames the MAC makes itself are not on the NIC's stream.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -151,7 +160,16 @@ class Cmac : public sc_core::sc_module {
   // A pause frame due now (XOFF, refresh, XON), with the state updated.
   std::optional<FrameBytes> take_pause_frame(uint64_t now);
   uint64_t next_refresh_ps() const;
-  void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles);
+  // axis: the frame came from the NIC's TX stream (not a MAC control frame).
+  void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles, bool axis = true);
+  // A run of `cycles` identical edges of a frame's AXI4-Stream, beat `beat` offered.
+  struct AxisRun { bool valid, ready; uint64_t beat, cycles; };
+  // Presents a frame's beats from this CMAC edge, run by run: the waveform
+  // variables change where they change (the thread waits until then), the
+  // monitor sees every run, on_bubble is called where TVALID drops inside
+  // the frame. Returns on the edge after the last beat, TVALID low.
+  void walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
+                 int v_ready, int v_last, const std::function<void()>& on_bubble);
   void rx_pause(const pfc::PauseFrame& p, uint64_t now);
   void log_state(const char* what, const std::string& value);
 
@@ -184,6 +202,9 @@ class Cmac : public sc_core::sc_module {
   OpcodeCounts tx_counts_, rx_counts_;
   int v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_rx_tvalid_, v_rx_tlast_, v_tx_fifo_level_;
   int v_ctl_tx_pause_req_, v_stat_rx_pause_req_;
+  monitor::AxisMonitor* mon_tx_ = nullptr;
+  monitor::AxisMonitor* mon_rx_ = nullptr;
+  monitor::HandshakeStall tx_tready_stall_, tx_tvalid_stall_, rx_tvalid_stall_;
 };
 
 // One direction of the link: delivers frames after the propagation delay,
