@@ -1,6 +1,6 @@
 // ernic-sim: the simulator's command line.
 //
-//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet]
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet] [--handshake-random SEED]
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
@@ -124,6 +124,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
   auto t1 = std::chrono::steady_clock::now();
+  ctx.protocol.finish();  // the protocol monitors evaluate their last edges
   if (!sys->finished && sys->exit_code == 0) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
                              SourceLoc{}, sc_core::sc_time_stamp().value()});
@@ -207,6 +208,9 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  uint64_t handshake_seed = 0;
+  auto* hr_opt = runc->add_option("--handshake-random", handshake_seed,
+                                  "randomise VALID/READY timing on every seam under this seed (same results, other timing)");
   auto* benchc = app.add_subcommand(
       "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
   BenchOptions bopt;
@@ -296,6 +300,7 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  if (hr_opt->count()) opt.handshake_random_seed = handshake_seed;
   return run(scenario, opt, json_path, log_path, quiet, args);
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -48,6 +49,9 @@ struct RunOptions {
   // evaluated every cycle (a ticking process per domain, the RTL clocked
   // every core cycle). The results are the same; only the speed differs.
   bool idle_skip = true;
+  // --handshake-random SEED: randomised handshakes on every node with this
+  // seed (percentages from the scenario's handshake_random, else defaults).
+  std::optional<uint64_t> handshake_random_seed;
 };
 
 // The scenario's pcie block as the link model takes it.
