@@ -253,12 +253,11 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles,
   // AXI4-Stream beats: one a cycle, tlast on the last; TREADY low where the
   // randomised handshake stalls; TVALID low for the underflow hook's bubble.
   std::vector<AxisRun> runs;
-  runs.reserve(beats + 2);
   for (uint64_t i = 0; i < beats; ++i) {
     if (underflow && i == uint64_t(bubble_after) + 1) runs.push_back({false, true, i, bubble_cycles});
     if (axis)
       if (const uint32_t h = tx_tready_stall_.hold()) runs.push_back({true, false, i, h});
-    runs.push_back({true, true, i, 1});
+    add_beat(runs, i);
   }
   walk_axis(f, runs, axis ? mon_tx_ : nullptr, v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, [&] {
     // Detected on the first cycle tvalid is low inside the frame.
@@ -273,36 +272,52 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles,
   });
 }
 
+void Cmac::add_beat(std::vector<AxisRun>& runs, uint64_t beat) {
+  AxisRun* b = runs.empty() ? nullptr : &runs.back();
+  if (b && b->valid && b->ready && b->beat + b->cycles == beat)
+    ++b->cycles;  // back to back with the run before
+  else
+    runs.push_back({true, true, beat, 1});
+}
+
 void Cmac::walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
                      int v_ready, int v_last, const std::function<void()>& on_bubble) {
   const uint64_t c0 = cmac_clk_.cycle();
   const uint64_t beats = monitor::axis_beats(f.size());
-  uint64_t k = 0, at = 0;  // edge of the current run, edge the thread is at (from c0)
+  uint64_t at = 0;  // the edge (from c0) the thread is at
   bool valid = false, ready = true, last = false, started = false;
-  for (const AxisRun& r : runs) {
-    const bool l = r.valid && r.beat + 1 == beats;
-    if (r.valid != valid || r.ready != ready || l != last) {
+  // The signals from edge k on, beat `beat` offered.
+  auto point = [&](uint64_t k, bool v, bool rd, uint64_t beat) {
+    const bool l = v && beat + 1 == beats;
+    if (v != valid || rd != ready || l != last) {
       if (k > at) wait(cmac_clk_.cycles(k - at)), at = k;
-      if (r.valid != valid) ctx_.set(v_valid, r.valid);
-      if (r.ready != ready) ctx_.set(v_ready, r.ready);
+      if (v != valid) ctx_.set(v_valid, v);
+      if (rd != ready) ctx_.set(v_ready, rd);
       if (l != last) ctx_.set(v_last, l);
-      if (!r.valid && started && on_bubble) on_bubble();
-      valid = r.valid, ready = r.ready, last = l;
+      if (!v && started && on_bubble) on_bubble();
+      valid = v, ready = rd, last = l;
     }
-    started |= r.valid;
+    started |= v;
     if (mon) {
       monitor::AxisSample s;
-      s.valid = r.valid;
-      s.ready = r.ready;
+      s.valid = v;
+      s.ready = rd;
       monitor::AxisBeat b;
-      if (r.valid) {
-        b = monitor::axis_beat(f.data(), f.size(), r.beat);
+      if (v) {
+        b = monitor::axis_beat(f.data(), f.size(), beat);
         s.last = l;
         s.keep = b.keep;
         s.data = b.data.data();
       }
       mon->sample(c0 + k, s);
     }
+  };
+  uint64_t k = 0;
+  for (const AxisRun& r : runs) {
+    point(k, r.valid, r.ready, r.beat);
+    // A run of back-to-back transfers: its last beat (the monitor takes the
+    // edges between as transfers of full, non-last beats).
+    if (r.valid && r.ready && r.cycles > 1) point(k + r.cycles - 1, true, true, r.beat + r.cycles - 1);
     k += r.cycles;
   }
   if (k > at) wait(cmac_clk_.cycles(k - at));
@@ -380,10 +395,9 @@ void Cmac::rx_thread() {
     // (Randomised handshake: TVALID low at random edges before a beat.)
     const uint64_t beats = (it.f.size() + bpb - 1) / bpb;
     std::vector<AxisRun> runs;
-    runs.reserve(beats);
     for (uint64_t i = 0; i < beats; ++i) {
       if (const uint32_t h = rx_tvalid_stall_.hold()) runs.push_back({false, true, i, h});
-      runs.push_back({true, true, i, 1});
+      add_beat(runs, i);
     }
     walk_axis(it.f, runs, mon_rx_, v_rx_tvalid_, -1, v_rx_tlast_, nullptr);
     // The async FIFO is pipelined: each frame reaches the core domain

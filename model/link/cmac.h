@@ -162,8 +162,12 @@ class Cmac : public sc_core::sc_module {
   uint64_t next_refresh_ps() const;
   // axis: the frame came from the NIC's TX stream (not a MAC control frame).
   void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles, bool axis = true);
-  // A run of `cycles` identical edges of a frame's AXI4-Stream, beat `beat` offered.
+  // A run of `cycles` edges of a frame's AXI4-Stream from beat `beat` on:
+  // TVALID and TREADY high: `cycles` beats transferred back to back; else
+  // beat `beat` offered and not taken (stall) or TVALID low, `cycles` edges.
   struct AxisRun { bool valid, ready; uint64_t beat, cycles; };
+  // Appends the transfer of `beat`, extending a run of transfers it follows.
+  static void add_beat(std::vector<AxisRun>& runs, uint64_t beat);
   // Presents a frame's beats from this CMAC edge, run by run: the waveform
   // variables change where they change (the thread waits until then), the
   // monitor sees every run, on_bubble is called where TVALID drops inside

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace ernic::monitor {
 
@@ -22,7 +23,10 @@ void AxisMonitor::load(Edge& e, const AxisSample& s) const {
   const uint64_t mask = rules_.data_bytes >= 64 ? ~uint64_t(0) : (uint64_t(1) << rules_.data_bytes) - 1;
   e.keep = s.keep & mask;
   e.user = s.user;
-  e.has_data = s.data != nullptr;
+  // TDATA is compared only across a stall: keep it for a stalled edge and
+  // for the edge after one (prev_ is the edge before this one).
+  const bool after_stall = have_prev_ && !prev_.reset && prev_.valid && !prev_.ready;
+  e.has_data = s.data != nullptr && s.valid && (!e.ready || after_stall);
   if (e.has_data) std::copy(s.data, s.data + words_, e.data.begin());
 }
 
@@ -186,7 +190,11 @@ AxisBeat axis_beat(const uint8_t* bytes, size_t len, size_t beat, unsigned data_
   AxisBeat b;
   const size_t off = beat * data_bytes;
   const size_t n = off < len ? std::min<size_t>(data_bytes, len - off) : 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n) std::memcpy(b.data.data(), bytes + off, n);  // byte k of the beat = bits [8k+7:8k]
+#else
   for (size_t i = 0; i < n; ++i) b.data[i / 8] |= uint64_t(bytes[off + i]) << (8 * (i % 8));
+#endif
   b.keep = n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
   b.last = off + data_bytes >= len;
   return b;

@@ -29,6 +29,10 @@
 // later edge until the next call: a caller only calls where it changes a
 // signal, or at every edge where it has a new beat. A later call for the
 // same edge replaces the earlier one (the last call for an edge wins).
+// TDATA matters only next to a stall (the stability rules), so a caller
+// presenting N beats back to back (TVALID and TREADY high throughout) may
+// sample the first and the last of them only: the edges between count as
+// transfers of full (all-ones TKEEP), non-TLAST beats.
 // Edges are evaluated lazily, when a call for a later edge (or finish())
 // arrives: a violation is reported at most one call after it happened,
 // stamped with its own edge. A run of identical edges costs one evaluation
