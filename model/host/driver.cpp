@@ -375,6 +375,16 @@ void Driver::establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, 
   c.established.notify(SC_ZERO_TIME);
 }
 
+Connection& Driver::adopt(std::unique_ptr<Connection> c) {
+  if (!initialised_) fail("adopt before init");
+  alloc_qpn(c->qpn);  // fails when the QPN is out of range or in use
+  conns_.push_back(std::move(c));
+  Connection& k = *conns_.back();
+  set_state(k, VerbsState::Rts);
+  k.established.notify(SC_ZERO_TIME);
+  return k;
+}
+
 Connection& Driver::listen(const QpParams& p) {
   if (!initialised_) fail("listen before init");
   if (listener_) fail("a listen is already pending");

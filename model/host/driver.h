@@ -189,6 +189,12 @@ class Driver : public sc_core::sc_module {
   void establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::IpAddr remote_ip,
                  const roce::cm::MrInfo& remote_mr);
 
+  // A QP programmed by someone else (the QP-setup offload: model/host/
+  // qp_setup_driver.h) taken over as a connection: c carries its QPN,
+  // remote QPN and address, PSNs, queue bases, doorbell mirrors and
+  // params. The QPN must be free here; the connection is in RTS.
+  Connection& adopt(std::unique_ptr<Connection> c);
+
   // Passive side: the next ConnectRequest is answered with these parameters.
   Connection& listen(const QpParams& p);
   // Active side: blocks until ReadyToUse has been sent (or throws). An
