@@ -75,13 +75,17 @@ QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps
   wr(Q::reg::SQ_PSN, r.sq_psn);
   wr(Q::reg::EXP_PSN, r.exp_psn);
   wr(Q::reg::PD, r.pd);
-  return run(timeout_ps);
+  const QpSetupResult res = run(timeout_ps);
+  if (res.status == Q::status::kSuccess) drv_.reserve_qpn(r.qpn, true);  // the driver picks other QPNs
+  return res;
 }
 
 QpSetupResult QpSetupDriver::release(uint32_t qpn, uint64_t timeout_ps) {
   if (!initialised_) fail("release before init");
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpRelease, uint16_t(qpn)));
-  return run(timeout_ps);
+  const QpSetupResult res = run(timeout_ps);
+  if (res.status == Q::status::kSuccess) drv_.reserve_qpn(qpn, false);
+  return res;
 }
 
 Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr, const Mr* local_mr) {

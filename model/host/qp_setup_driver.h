@@ -9,6 +9,8 @@
 //   template, MAX_QPN = C_NUM_QP, ERNIC layout, LINK_TIMEOUT).
 // - create() / release(): write the QP parameters and CMD, then poll STATUS
 //   (every poll_ns) until the command has ended; the status code and state.
+//   A QP created (0x17) is reserved in the ERNIC driver, which then picks
+//   other QPNs for its own connections; a release frees it.
 // - adopt(): turns a QP the block set up into a Connection of the ERNIC
 //   driver (model/host/driver.h), in RTS: its queue addresses come from the
 //   block's read-back registers (INFO_QPN, INFO_*), its remote QPN, PSNs and

@@ -171,7 +171,7 @@ TEST(SystemQpSetupWaveform, StateAndRtlSignals) {
       EXPECT_EQ(ernic::trace::vcd_value_at(vcd, "top.A.qp_setup_fsm.rtl.qp_setup_fsm.state", t), want) << t;
       ++checked;
     }
-  EXPECT_EQ(checked, 8u);  // two creates on A: REG_CHECK, RES_ALLOC, CMAC_INIT, READY each
+  EXPECT_EQ(checked, 12u);  // three creates on A: REG_CHECK, RES_ALLOC, CMAC_INIT, READY each
 }
 
 }  // namespace
