@@ -2,7 +2,9 @@
 // 001's queue-management block). Software writes one QP's parameters into
 // this block's queue control registers over AXI4-Lite and starts it; the
 // block checks them, takes a buffer slot (SQ, CQ, RQ and doorbell words) from
-// a pool of POOL_COUNT slots in a host-memory window, waits for the CMAC link
+// a pool of POOL_COUNT slots in a host-memory window (lazily, as seed 001
+// has it: a slot is bound to a QP only when that QP is set up, and is free
+// again after a release or a link timeout), waits for the CMAC link
 // and programs ERNIC's per-QP registers for that QP through its own
 // AXI4-Lite master, in the order the host driver's connect path uses
 // (model/host/driver.cpp program_rc_qp). A second command releases a QP: it
@@ -56,7 +58,8 @@
 //                    RO  the INFO_QPN slot's addresses (0 without a slot)
 // QPCTRL .. EXP_PSN and PD are read-only while busy; POOL_*, SLOT_BYTES,
 // QDEPTH, QPCONF, QPADVCONF, TIMEOUTCONF, MAX_QPN and ERNIC_CONF also while
-// any slot is allocated (the slots' geometry must not change under them).
+// any slot is allocated (the slots' geometry must not change under them);
+// LINK_TIMEOUT and INFO_QPN are always writable.
 //
 // Slot layout (offsets from slot base = window base + index * SLOT_BYTES):
 // SQ at 0 (SQ depth * 64 B), CQ right after it (SQ depth * 4 B), the
