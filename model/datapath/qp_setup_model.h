@@ -8,7 +8,7 @@
 // command runs to its end in execute(), which performs its ERNIC accesses
 // through an Env and asks the Env whether the CMAC link comes up within
 // LINK_TIMEOUT cycles. tb/rtl/test_qp_setup_rtl.cpp holds the RTL to it on a
-// table of register programs; model/datapath/qp_setup_fsm.h runs it in a
+// table of register programs; model/qp_setup/qp_setup_fsm.h runs it in a
 // simulation in place of the RTL (scenario `datapath: model`).
 //
 // Timing (what the model leaves out, stated for comparisons): the RTL

@@ -2,8 +2,8 @@
 // offload (rtl/qp_setup/qp_setup_fsm.sv, seed 001's queue-management
 // block). The RTL's header comment is the full description; this header is
 // its C++ image, shared by the reference model (qp_setup_model.h), the
-// system wrapper (qp_setup_fsm.h), the host driver and the tests. Plain
-// C++17, no SystemC.
+// system wrapper (model/qp_setup/qp_setup_fsm.h), the host driver and the
+// tests. Plain C++17, no SystemC.
 //
 // All registers are 32 bits, at byte offsets in the block's 4 KiB window.
 // The host reaches the window at kMmioBase in the node's MMIO space (BAR0),

@@ -1,6 +1,6 @@
 // model/link: AXI4-Lite interconnect pieces around ERNIC's register file
 // when a node has a second AXI4-Lite block (the QP-setup offload,
-// model/datapath/qp_setup_fsm.h):
+// model/qp_setup/qp_setup_fsm.h):
 //
 //   host (PCIe MMIO, AxiLitePort) --> AxilDecoder --+--> AxilArbiter --> ERNIC s_axi_lite
 //                                                   |         ^

@@ -139,7 +139,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
       mj["lookup_cycles"] = ml.config().mr_lookup_cycles;
     }
     nodes[n->cfg.name]["mr_lookup"] = mj;
-    if (n->qp_setup) {  // the QP-setup offload (model/datapath/qp_setup_fsm.h)
+    if (n->qp_setup) {  // the QP-setup offload (model/qp_setup/qp_setup_fsm.h)
       json codes = json::object();
       for (const auto& [code, cnt] : n->qp_setup->status_counts()) codes[fmt::format("0x{:02x}", code)] = cnt;
       nodes[n->cfg.name]["qp_setup_fsm"] = {

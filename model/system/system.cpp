@@ -1110,7 +1110,7 @@ void System::run_step(const Step& step, Group* g) {
   }
 }
 
-// The QP-setup offload's steps (model/datapath/qp_setup_fsm.h): qp_setup,
+// The QP-setup offload's steps (model/qp_setup/qp_setup_fsm.h): qp_setup,
 // qp_release, qp_adopt. Returns false for every other step.
 bool System::run_qp_setup_step(const Step& step) {
   const SourceLoc& loc = step_loc(step);

@@ -21,7 +21,7 @@
 #include <systemc>
 #include <vector>
 
-#include "model/datapath/qp_setup_fsm.h"
+#include "model/qp_setup/qp_setup_fsm.h"
 #include "model/ernic/ernic.h"
 #include "model/host/driver.h"
 #include "model/host/qp_setup_driver.h"
@@ -74,7 +74,7 @@ class Node : public sc_core::sc_module {
   // host's bypass path, in arrival order; and an event per arrival.
   std::vector<FrameBytes> bypass_rx;
   sc_core::sc_event bypass_ev;
-  // `qp_setup_fsm` (model/datapath/qp_setup_fsm.h): the block, the MMIO
+  // `qp_setup_fsm` (model/qp_setup/qp_setup_fsm.h): the block, the MMIO
   // decoder in front of it and ERNIC, the arbiter in front of ERNIC's
   // register file, and the host software that drives it. Null without the key.
   std::unique_ptr<AxilArbiter> ernic_arb;

@@ -15,7 +15,7 @@
 // at its rising edge; rst_n is synchronous, active low. The block does work
 // only while a command runs (`busy`) or an AXI4-Lite access is presented:
 // in IDLE and READY with no input activity no register changes, so a
-// wrapper may gate its clock then (see model/datapath/qp_setup_fsm.h).
+// wrapper may gate its clock then (see model/qp_setup/qp_setup_fsm.h).
 //
 // Register map (byte offsets in this block's 4 KiB window; 32-bit words,
 // WSTRB honoured; reads of unmapped offsets give 0; every response OKAY).

@@ -1,4 +1,4 @@
-// tb/system: the QP-setup offload in the system (model/datapath/
+// tb/system: the QP-setup offload in the system (model/qp_setup/
 // qp_setup_fsm.h, scenarios/*/qp_setup_fsm_*.yaml).
 //
 // - Each qp_setup_fsm scenario passes with the RTL (`datapath: rtl`) and
@@ -21,7 +21,7 @@ namespace {
 using namespace system_test;
 using json = nlohmann::json;
 
-constexpr uint64_t kModelCycleBound = 4;  // model/datapath/qp_setup_fsm.h
+constexpr uint64_t kModelCycleBound = 4;  // model/qp_setup/qp_setup_fsm.h
 
 std::vector<json> read_log(const fs::path& p) {
   std::vector<json> out;

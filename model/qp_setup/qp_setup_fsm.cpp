@@ -1,4 +1,4 @@
-#include "model/datapath/qp_setup_fsm.h"
+#include "model/qp_setup/qp_setup_fsm.h"
 
 #include <fmt/format.h>
 

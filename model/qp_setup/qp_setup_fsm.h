@@ -1,4 +1,4 @@
-// model/datapath: the QP-setup offload (seed 001's queue-management FSM) in
+// model/qp_setup: the QP-setup offload (seed 001's queue-management FSM) in
 // a node: the Verilated rtl/qp_setup/qp_setup_fsm.sv (scenario `datapath:
 // rtl`) or its C++ reference model qp_setup_model.h (`datapath: model`),
 // between the host's MMIO and ERNIC's register file.
