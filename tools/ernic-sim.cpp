@@ -37,6 +37,7 @@ namespace {
 struct WaveOptions {
   std::string trigger, window, mode = "first";
   bool measure_full = false;
+  bool given = false;  // --trigger on the command line (even empty: an error)
   trigger::Trigger trig;
   trigger::Mode trig_mode = trigger::Mode::first;
   uint64_t pre = 0, post = 0;  // core cycles
@@ -44,7 +45,7 @@ struct WaveOptions {
 
 // Parses the trigger options (before anything runs); false: printed, exit 2.
 bool parse_wave_options(WaveOptions& w, const RunOptions& opt) {
-  if (w.trigger.empty()) {
+  if (w.trigger.empty() && !w.given) {
     if (!w.window.empty() || w.mode != "first") {
       std::fprintf(stderr, "ernic-sim: --window and --trigger-mode need --trigger\n");
       return false;
@@ -352,7 +353,7 @@ int sc_main(int argc, char** argv) {
   runc->add_option("--pcap", opt.pcap, "pcap of the wire (taps <stem>.<node>-tx/-rx.pcap beside it)");
   runc->add_option("--vcd", opt.vcd, "waveform: RTL and model signals in one VCD (and FILE.gtkw for GTKWave)");
   WaveOptions wave;
-  runc->add_option("--trigger", wave.trigger,
+  CLI::Option* trigger_opt = runc->add_option("--trigger", wave.trigger,
                    "keep only the cycles around the hits of this condition in the VCD (README.md, Triggers)");
   runc->add_option("--window", wave.window, "PRE,POST: core clock cycles kept before and after each hit (default 1000,1000)");
   runc->add_option("--trigger-mode", wave.mode, "first (the first hit only, default) or every hit");
@@ -454,6 +455,7 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  wave.given = trigger_opt->count() > 0;
   return run(scenario, opt, json_path, log_path, quiet, args, wave);
 }
 
