@@ -31,6 +31,15 @@
 //   RTL's. Model vectors are written without leading zeros ("b101 !"; VCD
 //   zero-extends), RTL values are copied as written.
 //
+// Clocks (add_clock) are not recorded: their edges are synthesised when the
+// VCD is written, up to the end time. write_merged() writes into a ByteSink
+// (a file, or CountingSink to measure a dump without writing it), either
+// everything or only given time windows (ILA-style triggers, trigger.h): at
+// each window's start a "$dumpvars" (first window) or "$dumpall" with every
+// value in effect then, the changes inside the window, then "#end" of the
+// window; nothing between windows. scan_merged() streams the same merged
+// changes as integers (the trigger evaluator reads them).
+//
 // Hot path: change() is inline and appends 12-byte binary records to a
 // buffer that is written to the temporary body file in 1 MiB blocks; nothing
 // is formatted as text until finish_merged(). Memory use is per variable,
