@@ -1,6 +1,7 @@
 // ernic-sim: the simulator's command line.
 //
 //   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet]
+//                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
@@ -323,7 +324,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
                      e["what"].get<std::string>().c_str());
     }
     if (!opt.pcap.empty()) std::fprintf(stderr, "  pcap: %s (+ per-tap files beside it)\n", opt.pcap.c_str());
-    if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s\n", opt.vcd.c_str());
+    if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s (GTKWave: gtkwave %s.gtkw)\n", opt.vcd.c_str(), opt.vcd.c_str());
     if (!json_path.empty()) std::fprintf(stderr, "  json: %s\n", json_path.c_str());
     if (!log_path.empty()) std::fprintf(stderr, "  log:  %s (timeline: ernic-sim log %s)\n", log_path.c_str(), log_path.c_str());
     std::fprintf(stderr, "  repro: %s\n", [&] {
