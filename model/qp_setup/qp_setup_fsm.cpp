@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "Vqp_setup_fsm.h"
+#include "model/system/signal_enums.h"
 
 namespace ernic {
 
@@ -41,6 +42,9 @@ QpSetupFsm::QpSetupFsm(sc_module_name name, const ClockDomain& core, SimContext&
   r.status(status_sig_);
   r.busy(busy_);
   SC_THREAD(rtl_thread);
+  // Value names for trigger expressions: rtl(A.qp_setup_fsm.state) == CMAC_INIT.
+  trace::register_signal_enum("qp_setup_fsm.state", {{"IDLE", 0}, {"REG_CHECK", 1}, {"RES_ALLOC", 2},
+                                                     {"CMAC_INIT", 3}, {"READY", 4}});
 }
 
 QpSetupFsm::~QpSetupFsm() = default;
