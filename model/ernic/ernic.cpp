@@ -59,6 +59,8 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
   mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));
+  // A WQE or payload read outside host memory is fatal code 0x05 for its QP (PG332), not a run error.
+  dma_wqe_.read_decerr_is_model_error = dma_payload_.read_decerr_is_model_error = false;
   mr_lookup_ = std::make_unique<MrLookup>(core, mem, ctx, scope, cfg.node, cfg_.mr, cfg.dma, [this](uint32_t i) {
     MrContext c;
     std::copy_n(mr_[i].begin(), MrContext::kWords, c.w.begin());
@@ -1491,7 +1493,10 @@ void Ernic::rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate) {
     rsp.payload.resize(chunk);
     if (chunk && !dma_payload_.read(phys + off, rsp.payload.data(), chunk, /*with_latency=*/first, n)) {
       // The MR table points outside host memory: the responder cannot
-      // answer (remote operational error, IBTA 9.7.5.2.4).
+      // answer (remote operational error, IBTA 9.7.5.2.4). Nothing was
+      // sent for this READ yet: it is not a completed message, and the
+      // NAK's MSN does not count it.
+      if (!duplicate && first) Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), -1);
       send_ack(n, roce::aeth::kNakRemoteOp, f.bth.psn);
       return qp_fatal(qp, kFatalWqe, "READ response payload outside host memory");
     }
