@@ -35,7 +35,7 @@ std::string failure_report(const nlohmann::json& rep, const std::string& scenari
       for (const auto& s : rep["stall_report"]) o += "  stalled " + s.get<std::string>() + "\n";
   }
   if (!files.pcap.empty()) o += fmt::format("  pcap: {} (+ per-tap files beside it)\n", files.pcap);
-  if (!files.vcd.empty()) o += fmt::format("  vcd:  {}\n", files.vcd);
+  if (!files.vcd.empty()) o += fmt::format("  vcd:  {} (GTKWave: gtkwave {}.gtkw)\n", files.vcd, files.vcd);
   if (!files.json.empty()) o += fmt::format("  json: {}\n", files.json);
   if (!files.log.empty()) o += fmt::format("  log:  {} (timeline: ernic-sim log {})\n", files.log, files.log);
   if (files.pcap.empty() && files.vcd.empty() && files.json.empty() && files.log.empty())

@@ -8,7 +8,7 @@
 //     last frames A->B: / B->A: (the last 6 of each direction) } them otherwise)
 //     stalled NODE QP...                                      }
 //     pcap: F (+ per-tap files beside it)     the files the run left, as given
-//     vcd:  F
+//     vcd:  F (GTKWave: gtkwave F.gtkw)
 //     json: F
 //     log:  F (timeline: ernic-sim log F)
 //     seed: S (the scenario's `seed`; the same file and seed rerun the same simulation)

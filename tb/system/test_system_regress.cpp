@@ -200,10 +200,10 @@ TEST(SystemFailureReport, NamesWhatWhenFramesFilesSeedAndRepro) {
       << e;
   EXPECT_TRUE(std::regex_search(e.substr(ba), std::regex("RC_ACK +psn=0x000123 qp=2 len=62 syn=0x1f msn=1"))) << e;
   // The files left, as named on the command line, and that they exist.
-  for (const char* line : {"  pcap: out.pcap (+ per-tap files beside it)\n", "  vcd:  out.vcd\n", "  json: out.json\n",
+  for (const char* line : {"  pcap: out.pcap (+ per-tap files beside it)\n", "  vcd:  out.vcd (GTKWave: gtkwave out.vcd.gtkw)\n", "  json: out.json\n",
                            "  log:  out.log (timeline: ernic-sim log out.log)\n"})
     EXPECT_NE(e.find(line), std::string::npos) << line << e;
-  for (const char* f : {"out.pcap", "out.A-tx.pcap", "out.vcd", "out.json", "out.log"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
+  for (const char* f : {"out.pcap", "out.A-tx.pcap", "out.vcd", "out.vcd.gtkw", "out.json", "out.log"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
   // The seed of the scenario file (seed: 42).
   EXPECT_NE(e.find("  seed: 42 "), std::string::npos) << e;
   // The repro line: cd to the run's directory, the binary, the same arguments
