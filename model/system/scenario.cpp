@@ -414,8 +414,9 @@ const EnumTable<FaultAction> kFaultActions = {{"drop", FaultAction::drop},
 const EnumTable<Tap> kTaps = {{"tx", Tap::tx}, {"rx", Tap::rx}};
 const EnumTable<bool> kLinkStates = {{"down", false}, {"up", true}};
 // corrupt: the named fields a fault may flip a bit in.
-const std::vector<std::string> kCorruptFields = {"bth.opcode", "bth.psn",     "bth.dest_qp", "ip.ttl",
-                                                 "ip.checksum", "icrc",       "payload"};
+const std::vector<std::string> kCorruptFields = {
+    "bth.opcode", "bth.psn", "bth.dest_qp", "bth.flags", "aeth.syndrome", "eth.dst", "eth.src",  "ip.version",
+    "ip.flags",   "ip.ttl",  "ip.checksum", "ip.src",    "ip.dst",        "udp.length", "icrc", "payload"};
 
 // Of two given keys, the one written later in the file (to blame for a
 // conflict).
@@ -1959,7 +1960,8 @@ class Parser {
   }
 
   void step_fault(const Field& f, const SourceLoc& loc) {
-    MapReader r(f, {"name", "dir", "match", "action", "count", "after", "delay_ns", "byte", "field", "bit"});
+    MapReader r(f, {"name", "dir", "match", "action", "count", "after", "delay_ns", "byte", "field", "bit", "value",
+                    "repair"});
     FaultStep s;
     s.loc = loc;
     if (auto nf = r.take("name")) {
@@ -1987,7 +1989,12 @@ class Parser {
     const auto bf = only("byte", FaultAction::corrupt);
     const auto ff = only("field", FaultAction::corrupt);
     const auto bitf = only("bit", FaultAction::corrupt);
+    const auto valf = only("value", FaultAction::corrupt);
+    const auto repf = only("repair", FaultAction::corrupt);
     if (s.action == FaultAction::corrupt) {
+      if (bitf && valf) later(*bitf, *valf).fail_key("give either bit (a flip) or value (the new byte), not both");
+      if (valf) s.corrupt_value = uint8_t(read_uint(*valf, 0, 255));
+      if (repf) s.repair = read_bool(*repf);
       if (bf && ff) later(*bf, *ff).fail_key("give either byte or field, not both");
       if (!bf && !ff)
         r.self().fail("action corrupt needs 'byte' (an offset in the frame) or 'field' (" + join(kCorruptFields) +

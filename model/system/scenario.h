@@ -443,6 +443,8 @@ struct FaultStep {                 // fault: installs a rule on a direction from
   std::optional<uint32_t> corrupt_byte;   // corrupt: byte offset in the frame, or
   std::string corrupt_field;       //   a named field: "bth.psn", "bth.opcode", "bth.dest_qp", "ip.ttl", "icrc", "payload"
   uint32_t corrupt_bit = 0;        //   bit 0..7 of that byte (of the field's first byte)
+  std::optional<uint8_t> corrupt_value;  // corrupt `value`: the byte's new value instead of a bit flip
+  bool repair = false;             // corrupt `repair: true`: IPv4 header checksum and ICRC recomputed
 };
 
 struct LinkStep {                  // link: down / up (frames sent while down are lost)

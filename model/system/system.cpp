@@ -1036,6 +1036,8 @@ void System::run_step(const Step& step, Group* g) {
       r.corrupt_byte = s->corrupt_byte;
       r.corrupt_field = s->corrupt_field;
       r.corrupt_bit = s->corrupt_bit;
+      r.corrupt_value = s->corrupt_value;
+      r.repair = s->repair;
       w->faults().add_rule(r);
     }
   } else if (auto* s = std::get_if<LinkStep>(&step)) {
