@@ -1,6 +1,7 @@
 // ernic-sim: the simulator's command line.
 //
 //   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet]
+//   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
@@ -26,6 +27,7 @@
 #include "model/system/txlog.h"
 #include "model/system/txlog_view.h"
 #include "tools/bench.h"
+#include "tools/random.h"
 
 using namespace ernic;
 
@@ -39,6 +41,10 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   } catch (const ScenarioError& e) {
     std::fprintf(stderr, "ernic-sim: %s\n", e.what());
     return 2;
+  }
+  if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
+    std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
+    for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
   }
   if (sc.nodes.size() > 2) {
     const auto& l = sc.nodes[2].loc;
@@ -207,6 +213,9 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
+  random_mode::Options ropt;
+  auto* randc = random_mode::add_command(app, ropt);
   auto* benchc = app.add_subcommand(
       "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
   BenchOptions bopt;
@@ -272,6 +281,11 @@ int sc_main(int argc, char** argv) {
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     return bench_main(bopt, ec ? std::string(argv[0]) : self);
   }
+  if (randc->parsed()) {
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return random_mode::main(ropt, ec ? std::string(argv[0]) : self, argv[0]);
+  }
   if (logc->parsed()) {
     auto split = [](const std::string& csv) {
       std::vector<std::string> v;
@@ -296,6 +310,10 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
+    std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
+    return 2;
+  }
   return run(scenario, opt, json_path, log_path, quiet, args);
 }
 

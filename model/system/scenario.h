@@ -151,6 +151,9 @@ struct NodeConfig {
   // TX frame at or after TX frame index `frame`.
   struct TxBubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 1; };
   std::optional<TxBubble> test_tx_underflow;
+  // Not a scenario key: set by `ernic-sim run --plant-bug ack_coalescing`
+  // (test only; ErnicConfig::test_bug_ack_coalescing).
+  bool test_bug_ack_coalescing = false;
   SourceLoc loc;             // the node's key in `nodes`
 };
 
