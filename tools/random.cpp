@@ -533,6 +533,7 @@ struct Outcome {
   std::string what;           // that failure's message
   double fail_us = 0;         // when
   double sim_us = 0;
+  uint64_t sb_bytes = 0;      // bytes the scoreboard compared
   bool passed() const { return exit_code == 0; }
 };
 
@@ -602,6 +603,7 @@ Outcome read_outcome(int exit_code, const fs::path& json_path, const fs::path& l
     return o;
   }
   o.sim_us = j.value("sim_time_us", 0.0);
+  if (j.contains("scoreboard")) o.sb_bytes = j["scoreboard"].value("bytes_checked", uint64_t(0));
   if (o.exit_code == 0) return o;
   uint64_t best = UINT64_MAX;
   for (const auto& e : j["model_errors"]) {
@@ -658,16 +660,17 @@ Child spawn_run(const std::string& self, const fs::path& yaml, const std::string
   return c;
 }
 
-// Runs the files, at most `jobs` at once; each outcome in the files' order.
+// Runs scenarios 0..n-1 in order, at most `jobs` at once; `prepare(i)`
+// writes scenario i when it is about to start and gives its path.
 // `done(i, outcome)` is called as each finishes (any order).
-void run_all(const std::string& self, const std::vector<fs::path>& files, unsigned jobs, const std::string& plant_bug,
-             uint32_t timeout_s, const std::function<bool()>& keep_starting,
+void run_all(const std::string& self, size_t n, const std::function<fs::path(size_t)>& prepare, unsigned jobs,
+             const std::string& plant_bug, uint32_t timeout_s, const std::function<bool()>& keep_starting,
              const std::function<void(size_t, const Outcome&)>& done) {
   std::map<pid_t, std::pair<size_t, Child>> running;
   size_t next = 0;
-  while (next < files.size() || !running.empty()) {
-    while (running.size() < jobs && next < files.size() && keep_starting()) {
-      Child c = spawn_run(self, files[next], plant_bug);
+  while (next < n || !running.empty()) {
+    while (running.size() < jobs && next < n && keep_starting()) {
+      Child c = spawn_run(self, prepare(next), plant_bug);
       if (c.pid < 0) {
         Outcome o;
         o.exit_code = 1;
@@ -712,7 +715,7 @@ void run_all(const std::string& self, const std::vector<fs::path>& files, unsign
 struct Reducer {
   std::string self, plant_bug, kind;
   unsigned jobs = 1;
-  uint32_t budget = 300, runs = 0;
+  uint32_t budget = 300, runs = 0, child_timeout_s = 600;
   fs::path dir;
   uint64_t seed = 0;
 
@@ -730,7 +733,9 @@ struct Reducer {
         files.push_back(f);
       }
       std::vector<Outcome> res(n);
-      run_all(self, files, jobs, plant_bug, 600, [] { return true; }, [&](size_t k, const Outcome& o) { res[k] = o; });
+      run_all(
+          self, n, [&](size_t k) { return files[k]; }, jobs, plant_bug, child_timeout_s, [] { return true; },
+          [&](size_t k, const Outcome& o) { res[k] = o; });
       runs += uint32_t(n);
       for (size_t k = 0; k < n; ++k)
         if (!res[k].passed() && res[k].primary == kind) return int(i + k);
@@ -898,7 +903,31 @@ struct Reducer {
             changed = true;
           }
         }
-      // 5. faults: simpler actions are not tried (a fault is there or not)
+      // 5. the connections still used, numbered from 1
+      {
+        GScenario c = s;
+        std::vector<int> map(c.conns.size(), -1);
+        std::vector<GConn> used;
+        for (auto& p : c.phases)
+          for (auto& o : p.ops)
+            if (map[o.conn] < 0) {
+              map[o.conn] = int(used.size());
+              used.push_back(c.conns[o.conn]);
+            }
+        bool moved = used.size() != c.conns.size();
+        for (size_t k = 0; k < map.size(); ++k) moved |= map[k] >= 0 && map[k] != int(k);
+        if (moved) {
+          for (auto& p : c.phases) {
+            for (auto& o : p.ops) o.conn = uint32_t(map[o.conn]);
+            p.faults.erase(std::remove_if(p.faults.begin(), p.faults.end(),
+                                          [&](const GFault& f) { return map[f.conn] < 0; }),
+                           p.faults.end());
+            for (auto& f : p.faults) f.conn = uint32_t(map[f.conn]);
+          }
+          c.conns = used;
+          changed |= try_one(s, c);
+        }
+      }
       if (!changed) break;
     }
     return s;
@@ -910,7 +939,8 @@ struct Reducer {
 struct SeedResult {
   bool done = false;
   Outcome out;
-  Rendered r;
+  uint32_t steps = 0, ops = 0, qps = 0, faults = 0;
+  std::string mix;  // operations by kind
 };
 
 std::string op_mix(const GScenario& s) {
@@ -933,7 +963,7 @@ std::string generate_yaml(uint64_t seed) { return render(generate(seed), gen_hea
 CLI::App* add_command(CLI::App& app, Options& opt) {
   auto* c = app.add_subcommand("random", "seeded constrained-random traffic, checked; failures reduced to a small scenario");
   c->add_option("--seed", opt.seed, "first seed (then seed+1, ...)");
-  c->add_option("--count", opt.count, "number of seeds")->check(CLI::Range(uint64_t(1), uint64_t(1) << 32));
+  c->add_option("--count", opt.count, "number of seeds")->check(CLI::Range(uint64_t(1), uint64_t(1000000)));
   c->add_option("--jobs", opt.jobs, "runs in parallel (default: 2, or 1 on a single core)")
       ->check(CLI::Range(1u, 256u));
   c->add_option("--out", opt.out_dir, "directory for the scenarios, reports and reduced files");
@@ -970,86 +1000,98 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
   }
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bug_arg = opt.plant_bug.empty() ? "" : " --plant-bug " + opt.plant_bug;
-  std::vector<fs::path> files;
-  std::vector<GScenario> gens;
+  auto file_of = [&](uint64_t i) { return dir / fmt::format("seed_{}.yaml", opt.seed + i); };
   std::vector<SeedResult> res(opt.count);
-  for (uint64_t i = 0; i < opt.count; ++i) {
+  bool write_failed = false;
+  // Scenario i, written when it is about to run.
+  auto prepare = [&](size_t i) {
     const uint64_t seed = opt.seed + i;
-    gens.push_back(generate(seed));
-    res[i].r = render(gens.back(), gen_header(seed));
-    files.push_back(dir / fmt::format("seed_{}.yaml", seed));
-    std::ofstream f(files.back());
-    f << res[i].r.yaml;
-    if (!f) {
-      std::fprintf(stderr, "ernic-sim random: cannot write %s\n", files.back().c_str());
-      return 2;
+    const GScenario g = generate(seed);
+    const Rendered r = render(g, gen_header(seed));
+    res[i].steps = r.steps, res[i].ops = r.ops, res[i].qps = r.qps, res[i].faults = r.faults;
+    res[i].mix = op_mix(g);
+    std::ofstream f(file_of(i));
+    f << r.yaml;
+    if (!f && !write_failed) {
+      write_failed = true;
+      std::fprintf(stderr, "ernic-sim random: cannot write %s\n", file_of(i).c_str());
     }
-  }
+    return file_of(i);
+  };
   if (opt.generate_only) {
-    for (uint64_t i = 0; i < opt.count; ++i)
+    for (uint64_t i = 0; i < opt.count && !write_failed; ++i) {
+      prepare(i);
       std::printf("seed %llu: %s (%u steps, %u ops on %u QPs, %u faults)\n", (unsigned long long)(opt.seed + i),
-                  files[i].c_str(), res[i].r.steps, res[i].r.ops, res[i].r.qps, res[i].r.faults);
-    return 0;
+                  file_of(i).c_str(), res[i].steps, res[i].ops, res[i].qps, res[i].faults);
+    }
+    return write_failed ? 2 : 0;
   }
-  uint64_t failures = 0, printed = 0;
+  // Results are printed in seed order; with --max-failures the list ends at
+  // the failure that reached it (seeds after it that ran meanwhile are
+  // dropped), so the output does not depend on timing or --jobs.
+  uint64_t failures = 0, printed = 0, printed_failures = 0;
   auto print_ready = [&] {
-    while (printed < opt.count && res[printed].done) {
+    while (printed < opt.count && res[printed].done &&
+           (opt.max_failures == 0 || printed_failures < opt.max_failures)) {
       const SeedResult& s = res[printed];
       const uint64_t seed = opt.seed + printed;
-      if (s.out.passed())
-        std::printf("seed %llu: pass  %u ops (%s) on %u QPs, %u faults, %.3f us simulated\n",
-                    (unsigned long long)seed, s.r.ops, op_mix(gens[printed]).c_str(), s.r.qps, s.r.faults, s.out.sim_us);
-      else
+      if (s.out.passed()) {
+        std::printf("seed %llu: pass  %u op%s (%s) on %u QP%s, %u fault%s, %.3f us simulated, %llu bytes checked\n",
+                    (unsigned long long)seed, s.ops, s.ops == 1 ? "" : "s", s.mix.c_str(), s.qps,
+                    s.qps == 1 ? "" : "s", s.faults, s.faults == 1 ? "" : "s", s.out.sim_us,
+                    (unsigned long long)s.out.sb_bytes);
+      } else {
         std::printf("seed %llu: FAIL  %s at %.3f us: %s\n", (unsigned long long)seed, s.out.primary.c_str(),
                     s.out.fail_us, s.out.what.c_str());
+        ++printed_failures;
+      }
       std::fflush(stdout);
       ++printed;
     }
   };
   run_all(
-      self, files, opt.jobs, opt.plant_bug, opt.child_timeout_s,
-      [&] { return opt.max_failures == 0 || failures < opt.max_failures; },
+      self, opt.count, prepare, opt.jobs, opt.plant_bug, opt.child_timeout_s,
+      [&] { return !write_failed && (opt.max_failures == 0 || failures < opt.max_failures); },
       [&](size_t i, const Outcome& o) {
         res[i].done = true;
         res[i].out = o;
         if (!o.passed()) ++failures;
         print_ready();
       });
-  // Seeds not started (after --max-failures) are not printed as results.
   uint64_t ran = 0, passed = 0, ops = 0, faults = 0;
   double sim_us = 0;
   std::vector<uint64_t> failed;
   for (uint64_t i = 0; i < opt.count; ++i) {
-    if (!res[i].done) continue;
+    if (i >= printed) {  // not run, or after the --max-failures cut
+      for (const char* ext : {".yaml", ".json", ".log"}) fs::remove(fs::path(file_of(i)).replace_extension(ext), ec);
+      continue;
+    }
     ++ran;
-    ops += res[i].r.ops;
-    faults += res[i].r.faults;
+    ops += res[i].ops;
+    faults += res[i].faults;
     sim_us += res[i].out.sim_us;
     if (res[i].out.passed()) {
       ++passed;
       if (!opt.keep) {
-        fs::remove(files[i], ec);
-        fs::remove(fs::path(files[i]).replace_extension(".json"), ec);
-        fs::remove(fs::path(files[i]).replace_extension(".log"), ec);
+        for (const char* ext : {".yaml", ".json", ".log"}) fs::remove(fs::path(file_of(i)).replace_extension(ext), ec);
       }
     } else {
       failed.push_back(i);
     }
   }
-  for (uint64_t i = printed; i < opt.count; ++i) fs::remove(files[i], ec);  // never started
-  std::printf("random: %llu seed(s) from %llu run: %llu passed, %llu failed; %llu operations, %llu faults, %.3f us "
-              "simulated\n",
-              (unsigned long long)ran, (unsigned long long)opt.seed, (unsigned long long)passed,
+  std::printf("random: seeds %llu..%llu: %llu passed, %llu failed; %llu operations, %llu faults, %.3f us simulated\n",
+              (unsigned long long)opt.seed, (unsigned long long)(opt.seed + ran - 1), (unsigned long long)passed,
               (unsigned long long)failed.size(), (unsigned long long)ops, (unsigned long long)faults, sim_us);
   if (ran < opt.count)
-    std::printf("random: stopped after %llu failure(s) (--max-failures); %llu seed(s) not run\n",
-                (unsigned long long)failures, (unsigned long long)(opt.count - ran));
+    std::printf("random: stopped at failure %llu (--max-failures); %llu seed(s) not reported\n",
+                (unsigned long long)failed.size(), (unsigned long long)(opt.count - ran));
   for (uint64_t i : failed) {
     const uint64_t seed = opt.seed + i;
     std::printf("FAILED seed %llu: %s: %s\n  scenario: %s (report %s, output %s)\n  rerun:    %s run %s%s\n",
-                (unsigned long long)seed, res[i].out.primary.c_str(), res[i].out.what.c_str(), files[i].c_str(),
-                fs::path(files[i]).replace_extension(".json").c_str(), fs::path(files[i]).replace_extension(".log").c_str(),
-                argv0.c_str(), files[i].c_str(), bug_arg.c_str());
+                (unsigned long long)seed, res[i].out.primary.c_str(), res[i].out.what.c_str(), file_of(i).c_str(),
+                fs::path(file_of(i)).replace_extension(".json").c_str(),
+                fs::path(file_of(i)).replace_extension(".log").c_str(), argv0.c_str(), file_of(i).c_str(),
+                bug_arg.c_str());
   }
   std::fflush(stdout);
   uint64_t reduced = 0;
@@ -1065,10 +1107,11 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
     red.kind = o.primary;
     red.jobs = opt.jobs;
     red.budget = opt.reduce_runs;
+    red.child_timeout_s = opt.child_timeout_s;
     red.dir = dir;
     red.seed = seed;
     const auto r0 = std::chrono::steady_clock::now();
-    GScenario min = red.reduce(gens[i]);
+    GScenario min = red.reduce(generate(seed));
     const double rs = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
     for (unsigned k = 0; k < opt.jobs; ++k) {
       const fs::path t = dir / fmt::format("seed_{}.try{}.yaml", seed, k);
@@ -1082,25 +1125,27 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
     {
       std::ofstream(minf) << mr.yaml;
       Outcome mo;
-      run_all(self, {minf}, 1, opt.plant_bug, opt.child_timeout_s, [] { return true; },
-              [&](size_t, const Outcome& x) { mo = x; });
+      run_all(
+          self, 1, [&](size_t) { return minf; }, 1, opt.plant_bug, opt.child_timeout_s, [] { return true; },
+          [&](size_t, const Outcome& x) { mo = x; });
       const std::string hdr = fmt::format(
           "# Reduced by `ernic-sim random` from seed {} ({} steps, {} ops) to {} steps, {} ops:\n"
           "# it fails with {}{}\n#   {}\n"
           "# Rerun: ernic-sim run THIS_FILE{}\n",
-          seed, res[i].r.steps, res[i].r.ops, mr.steps, mr.ops, o.primary,
+          seed, res[i].steps, res[i].ops, mr.steps, mr.ops, o.primary,
           opt.plant_bug.empty() ? "" : " (with --plant-bug " + opt.plant_bug + ")", mo.what, bug_arg);
       std::ofstream(minf) << render(min, hdr).yaml;
     }
     std::printf("REDUCED seed %llu: %u steps (from %u), %u ops (from %u), still %s, in %u runs\n  file:  %s\n"
                 "  rerun: %s run %s%s\n",
-                (unsigned long long)seed, mr.steps, res[i].r.steps, mr.ops, res[i].r.ops, o.primary.c_str(), red.runs,
+                (unsigned long long)seed, mr.steps, res[i].steps, mr.ops, res[i].ops, o.primary.c_str(), red.runs,
                 minf.c_str(), argv0.c_str(), minf.c_str(), bug_arg.c_str());
     std::fflush(stdout);
     std::fprintf(stderr, "random: reduction of seed %llu took %.1f s of wall time\n", (unsigned long long)seed, rs);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "random: %.1f s of wall time, %u job(s)\n", wall, opt.jobs);
+  if (write_failed) return 2;
   return failed.empty() ? 0 : 1;
 }
 

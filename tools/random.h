@@ -31,6 +31,21 @@
 // same failure kind) to DIR/seed_S.min.yaml, and the command to rerun it is
 // printed.
 //
+// Limits (what the generator keeps apart, and why). The model's RX handler
+// answers an incoming READ itself and sends ACKs itself, waiting while its
+// TX queue is full (assumption A-ERNIC-11). So a node serving a long READ
+// stops draining its RX buffer for the READ's duration: without PFC, other
+// traffic arriving meanwhile overflows the buffer (a run error); with PFC,
+// two nodes whose RX handlers both wait for a TX the other one paused stop
+// for good (seen with READs in both directions, or a late duplicate whose
+// re-ACK waits behind a paused TX). Hence: PFC on (XOFF 32 KiB, XON 16 KiB);
+// a phase is `mixed` (both nodes request; WRITE and SEND kinds), `one-way`
+// (one requester; the same) or `read` (one requester; READs and at most two
+// other operations of 4 KiB or less); `delay` faults are 3 us at most.
+// Operations in one phase never share bytes (each has its own 64-byte
+// aligned ranges, sometimes skewed by 1..63 bytes), and a receiving end gets
+// at most 8 SENDs a phase (its 16-element RQ never runs out).
+//
 // --plant-bug NAME (test only, never hardware) passes `--plant-bug NAME` to
 // every run: the model then carries a deliberately planted bug, so that a
 // test can show the checks catch it (ernic-sim run --plant-bug; see
