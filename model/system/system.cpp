@@ -254,12 +254,19 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
     }
   if (nodes.size() == 2) {
     wire_monitor = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
+    // Frames of each direction as waveform signals (top.link.X_to_Y).
+    for (size_t i = 0; i < 2; ++i)
+      link_traces[nodes[i]->cfg.name + "->" + nodes[1 - i]->cfg.name] =
+          std::make_unique<LinkTrace>(ctx, nodes[i]->cfg.name, nodes[1 - i]->cfg.name);
+    link_traces.begin()->second->peer = std::next(link_traces.begin())->second.get();
+    std::next(link_traces.begin())->second->peer = link_traces.begin()->second.get();
     for (size_t i = 0; i < 2; ++i) {
       Node* me = nodes[i].get();
       Node* peer = nodes[1 - i].get();
       DirFrames* out = &dirs[me->cfg.name + "->" + peer->cfg.name];
       DirFrames* in = &dirs[peer->cfg.name + "->" + me->cfg.name];
-      me->cmac->on_tx = [this, me, out](const FrameBytes& f, uint64_t t) {
+      me->cmac->on_tx = [this, me, out, lt = link_traces.at(out->name).get()](const FrameBytes& f, uint64_t t) {
+        lt->on_tx(f, t);
         out->tx.push_back(summarize(f, t, out->tx.size()));
         const size_t seen = wire_monitor->violations().size();
         wire_monitor->on_frame(f, t, out->name);
@@ -280,7 +287,8 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
         if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
-      me->cmac->on_rx = [this, me, in](const FrameBytes& f, uint64_t t) {
+      me->cmac->on_rx = [this, me, in, lt = link_traces.at(in->name).get()](const FrameBytes& f, uint64_t t) {
+        lt->on_rx(f);
         in->rx.push_back(summarize(f, t, in->rx.size()));
         wire_monitor->on_delivered(f, t, in->name);
         if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back());
@@ -310,6 +318,10 @@ void System::open_rtl_trace(const std::string& path) {
   rtl_vcd_ = std::make_unique<VerilatedVcdSc>();
   for (auto& n : nodes) n->ernic->tx_icrc().rtl().trace(rtl_vcd_.get(), 99);
   rtl_vcd_->open(path.c_str());
+}
+
+void System::flush_rtl_trace() {
+  if (rtl_vcd_) rtl_vcd_->flush();
 }
 
 void System::close_rtl_trace() {

@@ -29,6 +29,7 @@
 #include "model/monitor/scoreboard.h"
 #include "model/monitor/wire_monitor.h"
 #include "model/system/compliance.h"
+#include "model/system/link_trace.h"
 #include "model/system/clock.h"
 #include "model/system/scenario.h"
 #include "model/system/sim_context.h"
@@ -150,7 +151,10 @@ class System : public sc_core::sc_module {
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
   void open_rtl_trace(const std::string& path);
+  void flush_rtl_trace();  // the RTL file's header is on disk after this (trigger names)
   void close_rtl_trace();
+  // Frames of each direction in the waveform (top.link.X_to_Y; two nodes only), by "X->Y".
+  std::map<std::string, std::unique_ptr<LinkTrace>> link_traces;
 
  private:
   struct Conn {
