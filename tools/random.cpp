@@ -1129,14 +1129,14 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
           self, 1, [&](size_t) { return minf; }, 1, opt.plant_bug, opt.child_timeout_s, [] { return true; },
           [&](size_t, const Outcome& x) { mo = x; });
       const std::string hdr = fmt::format(
-          "# Reduced by `ernic-sim random` from seed {} ({} steps, {} ops) to {} steps, {} ops:\n"
+          "# Reduced by `ernic-sim random` from seed {} ({} steps, {} operations) to {} steps, {} operation(s):\n"
           "# it fails with {}{}\n#   {}\n"
           "# Rerun: ernic-sim run THIS_FILE{}\n",
           seed, res[i].steps, res[i].ops, mr.steps, mr.ops, o.primary,
           opt.plant_bug.empty() ? "" : " (with --plant-bug " + opt.plant_bug + ")", mo.what, bug_arg);
       std::ofstream(minf) << render(min, hdr).yaml;
     }
-    std::printf("REDUCED seed %llu: %u steps (from %u), %u ops (from %u), still %s, in %u runs\n  file:  %s\n"
+    std::printf("REDUCED seed %llu: %u steps (from %u), %u operation(s) (from %u), still %s, in %u runs\n  file:  %s\n"
                 "  rerun: %s run %s%s\n",
                 (unsigned long long)seed, mr.steps, res[i].steps, mr.ops, res[i].ops, o.primary.c_str(), red.runs,
                 minf.c_str(), argv0.c_str(), minf.c_str(), bug_arg.c_str());
