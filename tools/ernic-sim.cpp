@@ -3,6 +3,7 @@
 //   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model]
 //                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
 //   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model] [--label L]  (tools/regress.h)
+//   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
@@ -32,6 +33,7 @@
 #include "tools/bench.h"
 #include "tools/failure_report.h"
 #include "tools/regress.h"
+#include "tools/random.h"
 
 using namespace ernic;
 
@@ -119,6 +121,10 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   // --datapath overrides the scenario's `datapath` key.
   if (datapath == "rtl") sc.datapath = Datapath::rtl;
   if (datapath == "model") sc.datapath = Datapath::model;
+  if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
+    std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
+    for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
+  }
   if (sc.nodes.size() > 2) {
     const auto& l = sc.nodes[2].loc;
     std::fprintf(stderr, "ernic-sim: %s: key 'nodes': the link joins at most two nodes (a switch model does not exist yet)\n",
@@ -388,6 +394,9 @@ int sc_main(int argc, char** argv) {
   regc->add_flag("--list", ropt.list, "print the selected scenarios and their labels, run nothing");
   regc->add_option("--timeout", ropt.timeout_s, "seconds of wall time per scenario before it is killed")
       ->check(CLI::Range(1.0, 1e6));
+  runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
+  random_mode::Options rnd_opt;
+  auto* randc = random_mode::add_command(app, rnd_opt);
   auto* benchc = app.add_subcommand(
       "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
   BenchOptions bopt;
@@ -461,6 +470,11 @@ int sc_main(int argc, char** argv) {
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     return bench_main(bopt, ec ? std::string(argv[0]) : self);
   }
+  if (randc->parsed()) {
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return random_mode::main(rnd_opt, ec ? std::string(argv[0]) : self, argv[0]);
+  }
   if (logc->parsed()) {
     auto split = [](const std::string& csv) {
       std::vector<std::string> v;
@@ -485,6 +499,10 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
+    std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
+    return 2;
+  }
   wave.given = trigger_opt->count() > 0;
   return run(scenario, opt, json_path, log_path, quiet, args, wave, datapath, std::vector<std::string>(argv, argv + argc));
 }

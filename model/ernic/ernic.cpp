@@ -1436,7 +1436,11 @@ void Ernic::ack_accepted(Qp& qp, uint32_t psn, bool ack_req) {
   const uint32_t cap = cfg_.timing.ack_coalesce_packets;
   const bool on_request = ack_req && mode != 1;
   const bool on_count = mode != 2 && cap != 0 && qp.unacked >= cap;
-  if (on_request || on_count) return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  if (on_request || on_count) {
+    if (cfg_.test_bug_ack_coalescing && !on_request)  // test-only planted bug (ErnicConfig): the wrong PSN
+      return send_ack(qp.qpn, roce::aeth::ack(), (psn + roce::kPsnMask) & roce::kPsnMask);
+    return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  }
   if (mode != 2 && qp.ack_due_ps == 0 && cfg_.timing.ack_timeout_ns) {
     qp.ack_due_ps = ClockDomain::now_ps() + cfg_.timing.ack_timeout_ns * 1000;
     timer_ev_.notify(SC_ZERO_TIME);

@@ -160,6 +160,9 @@ struct NodeConfig {
     uint32_t sq_depth = 64, rq_depth = 16, rq_elem_bytes = 4096, pmtu = 4096;
   };
   std::optional<QpSetupFsm> qp_setup_fsm;
+  // Not a scenario key: set by `ernic-sim run --plant-bug ack_coalescing`
+  // (test only; ErnicConfig::test_bug_ack_coalescing).
+  bool test_bug_ack_coalescing = false;
   SourceLoc loc;             // the node's key in `nodes`
 };
 

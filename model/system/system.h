@@ -53,6 +53,9 @@ struct RunOptions {
   // evaluated every cycle (a ticking process per domain, the RTL clocked
   // every core cycle). The results are the same; only the speed differs.
   bool idle_skip = true;
+  // Test only, never hardware: `--plant-bug NAME` plants a named bug in
+  // every node's ERNIC model (tools/random.h kPlantableBugs); "" = none.
+  std::string test_plant_bug;
 };
 
 // The scenario's pcie block as the link model takes it.
