@@ -221,6 +221,7 @@ class Bench : public sc_module {
 
   const BenchResult& result() const { return res_; }
   const BenchCfg& cfg() const { return cfg_; }
+  Model& model() { return model_; }
 
  private:
   // The last beat of a hash stream ends a frame (packet mode waits for it).
@@ -622,6 +623,16 @@ TEST(CdcRtl, GrayMatchesModelWithinOneReadCycle) {
     EXPECT_EQ(other, 0u) << name;
     EXPECT_GT(same, 0u) << name;
     EXPECT_GT(late, 0u) << name << ": no capture in the aperture delayed a beat";
+    // N+1 idle edges of each clock after the last transfer, the model is
+    // quiescent (the read pointer has crossed back).
+    Model& m = b->model();
+    const uint64_t t0 = sc_time_stamp().value();
+    for (uint64_t i = 1; i <= kStages + 1; ++i) {
+      m.write_edge(t0 + i * b->cfg().s_period, false, ModelBeat{});
+      m.read_edge(t0 + i * tm, true);
+    }
+    EXPECT_TRUE(m.quiescent()) << name;
+    EXPECT_EQ(m.occupancy(), 0u) << name;
     // Writes at random phases of the read clock: the read side's captures
     // in the aperture follow W / T_m per toggled bit.
     const double exp_m = expected_meta(code_toggles(20000, true), tm);
