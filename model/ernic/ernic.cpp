@@ -6,6 +6,7 @@
 #include "model/roce/icrc.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
+#include "model/system/signal_enums.h"
 
 namespace ernic {
 
@@ -74,6 +75,22 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   v_tx_opcode_ = ctx.var(scope + ".wqe_proc", "tx_opcode", 8);
   v_rx_valid_ = ctx.var(scope + ".rx_pkt_hndler", "pkt_valid", 1);
   v_rx_opcode_ = ctx.var(scope + ".rx_pkt_hndler", "opcode", 8);
+  v_intsts_ = ctx.var(scope, "INTSTS", 32);
+  v_rxb_tvalid_ = ctx.var(scope + ".rx_buffer", "m_axis_tvalid", 1);
+  v_rxb_tready_ = ctx.var(scope + ".rx_buffer", "m_axis_tready", 1, 1);
+  v_cq_db_cnt_ = ctx.var(scope, "resp_hndler_o_send_cq_db_cnt", 32);
+  v_cq_db_addr_ = ctx.var(scope, "resp_hndler_o_send_cq_db_addr", 10);
+  v_rq_db_data_ = ctx.var(scope, "rx_pkt_hndler_o_rq_db_data", 32);
+  v_rq_db_addr_ = ctx.var(scope, "rx_pkt_hndler_o_rq_db_addr", 10);
+  // Value names for trigger expressions (rtl(A.qp2.req_state) == WAIT_ACK).
+  trace::register_signal_enum("ernic.qp*.req_state",
+                              {{"IDLE", kQReqIdle}, {"SENDING", kQReqSending}, {"WAIT_ACK", kQReqWaitAck},
+                               {"RETRANSMIT", kQReqRetransmit}, {"RNR_WAIT", kQReqRnrWait}});
+  trace::register_signal_enum("ernic.qp*.resp_state",
+                              {{"IDLE", kQRespIdle}, {"RECEIVING", kQRespReceiving}, {"ACK_PENDING", kQRespAckPending},
+                               {"NAK_PSN_SENT", kQRespNakPsn}, {"RNR_NAK_SENT", kQRespRnr}});
+  trace::register_signal_enum("ernic.wqe_proc.state",
+                              {{"IDLE", kReqIdle}, {"FETCH", kReqFetch}, {"SEND", kReqSend}, {"WAIT_ACK", kReqWaitAck}});
   for (uint32_t n = 1; n <= cfg_.num_qp; ++n) {
     Qp& qp = qps_[n];
     qp.qpn = n;
@@ -148,6 +165,7 @@ void Ernic::update_intr() {
     if (ctx_.log) ctx_.log->intr(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), on, G(R::g::INTSTS));
   }
   ctx_.set(v_intr_, on);
+  ctx_.set(v_intsts_, G(R::g::INTSTS));
 }
 
 void Ernic::raise(uint32_t bits) {
@@ -939,7 +957,11 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   const uint32_t new_head = (head + 1) % depth;
   Q(n, R::q::CQHEADi) = new_head;
   dma_cmpl_.write32(q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
-  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) && cq_db_sink) cq_db_sink(n, new_head);  // resp_hndler_o_send_cq_db
+  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) && cq_db_sink) {
+    ctx_.set(v_cq_db_addr_, (n * 4) & 0x3FF);
+    ctx_.set(v_cq_db_cnt_, new_head);
+    cq_db_sink(n, new_head);  // resp_hndler_o_send_cq_db
+  }
   if (Q(n, R::q::QPCONFi) & F::QPCONF_CQ_IRQ) {
     qp_bank_set(cfg_.layout.cq_int_bank, n);
     raise(F::INT_WQE_DONE);
@@ -969,6 +991,7 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
   ++stats_.fatal_events;
   Q(n, R::q::STATQPi) |= F::STATQP_FATAL;
+  ctx_.set(qp.v_fatal, 1);  // in the waveform at the instant the QP turns fatal
   drop_wqe_cache(qp);  // the flush reads the SQ from sq_ci again
   if (ctx_.log)
     ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "qp_fatal",
@@ -1013,6 +1036,7 @@ void Ernic::rx_push(FrameBytes frame) {
   rx_buffer_changed();
   rx_arrival_.push_back(ClockDomain::now_ps());
   rxq_.push_back(std::move(frame));
+  ctx_.set(v_rxb_tvalid_, 1);
   rx_ev_.notify(SC_ZERO_TIME);
 }
 
@@ -1062,6 +1086,8 @@ void Ernic::rx_thread() {
     const uint64_t arrived = rx_arrival_.front();
     rx_arrival_.pop_front();
     const uint64_t t_start = ClockDomain::now_ps();
+    ctx_.set(v_rxb_tvalid_, !rxq_.empty());
+    ctx_.set(v_rxb_tready_, 0);
     ctx_.set(v_rx_valid_, 1);
     // The parser is pipelined (A-ERNIC-25): a frame is validated
     // rx_parse_cycles after it arrived, overlapping the previous frame's
@@ -1077,6 +1103,7 @@ void Ernic::rx_thread() {
       if (until > ClockDomain::now_ps()) wait(ps(until - ClockDomain::now_ps()));
     }
     ctx_.set(v_rx_valid_, 0);
+    ctx_.set(v_rxb_tready_, 1);
     rx_buf_bytes_ -= raw.size();  // the handler is done with it: out of the RX buffer
     rx_buffer_changed();
     ctx_.bump();
@@ -1338,7 +1365,11 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       Q(n, R::q::STATRQPIDBi) = npi;
       set_rq_buf_ca(n, rqba + npi * esz);
       dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, n);
-      if (rq_db_sink) rq_db_sink(n, npi);
+      if (rq_db_sink) {
+        ctx_.set(v_rq_db_addr_, (n * 4) & 0x3FF);
+        ctx_.set(v_rq_db_data_, npi);
+        rq_db_sink(n, npi);
+      }
       if (Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
         qp_bank_set(cfg_.layout.rq_int_bank, n);
         raise(F::INT_RQ_PKT);

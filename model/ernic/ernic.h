@@ -373,6 +373,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating
   int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,
       v_tx_opcode_ = -1;
+  // Waveform only: INTSTS, the RX buffer -> RX packet handler stream (a
+  // frame at a time), the sideband doorbell outputs.
+  int v_intsts_ = -1, v_rxb_tvalid_ = -1, v_rxb_tready_ = -1, v_cq_db_cnt_ = -1, v_cq_db_addr_ = -1,
+      v_rq_db_data_ = -1, v_rq_db_addr_ = -1;
 };
 
 }  // namespace ernic

@@ -37,6 +37,12 @@ Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& 
   v_tx_fifo_level_ = ctx.var(scope, "tx_fifo_level", 8);
   v_ctl_tx_pause_req_ = ctx.var(scope, "ctl_tx_pause_req", 9);
   v_stat_rx_pause_req_ = ctx.var(scope, "stat_rx_pause_req", 9);
+  v_tx_tkeep_ = ctx.var(scope, "tx_axis_tkeep", 64);
+  v_rx_tkeep_ = ctx.var(scope, "rx_axis_tkeep", 64);
+  // The TX FIFO's write side (core clock, a frame at a time): tvalid while
+  // ERNIC's TX datapath offers a frame the FIFO cannot take yet.
+  v_fifo_s_tvalid_ = ctx.var(scope + ".tx_fifo", "s_axis_tvalid", 1);
+  v_fifo_s_tready_ = ctx.var(scope + ".tx_fifo", "s_axis_tready", 1, 1);
   SC_THREAD(tx_thread);
   SC_THREAD(rx_thread);
   SC_THREAD(cdc_thread);
@@ -64,8 +70,11 @@ void Cmac::log_state(const char* what, const std::string& value) {
 }
 
 void Cmac::tx_push(FrameBytes frame) {
+  ctx_.set(v_fifo_s_tvalid_, 1);
   while (fifo_.size() >= p_.tx_fifo_frames) wait(fifo_pop_ev_);
   fifo_.push_back(std::move(frame));
+  ctx_.set(v_fifo_s_tvalid_, 0);
+  ctx_.set(v_fifo_s_tready_, fifo_.size() < p_.tx_fifo_frames);
   ctx_.set(v_tx_fifo_level_, fifo_.size());
   fifo_push_ev_.notify(SC_ZERO_TIME);
 }
@@ -206,6 +215,7 @@ void Cmac::tx_thread() {
     FrameBytes f = std::move(fifo_.front());
     fifo_.pop_front();
     ctx_.set(v_tx_fifo_level_, fifo_.size());
+    ctx_.set(v_fifo_s_tready_, 1);
     fifo_pop_ev_.notify(SC_ZERO_TIME);
     uint32_t after = 0, cycles = 0;
     const uint64_t beats = (f.size() + 63) / 64;
@@ -240,7 +250,9 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles)
   // beats as they come); the wire sees it now, faults are decided now.
   if (wire_out) wire_out->send(f, first_byte, last_byte, underflow);
   // AXI4-Stream beats: one a cycle, tlast on the last.
+  const uint64_t last_keep = f.size() % bpb ? (uint64_t{1} << (f.size() % bpb)) - 1 : ~uint64_t{0};
   ctx_.set(v_tx_tvalid_, 1);
+  ctx_.set(v_tx_tkeep_, beats > 1 ? ~uint64_t{0} : last_keep);
   uint64_t rest = beats;
   if (underflow) {
     wait(cmac_clk_.cycles(uint64_t(bubble_after) + 1));
@@ -260,9 +272,11 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles)
   }
   if (rest > 1) wait(cmac_clk_.cycles(rest - 1));
   ctx_.set(v_tx_tlast_, 1);
+  ctx_.set(v_tx_tkeep_, last_keep);
   wait(cmac_clk_.period());
   ctx_.set(v_tx_tlast_, 0);
   ctx_.set(v_tx_tvalid_, 0);
+  ctx_.set(v_tx_tkeep_, 0);
 }
 
 void Cmac::rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs) {
@@ -332,12 +346,16 @@ void Cmac::rx_thread() {
     // The RX stream presents the frame's beats (no tready), then the async
     // FIFO hands it to the core domain.
     const uint64_t beats = (it.f.size() + bpb - 1) / bpb;
+    const uint64_t last_keep = it.f.size() % bpb ? (uint64_t{1} << (it.f.size() % bpb)) - 1 : ~uint64_t{0};
     ctx_.set(v_rx_tvalid_, 1);
+    ctx_.set(v_rx_tkeep_, beats > 1 ? ~uint64_t{0} : last_keep);
     if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
     ctx_.set(v_rx_tlast_, 1);
+    ctx_.set(v_rx_tkeep_, last_keep);
     wait(cmac_clk_.period());
     ctx_.set(v_rx_tlast_, 0);
     ctx_.set(v_rx_tvalid_, 0);
+    ctx_.set(v_rx_tkeep_, 0);
     // The async FIFO is pipelined: each frame reaches the core domain
     // cdc_cycles of the core clock after its last beat, while the next
     // frame's beats already come in (a crossing adds latency, it does not

@@ -184,6 +184,7 @@ class Cmac : public sc_core::sc_module {
   OpcodeCounts tx_counts_, rx_counts_;
   int v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_rx_tvalid_, v_rx_tlast_, v_tx_fifo_level_;
   int v_ctl_tx_pause_req_, v_stat_rx_pause_req_;
+  int v_tx_tkeep_ = -1, v_rx_tkeep_ = -1, v_fifo_s_tvalid_ = -1, v_fifo_s_tready_ = -1;  // waveform only
 };
 
 // One direction of the link: delivers frames after the propagation delay,
