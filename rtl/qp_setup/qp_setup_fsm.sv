@@ -1,3 +1,4 @@
+`timescale 1ps/1ps
 // rtl/qp_setup/qp_setup_fsm.sv: a QP-setup offload in front of ERNIC (seed
 // 001's queue-management block). Software writes one QP's parameters into
 // this block's queue control registers over AXI4-Lite and starts it; the
