@@ -1,6 +1,9 @@
 // ernic-sim: the simulator's command line.
 //
-//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet] [--handshake-random SEED]
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model]
+//                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full] [--handshake-random SEED]
+//   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model] [--label L]  (tools/regress.h)
+//   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
@@ -20,25 +23,107 @@
 #include <iostream>
 #include <systemc>
 
+#include "model/system/gtkw.h"
 #include "model/system/report.h"
 #include "model/system/scenario.h"
 #include "model/system/system.h"
 #include "model/system/txlog.h"
+#include "model/system/trigger.h"
 #include "model/system/txlog_view.h"
 #include "tools/bench.h"
+#include "tools/failure_report.h"
+#include "tools/regress.h"
+#include "tools/random.h"
 
 using namespace ernic;
 
 namespace {
 
+// The running binary (for the repro line and for regress's child runs).
+std::string self_exe(const char* argv0) {
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  return ec ? std::string(argv0) : self;
+}
+
+// --trigger / --window / --trigger-mode / --vcd-measure-full (README.md "Triggers").
+struct WaveOptions {
+  std::string trigger, window, mode = "first";
+  bool measure_full = false;
+  bool given = false;  // --trigger on the command line (even empty: an error)
+  trigger::Trigger trig;
+  trigger::Mode trig_mode = trigger::Mode::first;
+  uint64_t pre = 0, post = 0;  // core cycles
+};
+
+// Parses the trigger options (before anything runs); false: printed, exit 2.
+bool parse_wave_options(WaveOptions& w, const RunOptions& opt) {
+  if (w.trigger.empty() && !w.given) {
+    if (!w.window.empty() || w.mode != "first") {
+      std::fprintf(stderr, "ernic-sim: --window and --trigger-mode need --trigger\n");
+      return false;
+    }
+    if (w.measure_full && opt.vcd.empty()) {
+      std::fprintf(stderr, "ernic-sim: --vcd-measure-full needs --vcd\n");
+      return false;
+    }
+    return true;
+  }
+  if (opt.vcd.empty()) {
+    std::fprintf(stderr, "ernic-sim: --trigger needs --vcd FILE (the trigger selects what the VCD keeps)\n");
+    return false;
+  }
+  if (w.mode == "first") w.trig_mode = trigger::Mode::first;
+  else if (w.mode == "every") w.trig_mode = trigger::Mode::every;
+  else {
+    std::fprintf(stderr, "ernic-sim: --trigger-mode %s: not one of first, every\n", w.mode.c_str());
+    return false;
+  }
+  const std::string win = w.window.empty() ? "1000,1000" : w.window;
+  {
+    const size_t comma = win.find(',');
+    char* e1 = nullptr;
+    char* e2 = nullptr;
+    const std::string a = comma == std::string::npos ? win : win.substr(0, comma);
+    const std::string b = comma == std::string::npos ? "" : win.substr(comma + 1);
+    const unsigned long long pre = std::strtoull(a.c_str(), &e1, 10);
+    const unsigned long long post = std::strtoull(b.c_str(), &e2, 10);
+    if (comma == std::string::npos || a.empty() || b.empty() || *e1 || *e2 || a[0] == '-' || b[0] == '-' ||
+        pre > 1'000'000'000'000ull || post > 1'000'000'000'000ull) {
+      std::fprintf(stderr, "ernic-sim: --window %s: expected PRE,POST (core clock cycles before and after each hit, "
+                           "e.g. 200,800)\n", win.c_str());
+      return false;
+    }
+    w.pre = pre;
+    w.post = post;
+  }
+  try {
+    w.trig = trigger::Trigger::parse(w.trigger);
+  } catch (const trigger::TriggerError& e) {
+    std::fprintf(stderr, "ernic-sim: --trigger: column %zu: %s\n  %s\n  %s^\n", e.column(), e.what(),
+                 w.trigger.c_str(), std::string(e.column() > 0 ? e.column() - 1 : 0, ' ').c_str());
+    return false;
+  }
+  return true;
+}
+
 int run(const std::string& path, const RunOptions& opt, const std::string& json_path, const std::string& log_path,
-        bool quiet, const std::vector<std::string>& argv) {
+        bool quiet, const std::vector<std::string>& argv, WaveOptions& wave, const std::string& datapath = "",
+        const std::vector<std::string>& raw_argv = {}) {
+  if (!parse_wave_options(wave, opt)) return 2;
   Scenario sc;
   try {
     sc = load_scenario(path);
   } catch (const ScenarioError& e) {
     std::fprintf(stderr, "ernic-sim: %s\n", e.what());
     return 2;
+  }
+  // --datapath overrides the scenario's `datapath` key.
+  if (datapath == "rtl") sc.datapath = Datapath::rtl;
+  if (datapath == "model") sc.datapath = Datapath::model;
+  if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
+    std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
+    for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
   }
   if (sc.nodes.size() > 2) {
     const auto& l = sc.nodes[2].loc;
@@ -56,6 +141,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     }
     if (!opt.vcd.empty()) {
       outs.push_back({opt.vcd, "--vcd"});
+      outs.push_back({opt.vcd + ".gtkw", "--vcd (GTKWave save file)"});
       outs.push_back({opt.vcd + ".model.tmp", "--vcd (temporary)"});
       outs.push_back({opt.vcd + ".rtl.tmp", "--vcd (temporary)"});
     }
@@ -88,6 +174,9 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
   SimContext ctx;
   std::unique_ptr<trace::VcdWriter> vcd;
+  std::vector<uint64_t> wave_hits;
+  uint64_t vcd_bytes = 0, vcd_full_bytes = 0;
+  size_t vcd_windows = 0;
   const std::string rtl_vcd = opt.vcd.empty() ? "" : opt.vcd + ".rtl.tmp";
   if (!opt.vcd.empty()) {
     Verilated::traceEverOn(true);
@@ -120,6 +209,31 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   if (!opt.vcd.empty()) sys->open_rtl_trace(rtl_vcd);
+  if (!wave.trigger.empty()) {
+    // Names the trigger may use: the model's declared signals and the RTL
+    // file's header (written when the trace opened).
+    trigger::BindContext bc;
+    for (const auto& n : sys->nodes)
+      bc.nodes[n->cfg.name] = {&n->ernic->config().layout, n->ernic->config().num_qp, n->ernic->config().num_mr};
+    for (const auto& [name, width] : vcd->model_var_names()) bc.signals.push_back(name);
+    sys->flush_rtl_trace();
+    try {
+      for (const auto& v : trace::vcd_list_vars(rtl_vcd)) bc.signals.push_back(v.full_name);
+    } catch (const std::exception&) {
+      // no RTL header (nothing traced)
+    }
+    bc.core_period_ps = sys->core.period_ps();
+    bc.cmac_period_ps = sys->cmac_clk.period_ps();
+    try {
+      wave.trig.bind(bc);
+    } catch (const trigger::TriggerError& e) {
+      std::fprintf(stderr, "ernic-sim: --trigger: column %zu: %s\n  %s\n  %s^\n", e.column(), e.what(),
+                   wave.trigger.c_str(), std::string(e.column() > 0 ? e.column() - 1 : 0, ' ').c_str());
+      sys->close_rtl_trace();
+      std::remove(rtl_vcd.c_str());
+      return 2;
+    }
+  }
   // A run can end during elaboration's delta cycles (a step failing at time 0).
   if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
@@ -139,9 +253,38 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     if (txlog) txlog->flush();
     sys->close_rtl_trace();
     if (vcd) {
-      ctx.advance_clocks(sc_core::sc_time_stamp().value());
-      vcd->finish_merged(opt.vcd, rtl_vcd, sc_core::sc_time_stamp().value());
+      const uint64_t end_ps = sc_core::sc_time_stamp().value();
+      ctx.advance_clocks(end_ps);
+      vcd->close_body();
+      const uint64_t core_ps = sys->core.period_ps();
+      std::vector<trace::VcdWindow> windows;
+      trace::GtkwInfo gi;
+      gi.vcd_path = opt.vcd;
+      if (!wave.trigger.empty()) {
+        wave_hits = wave.trig.hits(*vcd, rtl_vcd, end_ps, wave.trig_mode);
+        windows = trace::make_windows(wave_hits, wave.pre * core_ps, wave.post * core_ps);
+        gi.hits_ps = wave_hits;
+        if (!windows.empty()) gi.timestart_ps = windows.front().begin_ps;
+        gi.notes.push_back("trigger: " + wave.trigger);
+        gi.notes.push_back(fmt::format("window: {} core cycles before, {} after each hit ({} ps a cycle); mode {}",
+                                       wave.pre, wave.post, core_ps, wave.mode));
+        for (uint64_t h : wave_hits) gi.notes.push_back(fmt::format("hit at {} ps (core cycle {})", h, h / core_ps));
+      }
+      try {
+        trace::FileSink sink(opt.vcd);
+        vcd_bytes = vcd->write_merged(sink, rtl_vcd, end_ps, wave.trigger.empty() ? nullptr : &windows);
+      } catch (...) {
+        std::remove(opt.vcd.c_str());  // no half-written waveform
+        throw;
+      }
+      if (wave.measure_full) {
+        trace::CountingSink cs;
+        vcd_full_bytes = vcd->write_merged(cs, rtl_vcd, end_ps, nullptr);
+      }
+      trace::write_gtkw(opt.vcd + ".gtkw", vcd->merged_vars(rtl_vcd), gi);
+      vcd->remove_body();
       std::remove(rtl_vcd.c_str());
+      vcd_windows = windows.size();
     }
   } catch (const std::exception& e) {
     if (!rtl_vcd.empty()) std::remove(rtl_vcd.c_str());
@@ -151,7 +294,37 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   WallClock wall;
   wall.seconds = std::chrono::duration<double>(t1 - t0).count();
   nlohmann::json rep = make_report(*sys, argv, wall, path);
+  if (!opt.vcd.empty()) {
+    nlohmann::json w = {{"vcd", opt.vcd}, {"gtkw", opt.vcd + ".gtkw"}, {"bytes", vcd_bytes}};
+    if (wave.measure_full) w["full_dump_bytes"] = vcd_full_bytes;
+    if (!wave.trigger.empty()) {
+      nlohmann::json hits = nlohmann::json::array();
+      for (uint64_t h : wave_hits) hits.push_back({{"time_ps", h}, {"core_cycle", h / sys->core.period_ps()}});
+      w["trigger"] = {{"expression", wave.trigger}, {"mode", wave.mode}, {"window_pre_cycles", wave.pre},
+                      {"window_post_cycles", wave.post}, {"windows", vcd_windows}, {"hits", hits}};
+    }
+    rep["waveform"] = w;
+  }
   if (!quiet) std::cout << summary_text(rep);
+  if (!quiet && !wave.trigger.empty()) {
+    std::cout << fmt::format("trigger: {} -> {} hit{} (mode {})", wave.trigger, wave_hits.size(),
+                             wave_hits.size() == 1 ? "" : "s", wave.mode);
+    for (size_t i = 0; i < wave_hits.size() && i < 8; ++i)
+      std::cout << fmt::format("{} {:.6f} us (core cycle {})", i ? "," : ":", double(wave_hits[i]) / 1e6,
+                               wave_hits[i] / sys->core.period_ps());
+    if (wave_hits.size() > 8) std::cout << ", ...";
+    std::cout << fmt::format("\n  vcd keeps {} window{} of -{}..+{} core cycles around the hits\n", vcd_windows,
+                             vcd_windows == 1 ? "" : "s", wave.pre, wave.post);
+  }
+  if (!quiet && !opt.vcd.empty()) {
+    std::cout << fmt::format("vcd: {}: {} bytes written (GTKWave save file {}.gtkw)", opt.vcd, vcd_bytes, opt.vcd);
+    if (wave.measure_full)
+      std::cout << fmt::format("; the full dump is {} bytes (measured with a counting sink, not written){}",
+                               vcd_full_bytes,
+                               vcd_full_bytes ? fmt::format(": {:.3f} %", 100.0 * double(vcd_bytes) / double(vcd_full_bytes))
+                                              : std::string());
+    std::cout << "\n";
+  }
   if (!json_path.empty()) {
     std::ofstream f(json_path);
     f << rep.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -160,26 +333,13 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
       return 2;
     }
   }
-  if (sys->exit_code != 0) {
-    std::fprintf(stderr, "ernic-sim: %s: %s\n", path.c_str(), rep["result"].get<std::string>().c_str());
-    if (quiet) {  // the summary was not printed: say what failed, where and when
-      for (const auto& f : rep["failures"])
-        std::fprintf(stderr, "  FAILED at %.6f us (core cycle %llu)%s%s: %s\n", double(f["time_ps"].get<uint64_t>()) / 1e6,
-                     (unsigned long long)f["core_cycle"].get<uint64_t>(), f["step"].get<std::string>().empty() ? "" : ", ",
-                     f["step"].get<std::string>().c_str(), f["what"].get<std::string>().c_str());
-      for (const auto& e : rep["model_errors"])
-        std::fprintf(stderr, "  MODEL ERROR %s: %s\n", e["where"].get<std::string>().c_str(),
-                     e["what"].get<std::string>().c_str());
-    }
-    if (!opt.pcap.empty()) std::fprintf(stderr, "  pcap: %s (+ per-tap files beside it)\n", opt.pcap.c_str());
-    if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s\n", opt.vcd.c_str());
-    if (!json_path.empty()) std::fprintf(stderr, "  json: %s\n", json_path.c_str());
-    if (!log_path.empty()) std::fprintf(stderr, "  log:  %s (timeline: ernic-sim log %s)\n", log_path.c_str(), log_path.c_str());
-    std::fprintf(stderr, "  repro: %s\n", [&] {
-      std::string c;
-      for (const auto& a : argv) c += (c.empty() ? "" : " ") + a;
-      return c;
-    }().c_str());
+  if (sys->exit_code != 0) {  // the failure report (tools/failure_report.h)
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    std::fputs(failure_report(rep, path, {opt.pcap, opt.vcd, json_path, log_path}, raw_argv.empty() ? argv : raw_argv,
+                              self_exe(argv[0].c_str()), ec ? "" : cwd, quiet)
+                   .c_str(),
+               stderr);
   }
   return sys->exit_code;
 }
@@ -200,7 +360,14 @@ int sc_main(int argc, char** argv) {
   bool quiet = false;
   runc->add_option("scenario", scenario, "scenario file (YAML)")->required();
   runc->add_option("--pcap", opt.pcap, "pcap of the wire (taps <stem>.<node>-tx/-rx.pcap beside it)");
-  runc->add_option("--vcd", opt.vcd, "waveform: RTL and model signals in one VCD");
+  runc->add_option("--vcd", opt.vcd, "waveform: RTL and model signals in one VCD (and FILE.gtkw for GTKWave)");
+  WaveOptions wave;
+  CLI::Option* trigger_opt = runc->add_option("--trigger", wave.trigger,
+                   "keep only the cycles around the hits of this condition in the VCD (README.md, Triggers)");
+  runc->add_option("--window", wave.window, "PRE,POST: core clock cycles kept before and after each hit (default 1000,1000)");
+  runc->add_option("--trigger-mode", wave.mode, "first (the first hit only, default) or every hit");
+  runc->add_flag("--vcd-measure-full", wave.measure_full,
+                 "also measure the size of the full (unwindowed) VCD with a byte-counting sink, writing nothing");
   runc->add_option("--json", json_path, "report as JSON");
   runc->add_flag("--quiet", quiet, "no summary on stdout");
   bool no_idle_skip = false;
@@ -211,6 +378,29 @@ int sc_main(int argc, char** argv) {
   uint64_t handshake_seed = 0;
   auto* hr_opt = runc->add_option("--handshake-random", handshake_seed,
                                   "randomise VALID/READY timing on every seam under this seed (same results, other timing)");
+  std::string datapath;
+  runc->add_option("--datapath", datapath, "override the scenario's datapath: rtl (Verilated RTL) or model (C++)")
+      ->check(CLI::IsMember({"rtl", "model"}));
+  auto* regc = app.add_subcommand("regress", "run every scenario under a folder (sharded, parallel, JUnit XML)");
+  RegressOptions ropt;
+  std::string rshard = "0/1", rlabels;
+  regc->add_option("dir", ropt.dir, "folder of scenarios (recursive), or one scenario file")->required();
+  regc->add_option("--jobs,-j", ropt.jobs, "scenario processes at a time")->check(CLI::Range(1u, 256u));
+  regc->add_option("--shard", rshard, "I/N: only scenarios k (0-based, sorted) with k mod N == I");
+  regc->add_option("--junit", ropt.junit, "write JUnit XML here");
+  regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl or model")
+      ->check(CLI::IsMember({"rtl", "model"}));
+  regc->add_option("--label", rlabels, "only scenarios with these labels (comma-separated, all must hold): "
+                                       "quick, long, handshake, traffic, error, perf, example");
+  regc->add_option("--out", ropt.out_dir, "per-scenario JSON reports and output (default regress/)");
+  regc->add_flag("--pcap", ropt.pcap, "keep a pcap per scenario in --out");
+  regc->add_flag("--log", ropt.log, "keep a transaction log per scenario in --out");
+  regc->add_flag("--list", ropt.list, "print the selected scenarios and their labels, run nothing");
+  regc->add_option("--timeout", ropt.timeout_s, "seconds of wall time per scenario before it is killed")
+      ->check(CLI::Range(1.0, 1e6));
+  runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
+  random_mode::Options rnd_opt;
+  auto* randc = random_mode::add_command(app, rnd_opt);
   auto* benchc = app.add_subcommand(
       "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
   BenchOptions bopt;
@@ -250,6 +440,14 @@ int sc_main(int argc, char** argv) {
       if (!item.empty()) v.push_back(item);
     return v;
   };
+  if (regc->parsed()) {
+    if (!parse_shard(rshard, &ropt.shard_index, &ropt.shard_count)) {
+      std::fprintf(stderr, "ernic-sim regress: --shard %s: want I/N with 0 <= I < N\n", rshard.c_str());
+      return 2;
+    }
+    ropt.labels = split_csv(rlabels);
+    return regress_main(ropt, self_exe(argv[0]), std::cout, std::cerr);
+  }
   if (benchc->parsed()) {
     bopt.ops = split_csv(bops);
     for (const auto& o : bopt.ops)
@@ -276,6 +474,11 @@ int sc_main(int argc, char** argv) {
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     return bench_main(bopt, ec ? std::string(argv[0]) : self);
   }
+  if (randc->parsed()) {
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return random_mode::main(rnd_opt, ec ? std::string(argv[0]) : self, argv[0]);
+  }
   if (logc->parsed()) {
     auto split = [](const std::string& csv) {
       std::vector<std::string> v;
@@ -301,7 +504,12 @@ int sc_main(int argc, char** argv) {
   }
   opt.idle_skip = !no_idle_skip;
   if (hr_opt->count()) opt.handshake_random_seed = handshake_seed;
-  return run(scenario, opt, json_path, log_path, quiet, args);
+  if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
+    std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
+    return 2;
+  }
+  wave.given = trigger_opt->count() > 0;
+  return run(scenario, opt, json_path, log_path, quiet, args, wave, datapath, std::vector<std::string>(argv, argv + argc));
 }
 
 // Our own main so that SystemC's banner is off before the kernel starts

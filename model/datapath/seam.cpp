@@ -12,7 +12,7 @@ constexpr unsigned RAW = 0, IPV6 = 1, EXT_LEN = 8, PAYLOAD_LEN = 16, ETH_DST = 3
                    RESV7 = 513, PSN = 520, EXT = 544;
 }
 namespace rxd {
-constexpr unsigned SYNDROME = 0, IPV6 = 32, HDR_LEN = 40, PAYLOAD_LEN = 48, FRAME_LEN = 64, ETH_DST = 80,
+constexpr unsigned SYNDROME = 0, IPV6 = 32, IHL = 33, HDR_LEN = 40, PAYLOAD_LEN = 48, FRAME_LEN = 64, ETH_DST = 80,
                    ETH_SRC = 128, ETHERTYPE = 176, IP_SRC = 192, IP_DST = 320, TOS = 448, TTL = 456,
                    FLOW_LABEL = 464, IP_LEN = 488, IP_ID = 504, IP_FRAG = 520, IP_CSUM = 536, UDP_SPORT = 552,
                    UDP_DPORT = 568, UDP_LEN = 584, UDP_CSUM = 600, OPCODE = 616, SE = 624, MIG = 625,
@@ -112,6 +112,7 @@ RxdBits pack(const RxDesc& d) {
   RxdBits b{};
   put_bits(b, SYNDROME, 32, d.syndrome);
   put_bits(b, IPV6, 1, d.ipv6);
+  put_bits(b, IHL, 4, d.ihl);
   put_bits(b, HDR_LEN, 8, d.hdr_len);
   put_bits(b, PAYLOAD_LEN, 16, d.payload_len);
   put_bits(b, FRAME_LEN, 16, d.frame_len);
@@ -153,6 +154,7 @@ RxDesc unpack_rx(const RxdBits& b) {
   RxDesc d;
   d.syndrome = uint32_t(get_bits(b, SYNDROME, 32));
   d.ipv6 = get_bits(b, IPV6, 1);
+  d.ihl = uint8_t(get_bits(b, IHL, 4));
   d.hdr_len = uint8_t(get_bits(b, HDR_LEN, 8));
   d.payload_len = uint16_t(get_bits(b, PAYLOAD_LEN, 16));
   d.frame_len = uint16_t(get_bits(b, FRAME_LEN, 16));

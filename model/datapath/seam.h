@@ -53,8 +53,9 @@ struct TxDesc {
 struct RxDesc {
   uint32_t syndrome = 0;
   bool ipv6 = false;
+  uint8_t ihl = 0;           // IPv4 IHL as received (4 bits); 0 for IPv6
   uint8_t hdr_len = 0;
-  uint16_t payload_len = 0, frame_len = 0;
+  uint16_t payload_len = 0, frame_len = 0;  // payload_len: bytes on the payload stream
   uint64_t eth_dst = 0, eth_src = 0;
   uint16_t ethertype = 0;
   Ip ip_src{}, ip_dst{};

@@ -71,6 +71,10 @@ struct DmaTiming {
 
 class Dma {
  public:
+  // A read DECERR is a model error (it fails the run) unless the caller
+  // handles it as the IP does: ERNIC's WQE fetch and payload reads make the
+  // QP fatal with code 0x05 instead (then only a run event names it).
+  bool read_decerr_is_model_error = true;
   // scope: "top.<node>.ernic.<master>"; node and master name the log records.
   Dma(const ClockDomain& clk, HostMemory& mem, SimContext& ctx, const std::string& scope, const std::string& node,
       const std::string& master, DmaTiming t = {})
@@ -86,6 +90,10 @@ class Dma {
     v_wr_ = ctx.var(scope, "wr_busy", 1);
     v_wr_addr_ = ctx.var(scope, "wr_addr", 64);
     v_wr_out_ = ctx.var(scope, "wr_outstanding", 8);
+    v_rd_len_ = ctx.var(scope, "rd_len", 32);
+    v_wr_len_ = ctx.var(scope, "wr_len", 32);
+    v_rd_resp_ = ctx.var(scope, "rd_resp", 32);  // reads whose data has all arrived
+    v_wr_resp_ = ctx.var(scope, "wr_resp", 32);  // writes whose data has all been accepted
   }
   Dma(const Dma&) = delete;
   Dma& operator=(const Dma&) = delete;
@@ -105,6 +113,7 @@ class Dma {
                     plan.bursts, plan.requests, plan.completions);
     ctx_.set(v_rd_, 1);
     ctx_.set(v_rd_addr_, addr);
+    ctx_.set(v_rd_len_, len);
     uint64_t lat = with_latency ? uint64_t(p.read_latency_ns) * 1000 : 0;
     // A read issued ahead (issued_ps): the time since then is latency already spent.
     if (issued_ps != kIssuedNow && issued_ps < ClockDomain::now_ps())
@@ -136,11 +145,15 @@ class Dma {
     read_completions_ += plan.completions;
     wait_until(done);
     ctx_.set(v_rd_, 0);
+    ctx_.set(v_rd_resp_, ++rd_resps_);
     ctx_.bump();
     bytes_read_ += len;
     if (!mem_.in_range(addr, len)) {
       ++errors_;
-      ctx_.error("dma", "read outside host memory at 0x" + hex(addr));
+      if (read_decerr_is_model_error)
+        ctx_.error("dma", "read outside host memory at 0x" + hex(addr));
+      else
+        ctx_.event(node_ + "." + master_, "read outside host memory at 0x" + hex(addr) + " (AXI DECERR)");
       return false;
     }
     mem_.read(addr, dst, len);
@@ -156,6 +169,7 @@ class Dma {
                     plan.bursts, plan.requests, -1);
     ctx_.set(v_wr_, 1);
     ctx_.set(v_wr_addr_, addr);
+    ctx_.set(v_wr_len_, len);
     const uint64_t per = clk_.period_ps();
     uint64_t done = ClockDomain::now_ps();
     for (const Span& b : split_aligned(addr, len, k4KiB)) {
@@ -181,6 +195,7 @@ class Dma {
     }
     wait_until(done);
     ctx_.set(v_wr_, 0);
+    ctx_.set(v_wr_resp_, ++wr_resps_);
     ctx_.bump();
     bytes_written_ += len;
     if (!mem_.in_range(addr, len)) {
@@ -250,6 +265,8 @@ class Dma {
   uint64_t ar_free_ = 0, r_free_ = 0, w_free_ = 0, b_last_ = 0;  // channel times (ps)
   std::deque<uint64_t> rd_q_, wr_q_;                              // bursts in flight: when each ends
   int v_rd_, v_rd_addr_, v_rd_out_, v_wr_, v_wr_addr_, v_wr_out_;
+  int v_rd_len_ = -1, v_wr_len_ = -1, v_rd_resp_ = -1, v_wr_resp_ = -1;  // waveform only
+  uint32_t rd_resps_ = 0, wr_resps_ = 0;
 };
 
 }  // namespace ernic

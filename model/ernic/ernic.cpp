@@ -6,6 +6,7 @@
 #include "model/roce/icrc.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
+#include "model/system/signal_enums.h"
 
 namespace ernic {
 
@@ -22,7 +23,8 @@ constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatal
                   kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
                   kFatalRethLen = 0x16, kFatalRkeyAndLen = 0x17, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
                   kFatalBadResp = 0x1B, kFatalRdRspLastForOnly = 0x1C, kFatalRdRspMiddleLen = 0x1E,
-                  kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09;
+                  kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09, kFatalOpSeqAndLen = 0x03,
+                  kFatalWriteOpSeqAndLen = 0x13, kFatalUnsupportedOp = 0x04, kFatalBadAckOpcode = 0x0C;
 // IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
 constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
                                         48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
@@ -36,7 +38,7 @@ uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 // FCS error at bit 31; the other positions are this model's (A-ERNIC-18).
 constexpr uint32_t kSynMacDa = 1u << 0, kSynIpVersion = 1u << 1, kSynIpChecksum = 1u << 2, kSynIpDa = 1u << 3,
                    kSynLength = 1u << 4, kSynTver = 1u << 5, kSynQp = 1u << 6, kSynSource = 1u << 7,
-                   kSynHeader = 1u << 8, kSynIcrc = 1u << 30;
+                   kSynHeader = 1u << 8, kSynIpFlags = 1u << 9, kSynAeth = 1u << 10, kSynIcrc = 1u << 30;
 }  // namespace
 
 Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
@@ -58,6 +60,8 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
   mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));
+  // A WQE or payload read outside host memory is fatal code 0x05 for its QP (PG332), not a run error.
+  dma_wqe_.read_decerr_is_model_error = dma_payload_.read_decerr_is_model_error = false;
   mr_lookup_ = std::make_unique<MrLookup>(core, mem, ctx, scope, cfg.node, cfg_.mr, cfg.dma, [this](uint32_t i) {
     MrContext c;
     std::copy_n(mr_[i].begin(), MrContext::kWords, c.w.begin());
@@ -74,6 +78,22 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   v_tx_opcode_ = ctx.var(scope + ".wqe_proc", "tx_opcode", 8);
   v_rx_valid_ = ctx.var(scope + ".rx_pkt_hndler", "pkt_valid", 1);
   v_rx_opcode_ = ctx.var(scope + ".rx_pkt_hndler", "opcode", 8);
+  v_intsts_ = ctx.var(scope, "INTSTS", 32);
+  v_rxb_tvalid_ = ctx.var(scope + ".rx_buffer", "m_axis_tvalid", 1);
+  v_rxb_tready_ = ctx.var(scope + ".rx_buffer", "m_axis_tready", 1, 1);
+  v_cq_db_cnt_ = ctx.var(scope, "resp_hndler_o_send_cq_db_cnt", 32);
+  v_cq_db_addr_ = ctx.var(scope, "resp_hndler_o_send_cq_db_addr", 10);
+  v_rq_db_data_ = ctx.var(scope, "rx_pkt_hndler_o_rq_db_data", 32);
+  v_rq_db_addr_ = ctx.var(scope, "rx_pkt_hndler_o_rq_db_addr", 10);
+  // Value names for trigger expressions (rtl(A.qp2.req_state) == WAIT_ACK).
+  trace::register_signal_enum("ernic.qp*.req_state",
+                              {{"IDLE", kQReqIdle}, {"SENDING", kQReqSending}, {"WAIT_ACK", kQReqWaitAck},
+                               {"RETRANSMIT", kQReqRetransmit}, {"RNR_WAIT", kQReqRnrWait}});
+  trace::register_signal_enum("ernic.qp*.resp_state",
+                              {{"IDLE", kQRespIdle}, {"RECEIVING", kQRespReceiving}, {"ACK_PENDING", kQRespAckPending},
+                               {"NAK_PSN_SENT", kQRespNakPsn}, {"RNR_NAK_SENT", kQRespRnr}});
+  trace::register_signal_enum("ernic.wqe_proc.state",
+                              {{"IDLE", kReqIdle}, {"FETCH", kReqFetch}, {"SEND", kReqSend}, {"WAIT_ACK", kReqWaitAck}});
   for (uint32_t n = 1; n <= cfg_.num_qp; ++n) {
     Qp& qp = qps_[n];
     qp.qpn = n;
@@ -148,6 +168,7 @@ void Ernic::update_intr() {
     if (ctx_.log) ctx_.log->intr(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), on, G(R::g::INTSTS));
   }
   ctx_.set(v_intr_, on);
+  ctx_.set(v_intsts_, G(R::g::INTSTS));
 }
 
 void Ernic::raise(uint32_t bits) {
@@ -939,7 +960,11 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   const uint32_t new_head = (head + 1) % depth;
   Q(n, R::q::CQHEADi) = new_head;
   dma_cmpl_.write32(q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
-  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) && cq_db_sink) cq_db_sink(n, new_head);  // resp_hndler_o_send_cq_db
+  if (!(Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) && cq_db_sink) {
+    ctx_.set(v_cq_db_addr_, (n * 4) & 0x3FF);
+    ctx_.set(v_cq_db_cnt_, new_head);
+    cq_db_sink(n, new_head);  // resp_hndler_o_send_cq_db
+  }
   if (Q(n, R::q::QPCONFi) & F::QPCONF_CQ_IRQ) {
     qp_bank_set(cfg_.layout.cq_int_bank, n);
     raise(F::INT_WQE_DONE);
@@ -969,6 +994,7 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
   ++stats_.fatal_events;
   Q(n, R::q::STATQPi) |= F::STATQP_FATAL;
+  ctx_.set(qp.v_fatal, 1);  // in the waveform at the instant the QP turns fatal
   drop_wqe_cache(qp);  // the flush reads the SQ from sq_ci again
   if (ctx_.log)
     ctx_.log->state(ClockDomain::now_ps(), cfg_.node, "core", core_.cycle(), n, "qp_fatal",
@@ -1013,6 +1039,7 @@ void Ernic::rx_push(FrameBytes frame) {
   rx_buffer_changed();
   rx_arrival_.push_back(ClockDomain::now_ps());
   rxq_.push_back(std::move(frame));
+  ctx_.set(v_rxb_tvalid_, 1);
   rx_ev_.notify(SC_ZERO_TIME);
 }
 
@@ -1062,6 +1089,8 @@ void Ernic::rx_thread() {
     const uint64_t arrived = rx_arrival_.front();
     rx_arrival_.pop_front();
     const uint64_t t_start = ClockDomain::now_ps();
+    ctx_.set(v_rxb_tvalid_, !rxq_.empty());
+    ctx_.set(v_rxb_tready_, 0);
     ctx_.set(v_rx_valid_, 1);
     // The parser is pipelined (A-ERNIC-25): a frame is validated
     // rx_parse_cycles after it arrived, overlapping the previous frame's
@@ -1077,6 +1106,7 @@ void Ernic::rx_thread() {
       if (until > ClockDomain::now_ps()) wait(ps(until - ClockDomain::now_ps()));
     }
     ctx_.set(v_rx_valid_, 0);
+    ctx_.set(v_rxb_tready_, 1);
     rx_buf_bytes_ -= raw.size();  // the handler is done with it: out of the RX buffer
     rx_buffer_changed();
     ctx_.bump();
@@ -1134,6 +1164,8 @@ void Ernic::handle_rx(const FrameBytes& raw) {
   }
   if (!f.ipv6 && roce::ipv4_checksum(raw.data() + roce::kEthHdrLen) != f.ip4.checksum)
     return drop("IPv4 header checksum", kSynIpChecksum);
+  // PG332 Table 2-3: IPv4 flags other than 010 (DF) or a fragment offset.
+  if (!f.ipv6 && (f.ip4.flags != 0x2 || f.ip4.frag_off != 0)) return drop("IPv4 flags / fragment offset", kSynIpFlags);
   const roce::Frame tmpl_local = frame_template(1);
   if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA", kSynMacDa);
   if (f.ipv6 ? f.ip6.dst != local_ip6() : f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA", kSynIpDa);
@@ -1164,17 +1196,31 @@ void Ernic::handle_rx(const FrameBytes& raw) {
     qp_bank_set(cfg_.layout.cnp_bank, n);
     raise(F::INT_CNP);
   }
+  // An opcode ERNIC does not support on an RC QP (atomics, UD opcodes): with
+  // the expected PSN, NAK-invalid and fatal code 0x04 (PG332 "unsupported
+  // opcode with a good PSN"); otherwise dropped like any stray request.
+  const auto unsupported = [&]() {
+    const uint32_t expected = roce::psn_add(Q(n, R::q::LSTRQREQi) & roce::kPsnMask, 1);
+    if (f.bth.psn != expected) return drop(fmt::format("unsupported opcode {} out of sequence", oi->name));
+    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+    qp_fatal(qp, kFatalUnsupportedOp, fmt::format("unsupported opcode {}", oi->name));
+  };
   switch (oi->kind) {
     case roce::OpKind::Ack:
       return rx_ack(qp, f);
     case roce::OpKind::Send:
     case roce::OpKind::Write:
-      if ((f.bth.opcode >> 5) != 0) return drop("not an RC opcode");
+      if ((f.bth.opcode >> 5) != 0) return unsupported();
       return rx_request(qp, f);
     case roce::OpKind::ReadRequest:
       return rx_request(qp, f);
     case roce::OpKind::ReadResponse:
       return rx_read_resp(qp, f);
+    case roce::OpKind::Atomic:
+      return unsupported();
+    case roce::OpKind::AtomicAck:  // the requester issues no atomics (A-ERNIC-31)
+      return qp_fatal(qp, kFatalBadAckOpcode, fmt::format("{} at PSN 0x{:06x}: no atomic was issued", oi->name,
+                                                          f.bth.psn));
     default:
       ctx_.error(fmt::format("{}.qp{}", scope_, n),
                  fmt::format("incoming {}: this opcode is not modelled yet", oi->name));
@@ -1272,15 +1318,18 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
   const roce::OpcodeInfo* prev = roce::opcode_info(uint8_t(last >> 24));
   const bool in_msg = prev && (prev->pos == OpPos::First || prev->pos == OpPos::Middle);
   const bool continues = oi.pos == OpPos::Middle || oi.pos == OpPos::Last;
-  if (in_msg != continues || (in_msg && prev->kind != oi.kind)) {
-    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
-    return qp_fatal(qp, is_write ? kFatalWriteOpSeq : kFatalOpSeq, "opcode sequence");
-  }
-  if (is_read) return rx_read_request(qp, f, false);
   const uint32_t pmtu = this->pmtu(n);
   const size_t len = f.payload.size();
   const bool full_pkt = oi.pos == OpPos::First || oi.pos == OpPos::Middle;
-  if ((full_pkt && (len != pmtu || f.bth.pad_cnt != 0)) || len > pmtu) {
+  const bool len_bad = !is_read && ((full_pkt && (len != pmtu || f.bth.pad_cnt != 0)) || len > pmtu);
+  if (in_msg != continues || (in_msg && prev->kind != oi.kind)) {
+    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+    if (len_bad)  // both at once: 0x03 / 0x13 (PG332 "01 and 02 together")
+      return qp_fatal(qp, is_write ? kFatalWriteOpSeqAndLen : kFatalOpSeqAndLen, "opcode sequence and payload length / pad");
+    return qp_fatal(qp, is_write ? kFatalWriteOpSeq : kFatalOpSeq, "opcode sequence");
+  }
+  if (is_read) return rx_read_request(qp, f, false);
+  if (len_bad) {
     send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
     return qp_fatal(qp, is_write ? kFatalWriteLen : kFatalLen, "payload length / pad");
   }
@@ -1338,7 +1387,11 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
       Q(n, R::q::STATRQPIDBi) = npi;
       set_rq_buf_ca(n, rqba + npi * esz);
       dma_rx_.write32(q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, n);
-      if (rq_db_sink) rq_db_sink(n, npi);
+      if (rq_db_sink) {
+        ctx_.set(v_rq_db_addr_, (n * 4) & 0x3FF);
+        ctx_.set(v_rq_db_data_, npi);
+        rq_db_sink(n, npi);
+      }
       if (Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
         qp_bank_set(cfg_.layout.rq_int_bank, n);
         raise(F::INT_RQ_PKT);
@@ -1383,7 +1436,11 @@ void Ernic::ack_accepted(Qp& qp, uint32_t psn, bool ack_req) {
   const uint32_t cap = cfg_.timing.ack_coalesce_packets;
   const bool on_request = ack_req && mode != 1;
   const bool on_count = mode != 2 && cap != 0 && qp.unacked >= cap;
-  if (on_request || on_count) return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  if (on_request || on_count) {
+    if (cfg_.test_bug_ack_coalescing && !on_request)  // test-only planted bug (ErnicConfig): the wrong PSN
+      return send_ack(qp.qpn, roce::aeth::ack(), (psn + roce::kPsnMask) & roce::kPsnMask);
+    return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  }
   if (mode != 2 && qp.ack_due_ps == 0 && cfg_.timing.ack_timeout_ns) {
     qp.ack_due_ps = ClockDomain::now_ps() + cfg_.timing.ack_timeout_ns * 1000;
     timer_ev_.notify(SC_ZERO_TIME);
@@ -1471,7 +1528,10 @@ void Ernic::rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate) {
     rsp.payload.resize(chunk);
     if (chunk && !dma_payload_.read(phys + off, rsp.payload.data(), chunk, /*with_latency=*/first, n)) {
       // The MR table points outside host memory: the responder cannot
-      // answer (remote operational error, IBTA 9.7.5.2.4).
+      // answer (remote operational error, IBTA 9.7.5.2.4). Nothing was
+      // sent for this READ yet: it is not a completed message, and the
+      // NAK's MSN does not count it.
+      if (!duplicate && first) Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), -1);
       send_ack(n, roce::aeth::kNakRemoteOp, f.bth.psn);
       return qp_fatal(qp, kFatalWqe, "READ response payload outside host memory");
     }
@@ -1602,6 +1662,9 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
   G(R::g::RESPHNDSTS) = (G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);  // the QP the response handler took
   const uint8_t syn = f.aeth->syndrome;
   const uint32_t psn = f.bth.psn;
+  // IBTA 9.7.5.1: type 10 is reserved, and NAK codes above 4 (0x65..0x7F).
+  if (roce::aeth::type(syn) == 2 || (roce::aeth::type(syn) == 3 && (syn & 0x1F) > 4))
+    return drop(fmt::format("malformed AETH: syndrome 0x{:02x}", syn), kSynAeth);
   switch (roce::aeth::type(syn)) {
     case 0: {  // ACK: retire every covered WQE, oldest first, exactly once
       count16(R::g::INAMPKTCNT, false);

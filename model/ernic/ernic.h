@@ -114,6 +114,12 @@ struct ErnicConfig {
   bool rtl_datapath = true;        // scenario `datapath: rtl` (Verilated rtl/icrc) or `model` (C++ only)
   bool idle_skip = true;           // false: the RTL's clock runs every core cycle (ernic-sim run --no-idle-skip)
   MrLookupConfig mr;               // MR lookup: PG332's register table, or the `mr_cache: cam` extension (model/mr)
+  // Test only, never hardware: a deliberately planted bug, so that a test can
+  // show the checks catch it (`ernic-sim run/random --plant-bug
+  // ack_coalescing`, tools/random.h). An ACK sent because the coalescing
+  // count was reached carries the PSN before the newest accepted one, and
+  // the count restarts: that packet is never acknowledged by it.
+  bool test_bug_ack_coalescing = false;
 };
 
 // Statistics the summary prints (beyond the PG332 counter registers).
@@ -373,6 +379,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating
   int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,
       v_tx_opcode_ = -1;
+  // Waveform only: INTSTS, the RX buffer -> RX packet handler stream (a
+  // frame at a time), the sideband doorbell outputs.
+  int v_intsts_ = -1, v_rxb_tvalid_ = -1, v_rxb_tready_ = -1, v_cq_db_cnt_ = -1, v_cq_db_addr_ = -1,
+      v_rq_db_data_ = -1, v_rq_db_addr_ = -1;
 };
 
 }  // namespace ernic

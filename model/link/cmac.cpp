@@ -37,6 +37,12 @@ Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& 
   v_tx_fifo_level_ = ctx.var(scope, "tx_fifo_level", 8);
   v_ctl_tx_pause_req_ = ctx.var(scope, "ctl_tx_pause_req", 9);
   v_stat_rx_pause_req_ = ctx.var(scope, "stat_rx_pause_req", 9);
+  v_tx_tkeep_ = ctx.var(scope, "tx_axis_tkeep", 64);
+  v_rx_tkeep_ = ctx.var(scope, "rx_axis_tkeep", 64);
+  // The TX FIFO's write side (core clock, a frame at a time): tvalid while
+  // ERNIC's TX datapath offers a frame the FIFO cannot take yet.
+  v_fifo_s_tvalid_ = ctx.var(scope + ".tx_fifo", "s_axis_tvalid", 1);
+  v_fifo_s_tready_ = ctx.var(scope + ".tx_fifo", "s_axis_tready", 1, 1);
   mon_tx_ = &ctx.protocol.axis(scope + ".tx_axis", cmac_clk.name(), cmac_clk.period_ps(),
                                monitor::AxisRules::seam(/*has_ready=*/true, /*no_bubble=*/true));
   mon_rx_ = &ctx.protocol.axis(scope + ".rx_axis", cmac_clk.name(), cmac_clk.period_ps(),
@@ -72,8 +78,11 @@ void Cmac::log_state(const char* what, const std::string& value) {
 }
 
 void Cmac::tx_push(FrameBytes frame) {
+  ctx_.set(v_fifo_s_tvalid_, 1);
   while (fifo_.size() >= p_.tx_fifo_frames) wait(fifo_pop_ev_);
   fifo_.push_back(std::move(frame));
+  ctx_.set(v_fifo_s_tvalid_, 0);
+  ctx_.set(v_fifo_s_tready_, fifo_.size() < p_.tx_fifo_frames);
   ctx_.set(v_tx_fifo_level_, fifo_.size());
   fifo_push_ev_.notify(SC_ZERO_TIME);
 }
@@ -214,6 +223,7 @@ void Cmac::tx_thread() {
     FrameBytes f = std::move(fifo_.front());
     fifo_.pop_front();
     ctx_.set(v_tx_fifo_level_, fifo_.size());
+    ctx_.set(v_fifo_s_tready_, 1);
     fifo_pop_ev_.notify(SC_ZERO_TIME);
     uint32_t after = 0, cycles = 0;
     const uint64_t beats = (f.size() + 63) / 64;
@@ -259,7 +269,7 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles,
       if (const uint32_t h = tx_tready_stall_.hold()) runs.push_back({true, false, i, h});
     add_beat(runs, i);
   }
-  walk_axis(f, runs, axis ? mon_tx_ : nullptr, v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, [&] {
+  walk_axis(f, runs, axis ? mon_tx_ : nullptr, v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_tx_tkeep_, [&] {
     // Detected on the first cycle tvalid is low inside the frame.
     const uint64_t t_bubble = ClockDomain::now_ps();
     ++pfc_.tx_underflows;
@@ -281,9 +291,10 @@ void Cmac::add_beat(std::vector<AxisRun>& runs, uint64_t beat) {
 }
 
 void Cmac::walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
-                     int v_ready, int v_last, const std::function<void()>& on_bubble) {
+                     int v_ready, int v_last, int v_keep, const std::function<void()>& on_bubble) {
   const uint64_t c0 = cmac_clk_.cycle();
   const uint64_t beats = monitor::axis_beats(f.size());
+  const uint64_t last_keep = f.size() % 64 ? (uint64_t{1} << (f.size() % 64)) - 1 : ~uint64_t{0};
   uint64_t at = 0;  // the edge (from c0) the thread is at
   bool valid = false, ready = true, last = false, started = false;
   // The signals from edge k on, beat `beat` offered.
@@ -292,8 +303,10 @@ void Cmac::walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, moni
     if (v != valid || rd != ready || l != last) {
       if (k > at) wait(cmac_clk_.cycles(k - at)), at = k;
       if (v != valid) ctx_.set(v_valid, v);
+      if (v && !started) ctx_.set(v_keep, beats > 1 ? ~uint64_t{0} : last_keep);
       if (rd != ready) ctx_.set(v_ready, rd);
       if (l != last) ctx_.set(v_last, l);
+      if (l && !last) ctx_.set(v_keep, last_keep);
       if (!v && started && on_bubble) on_bubble();
       valid = v, ready = rd, last = l;
     }
@@ -323,6 +336,7 @@ void Cmac::walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, moni
   if (k > at) wait(cmac_clk_.cycles(k - at));
   ctx_.set(v_last, 0);
   ctx_.set(v_valid, 0);
+  ctx_.set(v_keep, 0);
   if (mon) mon->sample(c0 + k, monitor::AxisSample{});
 }
 
@@ -399,7 +413,7 @@ void Cmac::rx_thread() {
       if (const uint32_t h = rx_tvalid_stall_.hold()) runs.push_back({false, true, i, h});
       add_beat(runs, i);
     }
-    walk_axis(it.f, runs, mon_rx_, v_rx_tvalid_, -1, v_rx_tlast_, nullptr);
+    walk_axis(it.f, runs, mon_rx_, v_rx_tvalid_, -1, v_rx_tlast_, v_rx_tkeep_, nullptr);
     // The async FIFO is pipelined: each frame reaches the core domain
     // cdc_cycles of the core clock after its last beat, while the next
     // frame's beats already come in (a crossing adds latency, it does not

@@ -173,7 +173,7 @@ class Cmac : public sc_core::sc_module {
   // monitor sees every run, on_bubble is called where TVALID drops inside
   // the frame. Returns on the edge after the last beat, TVALID low.
   void walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
-                 int v_ready, int v_last, const std::function<void()>& on_bubble);
+                 int v_ready, int v_last, int v_keep, const std::function<void()>& on_bubble);
   void rx_pause(const pfc::PauseFrame& p, uint64_t now);
   void log_state(const char* what, const std::string& value);
 
@@ -206,6 +206,7 @@ class Cmac : public sc_core::sc_module {
   OpcodeCounts tx_counts_, rx_counts_;
   int v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_rx_tvalid_, v_rx_tlast_, v_tx_fifo_level_;
   int v_ctl_tx_pause_req_, v_stat_rx_pause_req_;
+  int v_tx_tkeep_ = -1, v_rx_tkeep_ = -1, v_fifo_s_tvalid_ = -1, v_fifo_s_tready_ = -1;  // waveform only
   monitor::AxisMonitor* mon_tx_ = nullptr;
   monitor::AxisMonitor* mon_rx_ = nullptr;
   monitor::HandshakeStall tx_tready_stall_, tx_tvalid_stall_, rx_tvalid_stall_;

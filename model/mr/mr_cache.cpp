@@ -101,7 +101,11 @@ MrLookup::MrLookup(const ClockDomain& core, HostMemory& mem, SimContext& ctx, co
                    const std::string& node, const MrLookupConfig& cfg, const DmaTiming& dma,
                    std::function<MrContext(uint32_t)> table_reader)
     : core_(core), ctx_(ctx), cfg_(cfg), table_reader_(std::move(table_reader)), cam_(cfg.entries) {
-  if (cfg_.mode != MrLookupMode::cam) return;
+  if (cfg_.mode != MrLookupMode::cam) {
+    v_lookup_ = ctx.var(ernic_scope + ".mr_lookup", "lookup", 1);
+    v_index_ = ctx.var(ernic_scope + ".mr_lookup", "index", 12);
+    return;
+  }
   dma_.emplace(core, mem, ctx, ernic_scope + ".mr_cache_m_axi", node, "mr_cache_m_axi", dma);
   const std::string s = ernic_scope + ".mr_cache";
   v_lookup_ = ctx.var(s, "lookup", 1);
@@ -115,8 +119,12 @@ MrLookup::MrLookup(const ClockDomain& core, HostMemory& mem, SimContext& ctx, co
 bool MrLookup::lookup(uint32_t index, MrContext& out, std::optional<uint32_t> qpn) {
   ++lookups_;
   if (cfg_.mode == MrLookupMode::table) {
+    core_.sync();
+    ctx_.set(v_lookup_, 1);
+    ctx_.set(v_index_, index);
     core_.wait_cycles(cfg_.mr_lookup_cycles);
     out = table_reader_(index);
+    ctx_.set(v_lookup_, 0);
     return true;
   }
   core_.sync();

@@ -5,6 +5,7 @@
 // protocol monitors of the seams with the randomised-handshake streams
 // (model/monitor/protocol.h; their violations are model errors).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <systemc>
@@ -43,25 +44,40 @@ class SimContext {
     advance_clocks(t);
     vcd->change(v, value, t);
   }
-  // Clock waveforms are written lazily, up to the time of each change, so
-  // that tracing adds no SystemC process (the set of processes, and with it
-  // the order in which the kernel runs them, is the same with and without
-  // --vcd: the simulation stays identical).
-  struct TracedClock { int var; uint64_t period_ps, next_ps = 0; bool level = false; };
-  std::vector<TracedClock> clocks;
+  // Clock waveforms are not recorded at all: the writer synthesises their
+  // edges when it writes the VCD (VcdWriter::add_clock), so tracing adds no
+  // SystemC process (the set of processes, and with it the order in which
+  // the kernel runs them, is the same with and without --vcd: the
+  // simulation stays identical) and a long idle stretch costs nothing until
+  // a full dump is written.
   void trace_clock(const std::string& scope, const std::string& name, uint64_t period_ps) {
-    if (vcd) clocks.push_back({var(scope, name, 1), period_ps});
+    if (vcd) vcd->add_clock(scope, name, period_ps);
   }
+  // A change at a later time than now (e.g. a frame's first byte after the
+  // preamble): written, like the clocks, once the waveform reaches that time.
+  // Same time: in call order.
+  void set_at(int v, uint64_t value, uint64_t t_ps) {
+    if (v < 0) return;
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (t_ps <= now) return set(v, value);
+    later.push_back({t_ps, later_seq++, v, value});
+    std::push_heap(later.begin(), later.end());
+  }
+  struct Later {
+    uint64_t t_ps, seq;
+    int var;
+    uint64_t value;
+    bool operator<(const Later& o) const { return t_ps != o.t_ps ? t_ps > o.t_ps : seq > o.seq; }  // min-heap
+  };
+  std::vector<Later> later;
+  uint64_t later_seq = 0;
+  // Writes the deferred changes (set_at) at or before t, in time order.
   void advance_clocks(uint64_t t) {
-    // Emit every clock edge at or before t, in time order across clocks.
-    for (;;) {
-      TracedClock* c = nullptr;
-      for (auto& k : clocks)
-        if (k.next_ps <= t && (!c || k.next_ps < c->next_ps)) c = &k;
-      if (!c) return;
-      c->level = !c->level;
-      vcd->change(c->var, c->level, c->next_ps);
-      c->next_ps += c->level ? c->period_ps / 2 : c->period_ps - c->period_ps / 2;
+    while (!later.empty() && later.front().t_ps <= t) {
+      std::pop_heap(later.begin(), later.end());
+      const Later l = later.back();
+      later.pop_back();
+      vcd->change(l.var, l.value, l.t_ps);
     }
   }
   // --- transaction log (--log) -----------------------------------------

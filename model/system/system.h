@@ -6,7 +6,8 @@
 // joined by a wire (one per direction) with the scenario's delay. Clock
 // domains: core (scenario clocks.core_mhz) and CMAC (clocks.cmac_mhz).
 // Hierarchy names (VCD scopes, SystemC names): top.<node>.{ernic,cmac,
-// driver,axil}, RTL under top.<node>.ernic.tx_icrc.icrc.
+// driver,axil}, RTL under top.<node>.ernic.tx_icrc.icrc; with the node key
+// qp_setup_fsm, top.<node>.qp_setup_fsm (its RTL under .rtl).
 //
 // Exit codes of a run: 0 pass, 1 an expectation failed (or the model
 // reported an internal error), 3 no progress (watchdog) or the simulated
@@ -21,15 +22,19 @@
 #include <systemc>
 #include <vector>
 
+#include "model/qp_setup/qp_setup_fsm.h"
 #include "model/ernic/ernic.h"
 #include "model/host/driver.h"
+#include "model/host/qp_setup_driver.h"
 #include "model/host/host_memory.h"
 #include "model/link/axil.h"
+#include "model/link/axil_mux.h"
 #include "model/link/cmac.h"
 #include "model/link/pcap_writer.h"
 #include "model/monitor/scoreboard.h"
 #include "model/monitor/wire_monitor.h"
 #include "model/system/compliance.h"
+#include "model/system/link_trace.h"
 #include "model/system/clock.h"
 #include "model/system/scenario.h"
 #include "model/system/sim_context.h"
@@ -49,6 +54,9 @@ struct RunOptions {
   // evaluated every cycle (a ticking process per domain, the RTL clocked
   // every core cycle). The results are the same; only the speed differs.
   bool idle_skip = true;
+  // Test only, never hardware: `--plant-bug NAME` plants a named bug in
+  // every node's ERNIC model (tools/random.h kPlantableBugs); "" = none.
+  std::string test_plant_bug;
   // --handshake-random SEED: randomised handshakes on every node with this
   // seed (percentages from the scenario's handshake_random, else defaults).
   std::optional<uint64_t> handshake_random_seed;
@@ -74,6 +82,13 @@ class Node : public sc_core::sc_module {
   // host's bypass path, in arrival order; and an event per arrival.
   std::vector<FrameBytes> bypass_rx;
   sc_core::sc_event bypass_ev;
+  // `qp_setup_fsm` (model/qp_setup/qp_setup_fsm.h): the block, the MMIO
+  // decoder in front of it and ERNIC, the arbiter in front of ERNIC's
+  // register file, and the host software that drives it. Null without the key.
+  std::unique_ptr<AxilArbiter> ernic_arb;
+  std::unique_ptr<QpSetupFsm> qp_setup;
+  std::unique_ptr<AxilDecoder> mmio;
+  std::unique_ptr<host::QpSetupDriver> qp_setup_driver;
 };
 
 struct Failure {
@@ -151,7 +166,10 @@ class System : public sc_core::sc_module {
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
   void open_rtl_trace(const std::string& path);
+  void flush_rtl_trace();  // the RTL file's header is on disk after this (trigger names)
   void close_rtl_trace();
+  // Frames of each direction in the waveform (top.link.X_to_Y; two nodes only), by "X->Y".
+  std::map<std::string, std::unique_ptr<LinkTrace>> link_traces;
 
  private:
   struct Conn {
@@ -171,6 +189,7 @@ class System : public sc_core::sc_module {
   void watchdog();
   void run_steps(const std::vector<Step>& steps, Group* g);
   void run_step(const Step& s, Group* g);
+  bool run_qp_setup_step(const Step& s);  // qp_setup, qp_release, qp_adopt
   void run_branch(const std::vector<Step>* steps, Group* g);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
   void snapshot_qps();

@@ -343,18 +343,10 @@ class RecordReader {
   size_t pos_ = 0, len_ = 0;
 };
 
-// ---- buffered text output ---------------------------------------------------
+// ---- buffered text output into a ByteSink --------------------------------
 class Out {
  public:
-  explicit Out(const std::string& path) : path_(path) {
-    errno = 0;
-    f_ = std::fopen(path.c_str(), "wb");
-    if (!f_) throw io_error("cannot create", path);
-    buf_.reserve(kIoBlock + 256);
-  }
-  ~Out() {
-    if (f_) std::fclose(f_);
-  }
+  explicit Out(ByteSink& sink) : sink_(sink) { buf_.reserve(kIoBlock + 256); }
   Out(const Out&) = delete;
   Out& operator=(const Out&) = delete;
 
@@ -400,23 +392,17 @@ class Out {
   }
   void close() {
     drain();
-    const bool bad = std::fflush(f_) != 0 || std::ferror(f_);
-    const bool close_bad = std::fclose(f_) != 0;
-    f_ = nullptr;
-    if (bad || close_bad) throw io_error("write error on", path_);
+    sink_.close();
   }
 
  private:
   void drain() {
     if (buf_.empty()) return;
-    errno = 0;
-    if (std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
-      throw io_error("write error on", path_);
+    sink_.write(buf_.data(), buf_.size());
     buf_.clear();
   }
 
-  std::string path_;
-  std::FILE* f_ = nullptr;
+  ByteSink& sink_;
   std::string buf_;
 };
 
@@ -507,8 +493,18 @@ int VcdWriter::add_var(const std::string& scope, const std::string& name, unsign
   return static_cast<int>(vars_.size() - 1);
 }
 
+int VcdWriter::add_clock(const std::string& scope, const std::string& name, uint64_t period_ps) {
+  if (period_ps < 2) throw std::invalid_argument(fmt::format("vcd: clock {}.{}: period {} ps < 2", scope, name, period_ps));
+  const int v = add_var(scope, name, 1, 1);
+  vars_[static_cast<size_t>(v)].clock_ps = period_ps;
+  return v;
+}
+
 void VcdWriter::bad_change(int var, uint64_t time_ps) const {
-  if (finished_) throw std::logic_error("vcd: change() after finish_merged()");
+  if (var >= 0 && static_cast<size_t>(var) < vars_.size() && vars_[static_cast<size_t>(var)].clock_ps)
+    throw std::invalid_argument(fmt::format("vcd: change() of the clock {}.{}: clock edges are synthesised",
+                                            join_dots(decls_[static_cast<size_t>(var)].scope), decls_[static_cast<size_t>(var)].name));
+  if (finished_) throw std::logic_error("vcd: change() after close_body() / finish_merged()");
   if (var < 0 || static_cast<size_t>(var) >= vars_.size())
     throw std::invalid_argument(fmt::format("vcd: change() of unknown variable {}", var));
   const Decl& d = decls_[static_cast<size_t>(var)];
@@ -552,9 +548,257 @@ void VcdWriter::flush_pending() {
   touched_.clear();
 }
 
-void VcdWriter::finish_merged(const std::string& out_path, const std::string& rtl_vcd_path,
-                              uint64_t end_time_ps) {
-  if (finished_) throw std::logic_error("vcd: finish_merged() called twice");
+// ---- sinks ----------------------------------------------------------------------
+ByteSink::~ByteSink() = default;
+
+FileSink::FileSink(std::string path) : path_(std::move(path)) {
+  errno = 0;
+  f_ = std::fopen(path_.c_str(), "wb");
+  if (!f_) throw io_error("cannot create", path_);
+}
+
+FileSink::~FileSink() {
+  if (f_) std::fclose(f_);
+}
+
+void FileSink::write(const char* data, size_t n) {
+  if (!f_) throw std::logic_error("vcd: write to a closed FileSink '" + path_ + "'");
+  errno = 0;
+  if (std::fwrite(data, 1, n, f_) != n) throw io_error("write error on", path_);
+  bytes_ += n;
+}
+
+void FileSink::close() {
+  if (!f_) return;
+  errno = 0;
+  const bool bad = std::fflush(f_) != 0 || std::ferror(f_);
+  const bool close_bad = std::fclose(f_) != 0;
+  f_ = nullptr;
+  if (bad || close_bad) throw io_error("write error on", path_);
+}
+
+// ---- the merge ---------------------------------------------------------------------
+namespace detail {
+
+// Consumer of the merged stream: values by position in the merged variable
+// list (code order). Model values come as integers, RTL values as the
+// tokens Verilator wrote.
+struct MergeConsumer {
+  virtual ~MergeConsumer() = default;
+  virtual void init_model(size_t ord, uint64_t v) = 0;
+  virtual void init_rtl(size_t ord, const std::string& tok) = 0;
+  virtual void init_done() = 0;
+  virtual void time(uint64_t t) = 0;
+  virtual void model(size_t ord, uint64_t v) = 0;
+  virtual void rtl(size_t ord, const std::string& tok) = 0;
+  virtual void end(uint64_t end_time_ps) = 0;
+  // The earliest time at or after t at which the consumer wants clock edges
+  // (kNoTime: never): synthesised edges before it are skipped.
+  virtual uint64_t clock_floor(uint64_t t) const { return t; }
+};
+
+struct MergeState {
+  std::unique_ptr<Tokenizer> rtl;
+  Header rh;
+  std::unordered_map<std::string, size_t> rtl_index;  // RTL code -> RTL variable
+  std::vector<const HdrVar*> rtl_vars;
+  std::string header;                 // "$version" .. "$enddefinitions $end\n"
+  std::vector<MergedVar> vars;        // by code order
+  std::vector<size_t> model_ord, rtl_ord;
+  std::vector<std::pair<bool, size_t>> order;  // (rtl, index) by code order
+  std::vector<uint64_t> clock_ps;     // by code order: a synthesised clock's period, 0 otherwise
+};
+
+// A synthesised clock's level at time t (rising at k*P, falling at k*P + P/2).
+inline bool clock_level(uint64_t t, uint64_t p) { return t % p < p / 2; }
+
+}  // namespace detail
+
+namespace {
+
+// "b0101" / "1" / "x" -> integer; nullopt for x/z bits, reals, > 64 bits.
+std::optional<uint64_t> token_to_u64(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  if (s.size() == 1) {
+    if (s[0] == '0') return 0;
+    if (s[0] == '1') return 1;
+    return std::nullopt;
+  }
+  if (s[0] != 'b' && s[0] != 'B') return std::nullopt;
+  uint64_t v = 0;
+  int bits = 0;
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (s[i] != '0' && s[i] != '1') return std::nullopt;
+    if (bits == 0 && s[i] == '0') continue;
+    if (++bits > 64) return std::nullopt;
+    v = (v << 1) | uint64_t(s[i] - '0');
+  }
+  return v;
+}
+
+// Writes every change (the classic full dump).
+class FullWriter : public detail::MergeConsumer {
+ public:
+  FullWriter(Out& out, const detail::MergeState& m) : out_(out), m_(m) {}
+  void init_model(size_t ord, uint64_t v) override {
+    start();
+    out_.put_value(v, m_.vars[ord].width == 1 ? 1 : 2, m_.vars[ord].code);
+  }
+  void init_rtl(size_t ord, const std::string& tok) override {
+    start();
+    out_.put_raw_value(tok, m_.vars[ord].code);
+  }
+  void init_done() override {
+    start();
+    out_.put("$end\n");
+  }
+  void time(uint64_t t) override {
+    out_.put_time(t);
+    last_ = t;
+  }
+  void model(size_t ord, uint64_t v) override { out_.put_value(v, m_.vars[ord].width == 1 ? 1 : 2, m_.vars[ord].code); }
+  void rtl(size_t ord, const std::string& tok) override { out_.put_raw_value(tok, m_.vars[ord].code); }
+  void end(uint64_t end_time_ps) override {
+    if (end_time_ps > last_) out_.put_time(end_time_ps);
+  }
+
+ private:
+  void start() {
+    if (started_) return;
+    started_ = true;
+    out_.put("#0\n$dumpvars\n");
+  }
+  Out& out_;
+  const detail::MergeState& m_;
+  bool started_ = false;
+  uint64_t last_ = 0;
+};
+
+// Writes only the windows: at each window's start a dump of every value in
+// effect then ($dumpvars for the first window, $dumpall after), the changes
+// inside the window, and a time stamp at the window's end.
+class WindowWriter : public detail::MergeConsumer {
+ public:
+  WindowWriter(Out& out, const detail::MergeState& m, const std::vector<VcdWindow>& w)
+      : out_(out), m_(m), w_(w), mval_(m.vars.size(), 0), rval_(m.vars.size()) {}
+  void init_model(size_t ord, uint64_t v) override { mval_[ord] = v; }
+  void init_rtl(size_t ord, const std::string& tok) override { rval_[ord] = tok; }
+  void init_done() override { cur_ = 0; }
+  void time(uint64_t t) override {
+    settle(cur_);  // everything at cur_ is known
+    advance_to(t);
+    cur_ = t;
+    stamped_ = false;
+  }
+  void model(size_t ord, uint64_t v) override {
+    mval_[ord] = v;
+    if (inside()) {
+      stamp();
+      out_.put_value(v, m_.vars[ord].width == 1 ? 1 : 2, m_.vars[ord].code);
+    }
+  }
+  void rtl(size_t ord, const std::string& tok) override {
+    rval_[ord] = tok;
+    if (inside()) {
+      stamp();
+      out_.put_raw_value(tok, m_.vars[ord].code);
+    }
+  }
+  uint64_t clock_floor(uint64_t t) const override {
+    // Inside a window: now; before one: its start; after the last: never.
+    auto it = std::lower_bound(w_.begin(), w_.end(), t, [](const VcdWindow& w, uint64_t x) { return w.end_ps < x; });
+    if (it == w_.end()) return kNoTime;
+    return std::max(t, it->begin_ps);
+  }
+  void end(uint64_t end_time_ps) override {
+    settle(cur_);
+    const uint64_t stop = std::max(end_time_ps, cur_);
+    advance_to(stop == ~uint64_t{0} ? stop : stop + 1);
+    // A window still open at the end of the run ends there.
+    if (open_) {
+      const uint64_t e = std::min(w_[k_].end_ps, stop);
+      if (e > last_written_) out_.put_time(e);
+      open_ = false;
+    }
+  }
+
+ private:
+  // Changes at cur_ go out only inside an open window that started before cur_.
+  bool inside() const { return open_ && cur_ > w_[k_].begin_ps && cur_ <= w_[k_].end_ps; }
+  void stamp() {
+    if (stamped_) return;
+    stamped_ = true;
+    out_.put_time(cur_);
+    last_written_ = cur_;
+  }
+  // All changes at time t are applied: a window starting at t dumps now.
+  void settle(uint64_t t) {
+    if (!open_ && k_ < w_.size() && w_[k_].begin_ps == t) dump(t);
+  }
+  // Windows that start or end before t (no change between the last time and t).
+  void advance_to(uint64_t t) {
+    for (;;) {
+      if (open_) {
+        if (w_[k_].end_ps >= t) return;
+        if (w_[k_].end_ps > last_written_) out_.put_time(w_[k_].end_ps);
+        open_ = false;
+        ++k_;
+        continue;
+      }
+      if (k_ >= w_.size() || w_[k_].begin_ps >= t) return;
+      dump(w_[k_].begin_ps);
+    }
+  }
+  void dump(uint64_t t) {
+    out_.put_time(t);
+    out_.put(first_ ? "$dumpvars\n" : "$dumpall\n");
+    first_ = false;
+    for (size_t i = 0; i < m_.vars.size(); ++i) {
+      if (m_.clock_ps[i]) mval_[i] = detail::clock_level(t, m_.clock_ps[i]);
+      if (m_.vars[i].rtl)
+        out_.put_raw_value(rval_[i], m_.vars[i].code);
+      else
+        out_.put_value(mval_[i], m_.vars[i].width == 1 ? 1 : 2, m_.vars[i].code);
+    }
+    out_.put("$end\n");
+    last_written_ = t;
+    open_ = true;
+    if (t == cur_) stamped_ = true;  // later changes at this time are already in the dump
+  }
+
+  Out& out_;
+  const detail::MergeState& m_;
+  const std::vector<VcdWindow>& w_;
+  std::vector<uint64_t> mval_;
+  std::vector<std::string> rval_;
+  size_t k_ = 0;        // current / next window
+  bool open_ = false;
+  bool first_ = true;
+  bool stamped_ = false;
+  uint64_t cur_ = 0, last_written_ = 0;
+};
+
+// Integer values for a MergedValueVisitor.
+class ValueAdapter : public detail::MergeConsumer {
+ public:
+  explicit ValueAdapter(MergedValueVisitor& v) : v_(v) {}
+  void init_model(size_t ord, uint64_t v) override { v_.initial(ord, v); }
+  void init_rtl(size_t ord, const std::string& tok) override { v_.initial(ord, token_to_u64(tok)); }
+  void init_done() override {}
+  void time(uint64_t t) override { v_.time(t); }
+  void model(size_t ord, uint64_t v) override { v_.change(ord, v); }
+  void rtl(size_t ord, const std::string& tok) override { v_.change(ord, token_to_u64(tok)); }
+  void end(uint64_t end_time_ps) override { v_.end(end_time_ps); }
+  uint64_t clock_floor(uint64_t t) const override { return v_.wants_clock_edges() ? t : kNoTime; }
+
+ private:
+  MergedValueVisitor& v_;
+};
+
+}  // namespace
+
+void VcdWriter::close_body() {
+  if (finished_) return;
   flush_pending();
   write_buffer();
   finished_ = true;
@@ -563,26 +807,40 @@ void VcdWriter::finish_merged(const std::string& out_path, const std::string& rt
   const bool close_bad = std::fclose(body_) != 0;
   body_ = nullptr;
   if (close_bad) throw io_error("write error on temporary body", body_path_);
-  try {
-    write_merged(out_path, rtl_vcd_path, end_time_ps);
-  } catch (...) {
-    std::remove(out_path.c_str());  // no half-written waveform
-    throw;
+}
+
+void VcdWriter::remove_body() {
+  if (body_) {
+    std::fclose(body_);
+    body_ = nullptr;
   }
   std::remove(body_path_.c_str());
 }
 
-void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl_vcd_path,
-                             uint64_t end_time_ps) {
+void VcdWriter::finish_merged(const std::string& out_path, const std::string& rtl_vcd_path,
+                              uint64_t end_time_ps) {
+  if (merged_) throw std::logic_error("vcd: finish_merged() called twice");
+  merged_ = true;
+  close_body();
+  try {
+    FileSink sink(out_path);
+    write_merged(sink, rtl_vcd_path, end_time_ps);
+  } catch (...) {
+    std::remove(out_path.c_str());  // no half-written waveform
+    throw;
+  }
+  remove_body();
+}
+
+void VcdWriter::open_merge(detail::MergeState& m, const std::string& rtl_vcd_path) const {
+  if (!finished_) throw std::logic_error("vcd: close_body() before reading the merged view");
   // The RTL file: header now, body streamed below. A missing or empty file
   // (Verilator writes nothing before its first dump) means no RTL signals.
-  std::unique_ptr<Tokenizer> rtl;
-  Header rh;
   std::error_code ec;
   if (!rtl_vcd_path.empty() && std::filesystem::exists(rtl_vcd_path, ec) &&
       std::filesystem::file_size(rtl_vcd_path, ec) > 0 && !ec) {
-    rtl = std::make_unique<Tokenizer>(rtl_vcd_path);
-    rh = parse_header(*rtl);
+    m.rtl = std::make_unique<Tokenizer>(rtl_vcd_path);
+    m.rh = parse_header(*m.rtl);
   }
 
   // Union of the scope trees. Model variables first, then the RTL's.
@@ -594,56 +852,72 @@ void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl
     model_items[i] = {n, n->items.size()};
     n->items.push_back(Item{false, i, decls_[i].name, {}, "wire", decls_[i].width});
   }
-  std::unordered_map<std::string, size_t> rtl_index;  // RTL code -> RTL variable
-  std::vector<const HdrVar*> rtl_vars;
-  for (const auto& s : rh.scopes) root.at(s.path, s.type);
-  for (const auto& v : rh.vars) {
-    auto [it, fresh] = rtl_index.emplace(v.code, rtl_vars.size());
-    if (fresh) rtl_vars.push_back(&v);
+  for (const auto& s : m.rh.scopes) root.at(s.path, s.type);
+  for (const auto& v : m.rh.vars) {
+    auto [it, fresh] = m.rtl_index.emplace(v.code, m.rtl_vars.size());
+    if (fresh) m.rtl_vars.push_back(&v);
     Node* n = root.at(v.scope, "module");
     auto clash = n->item_by_name.find(v.base);
     if (clash != n->item_by_name.end() && !n->items[clash->second].rtl) {
       // A model variable with the RTL signal's name: the model one is renamed.
-      Item& m = n->items[clash->second];
-      std::string renamed = m.name + "_model";
-      for (int k = 2; n->item_by_name.count(renamed); ++k) renamed = fmt::format("{}_model{}", m.name, k);
+      Item& mi = n->items[clash->second];
+      std::string renamed = mi.name + "_model";
+      for (int k = 2; n->item_by_name.count(renamed); ++k) renamed = fmt::format("{}_model{}", mi.name, k);
       const size_t pos = clash->second;
       n->item_by_name.erase(clash);
-      m.name = renamed;
+      mi.name = renamed;
       n->item_by_name.emplace(renamed, pos);
     }
     n->item_by_name.emplace(v.base, n->items.size());
     n->items.push_back(Item{true, it->second, v.base, v.ref, v.type, v.width});
   }
   for (size_t i = 0; i < decls_.size(); ++i) {
-    Item& m = model_items[i].first->items[model_items[i].second];
-    m.ref = m.width > 1 ? fmt::format("{} [{}:0]", m.name, m.width - 1) : m.name;
+    Item& mi = model_items[i].first->items[model_items[i].second];
+    mi.ref = mi.width > 1 ? fmt::format("{} [{}:0]", mi.name, mi.width - 1) : mi.name;
   }
 
   // Header, assigning fresh codes in declaration order.
-  Out out(out_path);
-  out.put("$version ernic-sim (ERNIC RoCEv2 co-simulator) merged model+RTL VCD $end\n");
-  out.put("$timescale 1ps $end\n");
-  std::vector<std::string> model_code(vars_.size()), rtl_code(rtl_vars.size());
-  std::vector<std::pair<bool, size_t>> order;  // (rtl, index) by code
+  std::string& out = m.header;
+  out += "$version ernic-sim (ERNIC RoCEv2 co-simulator) merged model+RTL VCD $end\n";
+  out += "$timescale 1ps $end\n";
+  m.model_ord.assign(vars_.size(), ~size_t{0});
+  m.rtl_ord.assign(m.rtl_vars.size(), ~size_t{0});
   std::vector<std::pair<const Node*, size_t>> stack;  // (node, next kid)
+  std::vector<std::string> path;
   std::string indent;
   auto emit_node = [&](const Node* n) {
-    out.put(indent);
-    out.put("$scope ");
-    out.put(n->type);
-    out.put(' ');
-    out.put(n->name);
-    out.put(" $end\n");
+    out += indent;
+    out += "$scope ";
+    out += n->type;
+    out += ' ';
+    out += n->name;
+    out += " $end\n";
     indent.push_back(' ');
+    path.push_back(n->name);
+    std::string scope_name = join_dots(path);
     for (const Item& it : n->items) {
-      std::string& code = it.rtl ? rtl_code[it.index] : model_code[it.index];
-      if (code.empty()) {
-        code = make_code(order.size());
-        order.emplace_back(it.rtl, it.index);
+      size_t& ord = it.rtl ? m.rtl_ord[it.index] : m.model_ord[it.index];
+      if (ord == ~size_t{0}) {
+        ord = m.order.size();
+        m.order.emplace_back(it.rtl, it.index);
+        MergedVar mv;
+        mv.code = make_code(ord);
+        mv.width = it.width;
+        mv.rtl = it.rtl;
+        mv.type = it.type;
+        m.vars.push_back(std::move(mv));
+        m.clock_ps.push_back(it.rtl ? 0 : vars_[it.index].clock_ps);
       }
-      out.put(indent);
-      out.put(fmt::format("$var {} {} {} {} $end\n", it.type, it.width, code, it.ref));
+      MergedVar& mv = m.vars[ord];
+      // "name [7:0]" -> range "[7:0]"
+      std::string range;
+      const size_t sp = it.ref.find(' ');
+      if (sp != std::string::npos)
+        for (size_t k = sp; k < it.ref.size(); ++k)
+          if (it.ref[k] != ' ') range.push_back(it.ref[k]);
+      mv.names.push_back(MergedName{scope_name + "." + it.name, range});
+      out += indent;
+      out += fmt::format("$var {} {} {} {} $end\n", it.type, it.width, mv.code, it.ref);
     }
   };
   for (const auto& top : root.kids) {
@@ -657,26 +931,29 @@ void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl
         stack.emplace_back(kid, 0);
       } else {
         indent.pop_back();
-        out.put(indent);
-        out.put("$upscope $end\n");
+        path.pop_back();
+        out += indent;
+        out += "$upscope $end\n";
         stack.pop_back();
       }
     }
   }
-  out.put("$enddefinitions $end\n");
+  out += "$enddefinitions $end\n";
+}
 
+void VcdWriter::stream_merge(detail::MergeState& m, detail::MergeConsumer& c, uint64_t end_time_ps) const {
   // RTL values at time 0 become initial values.
-  std::vector<std::string> rtl_init(rtl_vars.size());
+  std::vector<std::string> rtl_init(m.rtl_vars.size());
   BodyEvent ev;
   std::unique_ptr<BodyReader> rb;
   uint64_t rtl_time = kNoTime;
   auto rtl_var_of = [&](const std::string& code) {
-    auto it = rtl_index.find(code);
-    if (it == rtl_index.end()) rtl->fail("value change of undeclared identifier '" + code + "'");
+    auto it = m.rtl_index.find(code);
+    if (it == m.rtl_index.end()) m.rtl->fail("value change of undeclared identifier '" + code + "'");
     return it->second;
   };
-  if (rtl) {
-    rb = std::make_unique<BodyReader>(*rtl, rh);
+  if (m.rtl) {
+    rb = std::make_unique<BodyReader>(*m.rtl, m.rh);
     for (;;) {
       rb->next(ev);
       if (ev.kind == BodyEvent::kEnd) break;
@@ -688,22 +965,55 @@ void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl
       rtl_init[rtl_var_of(ev.code)] = ev.value;
     }
   }
-  out.put("#0\n$dumpvars\n");
-  for (const auto& [is_rtl, idx] : order) {
+  for (size_t ord = 0; ord < m.order.size(); ++ord) {
+    const auto& [is_rtl, idx] = m.order[ord];
     if (!is_rtl) {
-      out.put_value(vars_[idx].initial, vars_[idx].mask == 1 ? 1 : 2, model_code[idx]);
+      c.init_model(ord, vars_[idx].initial);
     } else if (!rtl_init[idx].empty()) {
-      out.put_raw_value(rtl_init[idx], rtl_code[idx]);
+      c.init_rtl(ord, rtl_init[idx]);
     } else {
-      const HdrVar& v = *rtl_vars[idx];
-      out.put_raw_value(v.type == "real" ? "r0" : v.width == 1 ? "x" : "bx", rtl_code[idx]);
+      const HdrVar& v = *m.rtl_vars[idx];
+      c.init_rtl(ord, v.type == "real" ? "r0" : v.width == 1 ? "x" : "bx");
     }
   }
-  out.put("$end\n");
+  c.init_done();
   rtl_init.clear();
   rtl_init.shrink_to_fit();
 
-  // Value changes of both sources in time order.
+  // Synthesised clocks: the next edge of each (the rising edge at 0 is the initial value).
+  struct Clk {
+    size_t ord;
+    uint64_t period, next;
+  };
+  std::vector<Clk> clocks;
+  for (size_t ord = 0; ord < m.clock_ps.size(); ++ord)
+    if (m.clock_ps[ord]) clocks.push_back({ord, m.clock_ps[ord], m.clock_ps[ord] / 2});
+  auto first_edge_from = [](uint64_t f, uint64_t p) {
+    const uint64_t n = f / p, r = f % p;
+    if (r == 0) return f;
+    if (r <= p / 2) return n * p + p / 2;
+    return (n + 1) * p;
+  };
+  auto next_clock_time = [&]() {
+    uint64_t tc = kNoTime;
+    for (Clk& k : clocks) {
+      if (k.next == kNoTime) continue;
+      const uint64_t f = c.clock_floor(k.next);
+      if (f == kNoTime || f > end_time_ps) {
+        k.next = kNoTime;
+        continue;
+      }
+      if (f > k.next) k.next = first_edge_from(f, k.period);
+      if (k.next > end_time_ps) {
+        k.next = kNoTime;
+        continue;
+      }
+      tc = std::min(tc, k.next);
+    }
+    return tc;
+  };
+
+  // Value changes of both sources (and the clocks) in time order.
   RecordReader mb(body_path_);
   uint32_t tag = 0;
   uint64_t payload = 0;
@@ -712,11 +1022,17 @@ void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl
     if (tag != kTimeTag) throw std::runtime_error("vcd: corrupt temporary body '" + body_path_ + "'");
     model_time = payload;
   }
-  uint64_t last = 0;
-  while (model_time != kNoTime || rtl_time != kNoTime) {
-    const uint64_t t = std::min(model_time, rtl_time);
-    out.put_time(t);
-    last = t;
+  for (;;) {
+    const uint64_t tc = clocks.empty() ? kNoTime : next_clock_time();
+    const uint64_t t = std::min(std::min(model_time, rtl_time), tc);
+    if (t == kNoTime) break;
+    c.time(t);
+    if (tc == t)
+      for (Clk& k : clocks)
+        if (k.next == t) {
+          c.model(k.ord, detail::clock_level(t, k.period));
+          k.next = k.next % k.period == 0 ? k.next + k.period / 2 : (k.next / k.period + 1) * k.period;
+        }
     if (model_time == t) {
       model_time = kNoTime;
       while (mb.next(tag, payload)) {
@@ -724,7 +1040,7 @@ void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl
           model_time = payload;
           break;
         }
-        out.put_value(payload, vars_[tag].mask == 1 ? 1 : 2, model_code[tag]);
+        c.model(m.model_ord[tag], payload);
       }
     }
     if (rtl_time == t) {
@@ -735,16 +1051,75 @@ void VcdWriter::write_merged(const std::string& out_path, const std::string& rtl
         if (ev.kind == BodyEvent::kTime) {
           if (ev.time_ps == t) continue;
           if (ev.time_ps < t)
-            rtl->fail(fmt::format("time goes backwards ({} ps after {} ps)", ev.time_ps, t));
+            m.rtl->fail(fmt::format("time goes backwards ({} ps after {} ps)", ev.time_ps, t));
           rtl_time = ev.time_ps;
           break;
         }
-        out.put_raw_value(ev.value, rtl_code[rtl_var_of(ev.code)]);
+        c.rtl(m.rtl_ord[rtl_var_of(ev.code)], ev.value);
       }
     }
   }
-  if (end_time_ps > last) out.put_time(end_time_ps);
+  c.end(end_time_ps);
+}
+
+std::vector<MergedVar> VcdWriter::merged_vars(const std::string& rtl_vcd_path) const {
+  detail::MergeState m;
+  open_merge(m, rtl_vcd_path);
+  return std::move(m.vars);
+}
+
+void VcdWriter::scan_merged(const std::string& rtl_vcd_path, MergedValueVisitor& v, uint64_t end_time_ps) const {
+  detail::MergeState m;
+  open_merge(m, rtl_vcd_path);
+  v.begin(m.vars);
+  ValueAdapter a(v);
+  stream_merge(m, a, end_time_ps);
+}
+
+uint64_t VcdWriter::write_merged(ByteSink& sink, const std::string& rtl_vcd_path, uint64_t end_time_ps,
+                                 const std::vector<VcdWindow>* windows) const {
+  detail::MergeState m;
+  open_merge(m, rtl_vcd_path);
+  const uint64_t before = sink.bytes();
+  Out out(sink);
+  out.put(m.header);
+  if (windows) {
+    for (size_t i = 0; i < windows->size(); ++i) {
+      const VcdWindow& w = (*windows)[i];
+      if (w.begin_ps > w.end_ps || (i > 0 && w.begin_ps <= (*windows)[i - 1].end_ps))
+        throw std::invalid_argument("vcd: windows must be ordered, disjoint and non-empty");
+    }
+    WindowWriter ww(out, m, *windows);
+    stream_merge(m, ww, end_time_ps);
+  } else {
+    FullWriter fw(out, m);
+    stream_merge(m, fw, end_time_ps);
+  }
   out.close();
+  return sink.bytes() - before;
+}
+
+std::vector<std::pair<std::string, unsigned>> VcdWriter::model_var_names() const {
+  std::vector<std::pair<std::string, unsigned>> out;
+  out.reserve(decls_.size());
+  for (const Decl& d : decls_) out.emplace_back(join_dots(d.scope) + "." + d.name, d.width);
+  return out;
+}
+
+std::vector<VcdWindow> make_windows(const std::vector<uint64_t>& hits_ps, uint64_t pre_ps, uint64_t post_ps) {
+  std::vector<uint64_t> h = hits_ps;
+  std::sort(h.begin(), h.end());
+  std::vector<VcdWindow> out;
+  for (uint64_t t : h) {
+    const uint64_t b = t > pre_ps ? t - pre_ps : 0;
+    const uint64_t e = t > ~uint64_t{0} - post_ps ? ~uint64_t{0} : t + post_ps;
+    if (!out.empty() && b <= out.back().end_ps + 1) {
+      out.back().end_ps = std::max(out.back().end_ps, e);
+    } else {
+      out.push_back({b, e});
+    }
+  }
+  return out;
 }
 
 // ---- reader -------------------------------------------------------------------

@@ -31,6 +31,15 @@
 //   RTL's. Model vectors are written without leading zeros ("b101 !"; VCD
 //   zero-extends), RTL values are copied as written.
 //
+// Clocks (add_clock) are not recorded: their edges are synthesised when the
+// VCD is written, up to the end time. write_merged() writes into a ByteSink
+// (a file, or CountingSink to measure a dump without writing it), either
+// everything or only given time windows (ILA-style triggers, trigger.h): at
+// each window's start a "$dumpvars" (first window) or "$dumpall" with every
+// value in effect then, the changes inside the window, then "#end" of the
+// window; nothing between windows. scan_merged() streams the same merged
+// changes as integers (the trigger evaluator reads them).
+//
 // Hot path: change() is inline and appends 12-byte binary records to a
 // buffer that is written to the temporary body file in 1 MiB blocks; nothing
 // is formatted as text until finish_merged(). Memory use is per variable,
@@ -55,6 +64,82 @@ std::string sanitize_name(std::string_view name);
 // components are dropped ("a..b" = "a.b").
 std::vector<std::string> split_scope(std::string_view scope);
 
+// ---- byte sinks: where the text of a VCD goes ------------------------------
+// The merged VCD is written through a ByteSink: FileSink writes a file,
+// CountingSink only counts the bytes (the size of a dump measured without
+// disk). bytes() is what has been written so far.
+class ByteSink {
+ public:
+  virtual ~ByteSink();
+  virtual void write(const char* data, size_t n) = 0;
+  virtual void close() {}
+  uint64_t bytes() const { return bytes_; }
+
+ protected:
+  uint64_t bytes_ = 0;
+};
+
+class FileSink : public ByteSink {
+ public:
+  // Creates (truncates) path; throws std::runtime_error naming it.
+  explicit FileSink(std::string path);
+  ~FileSink() override;
+  void write(const char* data, size_t n) override;  // throws std::runtime_error on I/O errors
+  void close() override;
+
+ private:
+  std::string path_;
+  std::FILE* f_ = nullptr;
+};
+
+class CountingSink : public ByteSink {
+ public:
+  void write(const char*, size_t n) override { bytes_ += n; }
+};
+
+// A time window of a windowed dump, inclusive, in ps.
+struct VcdWindow {
+  uint64_t begin_ps = 0, end_ps = 0;
+  bool operator==(const VcdWindow& o) const { return begin_ps == o.begin_ps && end_ps == o.end_ps; }
+};
+// Windows [hit - pre, hit + post] (clamped at 0), sorted; windows that
+// overlap or touch are merged into one.
+std::vector<VcdWindow> make_windows(const std::vector<uint64_t>& hits_ps, uint64_t pre_ps, uint64_t post_ps);
+
+// One variable of the merged VCD. RTL aliases (one identifier code under
+// several names) share one MergedVar with several names.
+struct MergedName {
+  std::string full;   // "top.A.cmac.tx_axis_tvalid"
+  std::string range;  // "[7:0]" for vectors as declared ("" for scalars)
+};
+struct MergedVar {
+  std::vector<MergedName> names;
+  unsigned width = 0;
+  bool rtl = false;
+  std::string type;  // "wire", "real", ...
+  std::string code;  // identifier code in the merged file
+};
+
+// Receives the merged value changes in time order (scan_merged). `var` is
+// the position in the vector begin() got. Values are integers; nullopt for
+// x/z, reals and vectors wider than 64 bits with a bit set above 63.
+class MergedValueVisitor {
+ public:
+  virtual ~MergedValueVisitor() = default;
+  virtual void begin(const std::vector<MergedVar>& vars) = 0;
+  virtual void initial(size_t var, std::optional<uint64_t> value) = 0;  // every variable once, time 0
+  virtual void time(uint64_t t_ps) = 0;  // the changes that follow happen at t_ps (> 0, increasing)
+  virtual void change(size_t var, std::optional<uint64_t> value) = 0;
+  virtual void end(uint64_t end_time_ps) { (void)end_time_ps; }
+  // Synthesised clock edges (add_clock) are passed only when this says so.
+  virtual bool wants_clock_edges() const { return false; }
+};
+
+namespace detail {
+struct MergeState;
+struct MergeConsumer;
+}  // namespace detail
+
 class VcdWriter {
  public:
   // Creates (truncates) the temporary body file; throws std::runtime_error.
@@ -73,13 +158,21 @@ class VcdWriter {
   int add_var(const std::string& scope, const std::string& name, unsigned width,
               uint64_t initial);
 
+  // Declares a clock: a 1-bit signal with rising edges at k * period_ps and
+  // falling edges at k * period_ps + period_ps / 2 (value 1 at time 0). Its
+  // edges are not recorded: the writer synthesises them up to the end time
+  // when it writes (a windowed dump only inside the windows). change() on it
+  // throws std::invalid_argument. period_ps >= 2.
+  int add_clock(const std::string& scope, const std::string& name, uint64_t period_ps);
+
   // Records that `var` has `value` (masked to its width) from `time_ps` on.
   // Times must be non-decreasing over all calls (std::invalid_argument
   // otherwise). Several changes of one variable at the same time: the last
   // one wins; a value equal to the variable's value before that time is not
   // recorded. Changes at time 0 become the initial value.
   void change(int var, uint64_t value, uint64_t time_ps) {
-    if (static_cast<unsigned>(var) >= vars_.size() || finished_) bad_change(var, time_ps);
+    if (static_cast<unsigned>(var) >= vars_.size() || finished_ || vars_[static_cast<unsigned>(var)].clock_ps)
+      bad_change(var, time_ps);
     if (time_ps != cur_time_) {
       if (time_ps < cur_time_) bad_change(var, time_ps);
       flush_pending();
@@ -107,6 +200,23 @@ class VcdWriter {
   void finish_merged(const std::string& out_path, const std::string& rtl_vcd_path,
                      uint64_t end_time_ps = 0);
 
+  // The steps of finish_merged, for callers that read the merged view more
+  // than once (triggers: a scan, then a windowed write, then a measurement):
+  // close_body() ends recording (no change() after it; idempotent);
+  // merged_vars() lists the merged variables (header only); scan_merged()
+  // streams every merged value change; write_merged() writes the merged VCD
+  // into a sink, all of it or (windows given) only the windows, and returns
+  // the bytes written; remove_body() deletes the temporary body (the
+  // destructor does too). RTL file and errors as for finish_merged.
+  void close_body();
+  std::vector<MergedVar> merged_vars(const std::string& rtl_vcd_path) const;
+  void scan_merged(const std::string& rtl_vcd_path, MergedValueVisitor& v, uint64_t end_time_ps = 0) const;
+  uint64_t write_merged(ByteSink& sink, const std::string& rtl_vcd_path, uint64_t end_time_ps = 0,
+                        const std::vector<VcdWindow>* windows = nullptr) const;
+  void remove_body();
+  // The model variables as declared: full dotted name (sanitised) and width.
+  std::vector<std::pair<std::string, unsigned>> model_var_names() const;
+
   size_t var_count() const { return vars_.size(); }
   uint64_t current_time_ps() const { return cur_time_; }
   bool finished() const { return finished_; }
@@ -118,6 +228,7 @@ class VcdWriter {
     uint64_t cur;      // value before cur_time_
     uint64_t pending;  // value at cur_time_ if touched
     bool touched;
+    uint64_t clock_ps = 0;  // a synthesised clock's period (0: not a clock)
   };
   struct Decl {
     std::vector<std::string> scope;
@@ -129,8 +240,8 @@ class VcdWriter {
 
   [[noreturn]] void bad_change(int var, uint64_t time_ps) const;
   void flush_pending();
-  void write_merged(const std::string& out_path, const std::string& rtl_vcd_path,
-                    uint64_t end_time_ps);
+  void open_merge(detail::MergeState& m, const std::string& rtl_vcd_path) const;
+  void stream_merge(detail::MergeState& m, detail::MergeConsumer& c, uint64_t end_time_ps) const;
   void put_record(uint32_t tag, uint64_t payload);
   void write_buffer();
 
@@ -145,6 +256,7 @@ class VcdWriter {
   uint64_t cur_time_ = 0;
   bool frozen_ = false;
   bool finished_ = false;
+  bool merged_ = false;
 };
 
 // --- a small VCD reader for tests and tools --------------------------------

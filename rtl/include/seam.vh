@@ -35,6 +35,8 @@
 `define SEAM_RXD_W 1024
 `define RXD_SYNDROME_LO 0
 `define RXD_IPV6_LO 32
+`define RXD_IHL_LO 33
+`define RXD_IHL_W 4
 `define RXD_HDR_LEN_LO 40
 `define RXD_PAYLOAD_LEN_LO 48
 `define RXD_FRAME_LEN_LO 64

@@ -12,7 +12,7 @@ namespace {
 using namespace system_test;
 
 const std::vector<std::string> kOutputs = {"out.pcap", "out.A-tx.pcap", "out.A-rx.pcap",
-                                           "out.B-tx.pcap", "out.B-rx.pcap", "out.vcd"};
+                                           "out.B-tx.pcap", "out.B-rx.pcap", "out.vcd", "out.vcd.gtkw"};
 
 TEST(SystemDeterminism, TwoRunsGiveIdenticalOutputs) {
   const fs::path d1 = test_dir(".run1"), d2 = test_dir(".run2");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -463,4 +464,82 @@ TEST(VcdWriter, LongRunStreams) {
   EXPECT_EQ(vcd_value_at(out, "top.node_a.ernic.sig3", n * 5000),
             uint64_t(uint32_t(n * 2654435761u + 3)));
   EXPECT_EQ(vcd_value_at(out, kIcrc + "count", 30000), 6u);
+}
+
+// ---- clocks, sinks, windows (the writer behind --trigger / --vcd-measure-full) ----
+namespace {
+const char* kSmallHeader =
+    "$version ernic-sim (ERNIC RoCEv2 co-simulator) merged model+RTL VCD $end\n"
+    "$timescale 1ps $end\n"
+    "$scope module top $end\n"
+    " $scope module n $end\n"
+    "  $var wire 1 ! a $end\n"
+    " $upscope $end\n"
+    " $scope module clocks $end\n"
+    "  $var wire 1 \" clk $end\n"
+    " $upscope $end\n"
+    "$upscope $end\n"
+    "$enddefinitions $end\n";
+
+// a: 1 at 12 ps, 0 at 31 ps; clk: period 10 ps (rising at 0, 10, ..., falling at 5, 15, ...).
+std::unique_ptr<VcdWriter> small_writer(const fs::path& body) {
+  auto w = std::make_unique<VcdWriter>(body.string());
+  const int a = w->add_var("top.n", "a", 1, 0);
+  const int clk = w->add_clock("top.clocks", "clk", 10);
+  EXPECT_THROW(w->change(clk, 0, 3), std::invalid_argument) << "clock edges are synthesised";
+  w->change(a, 1, 12);
+  w->change(a, 0, 31);
+  w->close_body();
+  return w;
+}
+}  // namespace
+
+TEST(VcdWriter, ClocksAreSynthesisedUpToTheEnd) {
+  const auto dir = test_dir();
+  auto w = small_writer(dir / "body.tmp");
+  ernic::trace::FileSink f((dir / "full.vcd").string());
+  const uint64_t n = w->write_merged(f, "", 35);
+  EXPECT_EQ(slurp(dir / "full.vcd"),
+            std::string(kSmallHeader) +
+                "#0\n$dumpvars\n0!\n1\"\n$end\n#5\n0\"\n#10\n1\"\n#12\n1!\n#15\n0\"\n#20\n1\"\n#25\n0\"\n#30\n1\"\n"
+                "#31\n0!\n#35\n0\"\n");
+  EXPECT_EQ(n, fs::file_size(dir / "full.vcd"));
+  // The counting sink counts the same bytes and writes nothing.
+  ernic::trace::CountingSink c;
+  EXPECT_EQ(w->write_merged(c, "", 35), n);
+  EXPECT_EQ(c.bytes(), n);
+}
+
+TEST(VcdWriter, WindowsDumpEveryValueAtTheirStart) {
+  const auto dir = test_dir();
+  auto w = small_writer(dir / "body.tmp");
+  const std::vector<ernic::trace::VcdWindow> win = {{12, 21}, {30, 33}};
+  ernic::trace::FileSink f((dir / "win.vcd").string());
+  w->write_merged(f, "", 35, &win);
+  EXPECT_EQ(slurp(dir / "win.vcd"), std::string(kSmallHeader) +
+                                        "#12\n$dumpvars\n1!\n1\"\n$end\n#15\n0\"\n#20\n1\"\n#21\n"
+                                        "#30\n$dumpall\n1!\n1\"\n$end\n#31\n0!\n#33\n");
+  // A window running past the end stops there; windows after it are left out.
+  const std::vector<ernic::trace::VcdWindow> late = {{33, 50}, {60, 70}};
+  ernic::trace::FileSink g((dir / "late.vcd").string());
+  w->write_merged(g, "", 35, &late);
+  EXPECT_EQ(slurp(dir / "late.vcd"), std::string(kSmallHeader) + "#33\n$dumpvars\n0!\n1\"\n$end\n#35\n0\"\n");
+  // No window: the declarations only.
+  const std::vector<ernic::trace::VcdWindow> none;
+  ernic::trace::FileSink h((dir / "none.vcd").string());
+  w->write_merged(h, "", 35, &none);
+  EXPECT_EQ(slurp(dir / "none.vcd"), kSmallHeader);
+  const std::vector<ernic::trace::VcdWindow> bad = {{20, 30}, {25, 40}};
+  ernic::trace::CountingSink c;
+  EXPECT_THROW(w->write_merged(c, "", 35, &bad), std::invalid_argument);
+}
+
+TEST(VcdWriter, MakeWindowsClampsAndMerges) {
+  using ernic::trace::make_windows;
+  using W = ernic::trace::VcdWindow;
+  EXPECT_EQ(make_windows({400, 100, 150}, 20, 30), (std::vector<W>{{80, 180}, {380, 430}}));
+  EXPECT_EQ(make_windows({5}, 20, 30), (std::vector<W>{{0, 35}}));
+  EXPECT_EQ(make_windows({100, 151}, 0, 50), (std::vector<W>{{100, 201}})) << "touching windows merge";
+  EXPECT_EQ(make_windows({100, 152}, 0, 50), (std::vector<W>{{100, 150}, {152, 202}}));
+  EXPECT_TRUE(make_windows({}, 1, 1).empty());
 }
