@@ -186,11 +186,14 @@ class AxiLitePort : public sc_core::sc_module {
           if (s.awvalid) aw_done = s.awready; else if (!aw_done) --aw_wait;
           if (s.wvalid) w_done = s.wready; else if (!w_done) --w_wait;
         }
+        // AW and W are taken: their VALIDs drop at once, also when the
+        // register file makes the write wait (an arbiter, axil_mux.h).
+        s.awvalid = s.wvalid = false;
+        s.awready = s.wready = true;
+        drive(s);
         target_.axil_write(op.addr, op.data);
         ctx_.bump();
         ++writes_;
-        s.awvalid = s.wvalid = false;
-        s.awready = s.wready = true;
         // B, raised after the slave's (random) delay, until the bridge takes it.
         uint32_t b_wait = rnd_bvalid_.hold();
         for (;;) {
