@@ -69,11 +69,13 @@ uint32_t TxIcrc::compute(const uint8_t* frame, size_t len) {
   core_.sync();
   while (!reset_done_) tick();  // only if a frame came within the first 3 cycles
   sc_dt::sc_bv<512> beat;
+  bool run = false;  // the previous edge was a transfer (the monitor holds it: full, non-last beats)
   for (size_t off = 0; off < len; off += 64) {
     if (const uint32_t h = rnd_valid_.hold()) {  // randomised: s_valid low before this beat
       s_valid_.write(false);
       s_last_.write(false);
       mon_->sample(core_.cycle(), monitor::AxisSample{});
+      run = false;
       for (uint32_t i = 0; i < h; ++i) tick();
     }
     const size_t n = std::min<size_t>(64, len - off);
@@ -89,16 +91,20 @@ uint32_t TxIcrc::compute(const uint8_t* frame, size_t len) {
     s_keep_.write(n == 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1));
     s_valid_.write(true);
     s_last_.write(off + 64 >= len);
-    {
+    // The monitor sees every beat that is not one more full transfer after
+    // a transfer (those it takes from the held sample).
+    const bool ready = s_ready_.read(), last = off + 64 >= len;
+    if (!run || !ready || last) {
       const monitor::AxisBeat b = monitor::axis_beat(frame, len, off / 64);
       monitor::AxisSample m;
       m.valid = true;
-      m.ready = s_ready_.read();
+      m.ready = ready;
       m.last = b.last;
       m.keep = b.keep;
       m.data = b.data.data();
       mon_->sample(core_.cycle(), m);
     }
+    run = ready;
     tick();
   }
   s_valid_.write(false);

@@ -11,7 +11,9 @@ std::string ProtocolViolation::str() const { return fmt::format("{} at {} cycle 
 
 AxisMonitor::AxisMonitor(std::string name, std::string clock, AxisRules rules, ViolationSink sink)
     : name_(std::move(name)), clock_(std::move(clock)), rules_(rules), sink_(std::move(sink)) {
-  rules_.data_bytes = std::clamp(rules_.data_bytes, 1u, 64u);
+  rules_.data_bytes = std::clamp(rules_.data_bytes, 1u, 128u);
+  if (rules_.data_bytes > 64) rules_.has_keep = false;  // TKEEP is 64 bits here
+  if (!rules_.has_keep) rules_.keep_contiguous = false;
   words_ = (rules_.data_bytes + 7) / 8;
 }
 
@@ -19,9 +21,9 @@ void AxisMonitor::load(Edge& e, const AxisSample& s) const {
   e.reset = s.reset;
   e.valid = s.valid;
   e.ready = rules_.has_ready ? s.ready : true;
-  e.last = s.last;
+  e.last = rules_.has_last ? s.last : true;
   const uint64_t mask = rules_.data_bytes >= 64 ? ~uint64_t(0) : (uint64_t(1) << rules_.data_bytes) - 1;
-  e.keep = s.keep & mask;
+  e.keep = rules_.has_keep ? s.keep & mask : mask;
   e.user = s.user;
   // TDATA is compared only across a stall: keep it for a stalled edge and
   // for the edge after one (prev_ is the edge before this one).
@@ -101,7 +103,7 @@ void AxisMonitor::evaluate(uint64_t cycle, const Edge& cur) {
       } else {
         if (prev_.has_data && cur.has_data)
           for (unsigned b = 0; b < rules_.data_bytes; ++b) {
-            if (!(prev_.keep >> b & 1)) continue;
+            if (rules_.has_keep && !(prev_.keep >> b & 1)) continue;
             const uint8_t was = uint8_t(prev_.data[b / 8] >> (8 * (b % 8)));
             const uint8_t now = uint8_t(cur.data[b / 8] >> (8 * (b % 8)));
             if (was != now) {

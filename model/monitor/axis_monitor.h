@@ -69,7 +69,7 @@ struct ProtocolViolation {
 };
 using ViolationSink = std::function<void(const ProtocolViolation&)>;
 
-// The interface's signals at one edge. TDATA up to 512 bits as 64-bit
+// The interface's signals at one edge. TDATA up to 1024 bits as 64-bit
 // words (word i = TDATA[64i+63:64i], byte k of the beat = bits [8k+7:8k]).
 struct AxisSample {
   bool reset = false;    // ARESETn low at this edge
@@ -82,9 +82,11 @@ struct AxisSample {
 };
 
 struct AxisRules {
-  unsigned data_bytes = 64;     // TDATA width in bytes, 1..64 (TKEEP width)
+  unsigned data_bytes = 64;     // TDATA width in bytes, 1..128 (TKEEP: the first 64 bytes)
   bool has_ready = true;        // false: no TREADY (taken as 1)
-  bool keep_contiguous = true;  // SEAM_TKEEP_CONTIGUOUS
+  bool has_keep = true;         // false: no TKEEP (taken as all ones; every TDATA byte checked)
+  bool has_last = true;         // false: no TLAST (every transfer is a frame of one beat)
+  bool keep_contiguous = true;  // SEAM_TKEEP_CONTIGUOUS (with has_keep)
   bool no_bubble = false;       // SEAM_NO_BUBBLE
   // rtl/SEAM.md streams: 512-bit, keep contiguous, with or without TREADY,
   // with or without the no-bubble promise.
@@ -92,6 +94,15 @@ struct AxisRules {
     AxisRules r;
     r.has_ready = has_ready;
     r.no_bubble = no_bubble;
+    return r;
+  }
+  // A descriptor bus of rtl/SEAM.md (valid, optional ready, `bits` of
+  // payload, no TKEEP/TLAST): s_desc (768 bits, ready), m_desc (1024, none).
+  static AxisRules descriptor(unsigned bits, bool has_ready) {
+    AxisRules r;
+    r.data_bytes = (bits + 7) / 8;
+    r.has_ready = has_ready;
+    r.has_keep = r.has_last = r.keep_contiguous = false;
     return r;
   }
 };
@@ -123,7 +134,7 @@ class AxisMonitor {
   struct Edge {
     bool reset = false, valid = false, ready = true, last = false, has_data = false;
     uint64_t keep = 0, user = 0;
-    std::array<uint64_t, 8> data{};
+    std::array<uint64_t, 16> data{};
   };
   void load(Edge& e, const AxisSample& s) const;
   void evaluate(uint64_t cycle, const Edge& cur);

@@ -12,11 +12,15 @@
 //   #include "model/monitor/protocol.h"
 //   monitor::AxisMonitor& m = ctx.protocol.axis(scope + ".m_axis", core.name(), core.period_ps(),
 //                                               monitor::AxisRules::seam(/*has_ready=*/true, /*no_bubble=*/true));
+//   monitor::AxisMonitor& d = ctx.protocol.axis(scope + ".s_desc", core.name(), core.period_ps(),
+//                                               monitor::AxisRules::descriptor(768, /*has_ready=*/true));
 //   monitor::AxilMonitor& a = ctx.protocol.axil(scope + ".m_axi_lite", core.name(), core.period_ps());
 //   ...at every edge k where the driver changes something (or every edge it runs):
 //   monitor::AxisSample s;                 // (axis_monitor.h; AxilSample: axil_monitor.h)
 //   s.valid = v, s.ready = r, s.last = l, s.keep = keep, s.data = words;   // words: uint64_t[8]
 //   m.sample(k, s);
+//   (s.reset = ARESETn low. A block that stops its clock with a transfer
+//   at its last edge declares the next edge idle: m.sample(k + 1, {}).)
 //
 // The registry owns the monitors; references stay valid for its lifetime.
 //
