@@ -1,3 +1,4 @@
+`timescale 1ps/1ps
 // rtl/icrc/icrc.sv: RoCEv2 invariant CRC (ICRC) of a frame streamed as
 // 512-bit AXI4-Stream beats, 64 bytes a clock.
 //

@@ -1,5 +1,7 @@
 # rtl_lint: verilator --lint-only -Wall over every RTL source, once per top
 # (so that each top's hierarchy is checked without MULTITOP noise).
+# --timescale 1ps/1ps as in the build (rtl/CMakeLists.txt): a file without
+# `timescale is not a TIMESCALEMOD error when others have one.
 # Usage: cmake -DVERILATOR=... -DTOPS="a;b" -DSOURCES="x.sv;y.sv" [-DINCLUDES="dir;..."] -P run_lint.cmake
 if(NOT TOPS OR NOT SOURCES)
   message(FATAL_ERROR "run_lint.cmake: TOPS and SOURCES required")
@@ -11,7 +13,7 @@ foreach(_d IN LISTS INCLUDES)
 endforeach()
 foreach(_top IN LISTS TOPS)
   execute_process(
-    COMMAND ${VERILATOR} --lint-only -Wall ${_inc} --top-module ${_top} ${SOURCES}
+    COMMAND ${VERILATOR} --lint-only -Wall --timescale 1ps/1ps ${_inc} --top-module ${_top} ${SOURCES}
     RESULT_VARIABLE _rc)
   if(_rc)
     message(SEND_ERROR "lint failed for top ${_top}")
