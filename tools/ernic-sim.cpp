@@ -1,6 +1,6 @@
 // ernic-sim: the simulator's command line.
 //
-//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet]
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet] [--datapath rtl|model]
 //                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
@@ -105,6 +105,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::fprintf(stderr, "ernic-sim: %s\n", e.what());
     return 2;
   }
+  if (!opt.datapath.empty()) sc.datapath = opt.datapath == "model" ? Datapath::model : Datapath::rtl;
   if (sc.nodes.size() > 2) {
     const auto& l = sc.nodes[2].loc;
     std::fprintf(stderr, "ernic-sim: %s: key 'nodes': the link joins at most two nodes (a switch model does not exist yet)\n",
@@ -367,6 +368,8 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  runc->add_option("--datapath", opt.datapath, "RoCEv2 datapath, overriding the scenario's `datapath`: rtl or model")
+      ->check(CLI::IsMember({"rtl", "model"}));
   auto* benchc = app.add_subcommand(
       "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
   BenchOptions bopt;
