@@ -31,10 +31,14 @@ uint64_t ModelDatapath::cmac_edge_after(uint64_t t) const {
 // ------------------------------------------------------------------ TX
 
 void ModelDatapath::tx(const seam::TxDesc& d, roce::Bytes payload) {
-  if (txq_.size() >= kMaxFramesHeld) {  // the buffers are full: the descriptor waits
+  // Backpressure: the frames handed in and not yet taken by the CMAC must
+  // fit in what the RTL holds (roce_tx's buffer and records, the FIFO).
+  const uint64_t beats = seam::tx_shape(d).out_beats;
+  auto full = [&] { return txq_.size() >= kMaxFramesHeld || held_beats_ + beats > kMaxBeatsHeld; };
+  if (full()) {  // the descriptor waits
     ctx_.set(v_desc_valid_, 1);
     ctx_.set(v_desc_ready_, 0);
-    while (txq_.size() >= kMaxFramesHeld) wait(taken_ev_);
+    while (full()) wait(taken_ev_);
   }
   const uint64_t P = core_.period_ps();
   const uint64_t now = ClockDomain::now_ps();
@@ -56,6 +60,7 @@ void ModelDatapath::tx(const seam::TxDesc& d, roce::Bytes payload) {
   TxFrame fr;
   fr.f = seam::tx_frame(d, payload, sp);
   fr.head_edge = cmac_edge_after(core_edge_ps(t.last_out)) + kSyncStages;
+  held_beats_ += beats;
   txq_.push_back(std::move(fr));
   ++stats_.tx_frames;
   const uint64_t vis = visible_ps(txq_.back());
@@ -94,6 +99,7 @@ CmacTxSource::Taken ModelDatapath::tx_take(uint32_t, uint32_t) {
   txq_.pop_front();
   const uint64_t x = ClockDomain::now_ps() / cmac_.period_ps();
   prev_take_last_ = x + (t.f.size() + 63) / 64 - 1;
+  held_beats_ -= (t.f.size() + 63) / 64;
   any_take_ = true;
   ++stats_.tx_out;
   taken_ev_.notify(SC_ZERO_TIME);

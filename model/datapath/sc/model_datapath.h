@@ -27,10 +27,11 @@
 // Not modelled: m_axis_tready stalls inside roce_tx (the FIFO full while the
 // CMAC holds frames back for PFC or the line), where the RTL's frames leave
 // roce_tx later than the model says; the CMAC then has frames queued, so
-// the line's pace decides the wire times in both. Backpressure here: at
-// most kMaxFramesHeld frames handed in and not yet taken by the CMAC
-// (tx() waits), about what roce_tx's buffer and the FIFO hold of PMTU-4096
-// frames.
+// the line's pace decides the wire times in both. Backpressure here: the
+// frames handed in and not yet taken by the CMAC stay within what the RTL
+// holds (tx() waits): kMaxBeatsHeld beats (roce_tx's beat buffer and the
+// FIFO) and kMaxFramesHeld frames (roce_tx's records, its output register
+// and held descriptor, the FIFO's frames).
 #pragma once
 #include <deque>
 #include <memory>
@@ -49,7 +50,9 @@ class ModelDatapath : public RoceDatapath {
   ~ModelDatapath() override;
 
   static constexpr unsigned kSyncStages = 2;     // rtl/datapath/roce_datapath.sv SYNC_STAGES
-  static constexpr size_t kMaxFramesHeld = 8;
+  static constexpr size_t kTxFifoDepth = 256;    // rtl/datapath/roce_datapath.sv TX_FIFO_DEPTH (beats)
+  static constexpr size_t kMaxBeatsHeld = seam::kTxBufBeats + kTxFifoDepth;
+  static constexpr size_t kMaxFramesHeld = seam::kTxMaxFrames + 2;
 
   void tx(const seam::TxDesc& d, roce::Bytes payload) override;
   void cmac_rx(FrameBytes f, uint64_t start_ps) override;
@@ -83,6 +86,7 @@ class ModelDatapath : public RoceDatapath {
   bool any_tx_ = false;
   uint64_t prev_load_ = 0, pay_free_ = 0;   // previous frame's load edge; first edge the payload stream is free
   std::deque<TxFrame> txq_;                 // frames not yet taken by the CMAC
+  uint64_t held_beats_ = 0;                 // their output beats
   uint64_t prev_take_last_ = 0;             // CMAC edge of the previous frame's last beat
   bool any_take_ = false;
   sc_core::sc_event head_ev_, taken_ev_;
