@@ -1,7 +1,9 @@
 // ernic-sim: the simulator's command line.
 //
-//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--quiet] [--datapath rtl|model]
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model]
 //                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
+//   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model] [--label L]  (tools/regress.h)
+//   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
@@ -29,10 +31,20 @@
 #include "model/system/trigger.h"
 #include "model/system/txlog_view.h"
 #include "tools/bench.h"
+#include "tools/failure_report.h"
+#include "tools/regress.h"
+#include "tools/random.h"
 
 using namespace ernic;
 
 namespace {
+
+// The running binary (for the repro line and for regress's child runs).
+std::string self_exe(const char* argv0) {
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  return ec ? std::string(argv0) : self;
+}
 
 // --trigger / --window / --trigger-mode / --vcd-measure-full (README.md "Triggers").
 struct WaveOptions {
@@ -96,7 +108,8 @@ bool parse_wave_options(WaveOptions& w, const RunOptions& opt) {
 }
 
 int run(const std::string& path, const RunOptions& opt, const std::string& json_path, const std::string& log_path,
-        bool quiet, const std::vector<std::string>& argv, WaveOptions& wave) {
+        bool quiet, const std::vector<std::string>& argv, WaveOptions& wave, const std::string& datapath = "",
+        const std::vector<std::string>& raw_argv = {}) {
   if (!parse_wave_options(wave, opt)) return 2;
   Scenario sc;
   try {
@@ -105,7 +118,13 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::fprintf(stderr, "ernic-sim: %s\n", e.what());
     return 2;
   }
-  if (!opt.datapath.empty()) sc.datapath = opt.datapath == "model" ? Datapath::model : Datapath::rtl;
+  // --datapath overrides the scenario's `datapath` key.
+  if (datapath == "rtl") sc.datapath = Datapath::rtl;
+  if (datapath == "model") sc.datapath = Datapath::model;
+  if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
+    std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
+    for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
+  }
   if (sc.nodes.size() > 2) {
     const auto& l = sc.nodes[2].loc;
     std::fprintf(stderr, "ernic-sim: %s: key 'nodes': the link joins at most two nodes (a switch model does not exist yet)\n",
@@ -313,26 +332,13 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
       return 2;
     }
   }
-  if (sys->exit_code != 0) {
-    std::fprintf(stderr, "ernic-sim: %s: %s\n", path.c_str(), rep["result"].get<std::string>().c_str());
-    if (quiet) {  // the summary was not printed: say what failed, where and when
-      for (const auto& f : rep["failures"])
-        std::fprintf(stderr, "  FAILED at %.6f us (core cycle %llu)%s%s: %s\n", double(f["time_ps"].get<uint64_t>()) / 1e6,
-                     (unsigned long long)f["core_cycle"].get<uint64_t>(), f["step"].get<std::string>().empty() ? "" : ", ",
-                     f["step"].get<std::string>().c_str(), f["what"].get<std::string>().c_str());
-      for (const auto& e : rep["model_errors"])
-        std::fprintf(stderr, "  MODEL ERROR %s: %s\n", e["where"].get<std::string>().c_str(),
-                     e["what"].get<std::string>().c_str());
-    }
-    if (!opt.pcap.empty()) std::fprintf(stderr, "  pcap: %s (+ per-tap files beside it)\n", opt.pcap.c_str());
-    if (!opt.vcd.empty()) std::fprintf(stderr, "  vcd:  %s (GTKWave: gtkwave %s.gtkw)\n", opt.vcd.c_str(), opt.vcd.c_str());
-    if (!json_path.empty()) std::fprintf(stderr, "  json: %s\n", json_path.c_str());
-    if (!log_path.empty()) std::fprintf(stderr, "  log:  %s (timeline: ernic-sim log %s)\n", log_path.c_str(), log_path.c_str());
-    std::fprintf(stderr, "  repro: %s\n", [&] {
-      std::string c;
-      for (const auto& a : argv) c += (c.empty() ? "" : " ") + a;
-      return c;
-    }().c_str());
+  if (sys->exit_code != 0) {  // the failure report (tools/failure_report.h)
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    std::fputs(failure_report(rep, path, {opt.pcap, opt.vcd, json_path, log_path}, raw_argv.empty() ? argv : raw_argv,
+                              self_exe(argv[0].c_str()), ec ? "" : cwd, quiet)
+                   .c_str(),
+               stderr);
   }
   return sys->exit_code;
 }
@@ -368,8 +374,29 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
-  runc->add_option("--datapath", opt.datapath, "RoCEv2 datapath, overriding the scenario's `datapath`: rtl or model")
+  std::string datapath;
+  runc->add_option("--datapath", datapath, "override the scenario's datapath: rtl (Verilated RTL) or model (C++)")
       ->check(CLI::IsMember({"rtl", "model"}));
+  auto* regc = app.add_subcommand("regress", "run every scenario under a folder (sharded, parallel, JUnit XML)");
+  RegressOptions ropt;
+  std::string rshard = "0/1", rlabels;
+  regc->add_option("dir", ropt.dir, "folder of scenarios (recursive), or one scenario file")->required();
+  regc->add_option("--jobs,-j", ropt.jobs, "scenario processes at a time")->check(CLI::Range(1u, 256u));
+  regc->add_option("--shard", rshard, "I/N: only scenarios k (0-based, sorted) with k mod N == I");
+  regc->add_option("--junit", ropt.junit, "write JUnit XML here");
+  regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl or model")
+      ->check(CLI::IsMember({"rtl", "model"}));
+  regc->add_option("--label", rlabels, "only scenarios with these labels (comma-separated, all must hold): "
+                                       "quick, long, handshake, traffic, error, perf, example");
+  regc->add_option("--out", ropt.out_dir, "per-scenario JSON reports and output (default regress/)");
+  regc->add_flag("--pcap", ropt.pcap, "keep a pcap per scenario in --out");
+  regc->add_flag("--log", ropt.log, "keep a transaction log per scenario in --out");
+  regc->add_flag("--list", ropt.list, "print the selected scenarios and their labels, run nothing");
+  regc->add_option("--timeout", ropt.timeout_s, "seconds of wall time per scenario before it is killed")
+      ->check(CLI::Range(1.0, 1e6));
+  runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
+  random_mode::Options rnd_opt;
+  auto* randc = random_mode::add_command(app, rnd_opt);
   auto* benchc = app.add_subcommand(
       "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
   BenchOptions bopt;
@@ -409,6 +436,14 @@ int sc_main(int argc, char** argv) {
       if (!item.empty()) v.push_back(item);
     return v;
   };
+  if (regc->parsed()) {
+    if (!parse_shard(rshard, &ropt.shard_index, &ropt.shard_count)) {
+      std::fprintf(stderr, "ernic-sim regress: --shard %s: want I/N with 0 <= I < N\n", rshard.c_str());
+      return 2;
+    }
+    ropt.labels = split_csv(rlabels);
+    return regress_main(ropt, self_exe(argv[0]), std::cout, std::cerr);
+  }
   if (benchc->parsed()) {
     bopt.ops = split_csv(bops);
     for (const auto& o : bopt.ops)
@@ -435,6 +470,11 @@ int sc_main(int argc, char** argv) {
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     return bench_main(bopt, ec ? std::string(argv[0]) : self);
   }
+  if (randc->parsed()) {
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return random_mode::main(rnd_opt, ec ? std::string(argv[0]) : self, argv[0]);
+  }
   if (logc->parsed()) {
     auto split = [](const std::string& csv) {
       std::vector<std::string> v;
@@ -459,8 +499,12 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
+    std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
+    return 2;
+  }
   wave.given = trigger_opt->count() > 0;
-  return run(scenario, opt, json_path, log_path, quiet, args, wave);
+  return run(scenario, opt, json_path, log_path, quiet, args, wave, datapath, std::vector<std::string>(argv, argv + argc));
 }
 
 // Our own main so that SystemC's banner is off before the kernel starts

@@ -24,7 +24,8 @@ constexpr uint8_t kFatalOpSeq = 0x01, kFatalLen = 0x02, kFatalWqe = 0x05, kFatal
                   kFatalWriteOpSeq = 0x11, kFatalWriteLen = 0x12, kFatalRkey = 0x15,
                   kFatalRethLen = 0x16, kFatalRkeyAndLen = 0x17, kFatalBadAeth = 0x19, kFatalRdRspOnlyLen = 0x1A,
                   kFatalBadResp = 0x1B, kFatalRdRspLastForOnly = 0x1C, kFatalRdRspMiddleLen = 0x1E,
-                  kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09;
+                  kFatalRdRspLast = 0x1F, kFatalRespHndlr = 0x06, kFatalRnr = 0x09, kFatalOpSeqAndLen = 0x03,
+                  kFatalWriteOpSeqAndLen = 0x13, kFatalUnsupportedOp = 0x04, kFatalBadAckOpcode = 0x0C;
 // IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
 constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
                                         48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
@@ -38,7 +39,8 @@ uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 // FCS error at bit 31; the other positions are this model's (A-ERNIC-18).
 constexpr uint32_t kSynMacDa = 1u << 0, kSynIpVersion = 1u << 1, kSynIpChecksum = 1u << 2, kSynIpDa = 1u << 3,
                    kSynLength = 1u << 4, kSynTver = 1u << 5, kSynQp = 1u << 6, kSynSource = 1u << 7,
-                   kSynHeader = 1u << 8, kSynIcrc = 1u << 30, kSynFcs = 1u << 31;
+                   kSynHeader = 1u << 8, kSynIpFlags = 1u << 9, kSynAeth = 1u << 10, kSynIcrc = 1u << 30,
+                   kSynFcs = 1u << 31;
 }  // namespace
 
 Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
@@ -59,6 +61,8 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
   mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));
+  // A WQE or payload read outside host memory is fatal code 0x05 for its QP (PG332), not a run error.
+  dma_wqe_.read_decerr_is_model_error = dma_payload_.read_decerr_is_model_error = false;
   mr_lookup_ = std::make_unique<MrLookup>(core, mem, ctx, scope, cfg.node, cfg_.mr, cfg.dma, [this](uint32_t i) {
     MrContext c;
     std::copy_n(mr_[i].begin(), MrContext::kWords, c.w.begin());
@@ -1166,6 +1170,8 @@ void Ernic::handle_rx(const RxFrame& r) {
     why += std::string(why.empty() ? "" : ", ") + "ICRC";
   }
   if (syn & kSynFcs) why += std::string(why.empty() ? "" : ", ") + "FCS";
+  // PG332 Table 2-3: IPv4 flags other than 010 (DF) or a fragment offset.
+  if (!d.ipv6 && d.ip_frag != 0x4000) fail(kSynIpFlags, "IPv4 flags / fragment offset");
   const roce::Frame tmpl_local = frame_template(1);
   if (d.eth_dst != mac_of(tmpl_local.eth.src)) fail(kSynMacDa, "MAC DA");
   if (d.ipv6 ? ip6_of(d.ip_dst) != local_ip6() : ip4_of(d.ip_dst) != G(R::g::IPv4XADD)) fail(kSynIpDa, "IP DA");
@@ -1200,17 +1206,31 @@ void Ernic::handle_rx(const RxFrame& r) {
     qp_bank_set(cfg_.layout.cnp_bank, n);
     raise(F::INT_CNP);
   }
+  // An opcode ERNIC does not support on an RC QP (atomics, UD opcodes): with
+  // the expected PSN, NAK-invalid and fatal code 0x04 (PG332 "unsupported
+  // opcode with a good PSN"); otherwise dropped like any stray request.
+  const auto unsupported = [&]() {
+    const uint32_t expected = roce::psn_add(Q(n, R::q::LSTRQREQi) & roce::kPsnMask, 1);
+    if (f.bth.psn != expected) return drop(fmt::format("unsupported opcode {} out of sequence", oi->name));
+    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+    qp_fatal(qp, kFatalUnsupportedOp, fmt::format("unsupported opcode {}", oi->name));
+  };
   switch (oi->kind) {
     case roce::OpKind::Ack:
       return rx_ack(qp, f);
     case roce::OpKind::Send:
     case roce::OpKind::Write:
-      if ((f.bth.opcode >> 5) != 0) return drop("not an RC opcode");
+      if ((f.bth.opcode >> 5) != 0) return unsupported();
       return rx_request(qp, f);
     case roce::OpKind::ReadRequest:
       return rx_request(qp, f);
     case roce::OpKind::ReadResponse:
       return rx_read_resp(qp, f);
+    case roce::OpKind::Atomic:
+      return unsupported();
+    case roce::OpKind::AtomicAck:  // the requester issues no atomics (A-ERNIC-31)
+      return qp_fatal(qp, kFatalBadAckOpcode, fmt::format("{} at PSN 0x{:06x}: no atomic was issued", oi->name,
+                                                          f.bth.psn));
     default:
       ctx_.error(fmt::format("{}.qp{}", scope_, n),
                  fmt::format("incoming {}: this opcode is not modelled yet", oi->name));
@@ -1306,15 +1326,18 @@ void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
   const roce::OpcodeInfo* prev = roce::opcode_info(uint8_t(last >> 24));
   const bool in_msg = prev && (prev->pos == OpPos::First || prev->pos == OpPos::Middle);
   const bool continues = oi.pos == OpPos::Middle || oi.pos == OpPos::Last;
-  if (in_msg != continues || (in_msg && prev->kind != oi.kind)) {
-    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
-    return qp_fatal(qp, is_write ? kFatalWriteOpSeq : kFatalOpSeq, "opcode sequence");
-  }
-  if (is_read) return rx_read_request(qp, f, false);
   const uint32_t pmtu = this->pmtu(n);
   const size_t len = f.payload.size();
   const bool full_pkt = oi.pos == OpPos::First || oi.pos == OpPos::Middle;
-  if ((full_pkt && (len != pmtu || f.bth.pad_cnt != 0)) || len > pmtu) {
+  const bool len_bad = !is_read && ((full_pkt && (len != pmtu || f.bth.pad_cnt != 0)) || len > pmtu);
+  if (in_msg != continues || (in_msg && prev->kind != oi.kind)) {
+    send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
+    if (len_bad)  // both at once: 0x03 / 0x13 (PG332 "01 and 02 together")
+      return qp_fatal(qp, is_write ? kFatalWriteOpSeqAndLen : kFatalOpSeqAndLen, "opcode sequence and payload length / pad");
+    return qp_fatal(qp, is_write ? kFatalWriteOpSeq : kFatalOpSeq, "opcode sequence");
+  }
+  if (is_read) return rx_read_request(qp, f, false);
+  if (len_bad) {
     send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
     return qp_fatal(qp, is_write ? kFatalWriteLen : kFatalLen, "payload length / pad");
   }
@@ -1421,7 +1444,11 @@ void Ernic::ack_accepted(Qp& qp, uint32_t psn, bool ack_req) {
   const uint32_t cap = cfg_.timing.ack_coalesce_packets;
   const bool on_request = ack_req && mode != 1;
   const bool on_count = mode != 2 && cap != 0 && qp.unacked >= cap;
-  if (on_request || on_count) return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  if (on_request || on_count) {
+    if (cfg_.test_bug_ack_coalescing && !on_request)  // test-only planted bug (ErnicConfig): the wrong PSN
+      return send_ack(qp.qpn, roce::aeth::ack(), (psn + roce::kPsnMask) & roce::kPsnMask);
+    return send_ack(qp.qpn, roce::aeth::ack(), psn);
+  }
   if (mode != 2 && qp.ack_due_ps == 0 && cfg_.timing.ack_timeout_ns) {
     qp.ack_due_ps = ClockDomain::now_ps() + cfg_.timing.ack_timeout_ns * 1000;
     timer_ev_.notify(SC_ZERO_TIME);
@@ -1509,7 +1536,10 @@ void Ernic::rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate) {
     rsp.payload.resize(chunk);
     if (chunk && !dma_payload_.read(phys + off, rsp.payload.data(), chunk, /*with_latency=*/first, n)) {
       // The MR table points outside host memory: the responder cannot
-      // answer (remote operational error, IBTA 9.7.5.2.4).
+      // answer (remote operational error, IBTA 9.7.5.2.4). Nothing was
+      // sent for this READ yet: it is not a completed message, and the
+      // NAK's MSN does not count it.
+      if (!duplicate && first) Q(n, R::q::STATMSNi) = roce::psn_add(Q(n, R::q::STATMSNi), -1);
       send_ack(n, roce::aeth::kNakRemoteOp, f.bth.psn);
       return qp_fatal(qp, kFatalWqe, "READ response payload outside host memory");
     }
@@ -1636,6 +1666,9 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
   G(R::g::RESPHNDSTS) = (G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);  // the QP the response handler took
   const uint8_t syn = f.aeth->syndrome;
   const uint32_t psn = f.bth.psn;
+  // IBTA 9.7.5.1: type 10 is reserved, and NAK codes above 4 (0x65..0x7F).
+  if (roce::aeth::type(syn) == 2 || (roce::aeth::type(syn) == 3 && (syn & 0x1F) > 4))
+    return drop(fmt::format("malformed AETH: syndrome 0x{:02x}", syn), kSynAeth);
   switch (roce::aeth::type(syn)) {
     case 0: {  // ACK: retire every covered WQE, oldest first, exactly once
       count16(R::g::INAMPKTCNT, false);

@@ -124,6 +124,12 @@ struct ErnicConfig {
   ErnicTiming timing;
   DmaTiming dma;
   MrLookupConfig mr;               // MR lookup: PG332's register table, or the `mr_cache: cam` extension (model/mr)
+  // Test only, never hardware: a deliberately planted bug, so that a test can
+  // show the checks catch it (`ernic-sim run/random --plant-bug
+  // ack_coalescing`, tools/random.h). An ACK sent because the coalescing
+  // count was reached carries the PSN before the newest accepted one, and
+  // the count restarts: that packet is never acknowledged by it.
+  bool test_bug_ack_coalescing = false;
 };
 
 // Statistics the summary prints (beyond the PG332 counter registers).

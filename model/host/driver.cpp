@@ -29,6 +29,7 @@ Driver::Driver(sc_module_name name, const ClockDomain& core, AxiLitePort& axil, 
     : sc_module(name), core_(core), axil_(axil), mem_(mem), intr_(intr), ctx_(ctx), cfg_(std::move(cfg)),
       rng_(cfg_.seed) {
   qpn_used_.assign(cfg_.num_qp + 1, false);
+  qpn_reserved_.assign(cfg_.num_qp + 1, false);
   qpn_used_[0] = qpn_used_[1] = true;
   SC_THREAD(irq_thread);
 }
@@ -373,6 +374,26 @@ void Driver::establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, 
   program_rc_qp(c);
   set_state(c, VerbsState::Rts);
   c.established.notify(SC_ZERO_TIME);
+}
+
+void Driver::reserve_qpn(uint32_t qpn, bool reserved) {
+  if (qpn < 2 || qpn > cfg_.num_qp || qpn_reserved_[qpn] == reserved) return;
+  if (reserved && qpn_used_[qpn]) return;  // the driver's own connection: not the offload's
+  qpn_reserved_[qpn] = reserved;
+  qpn_used_[qpn] = reserved;
+}
+
+Connection& Driver::adopt(std::unique_ptr<Connection> c) {
+  if (!initialised_) fail("adopt before init");
+  if (c->qpn >= 2 && c->qpn <= cfg_.num_qp && qpn_reserved_[c->qpn])
+    qpn_reserved_[c->qpn] = false;  // stays used, now by the connection
+  else
+    alloc_qpn(c->qpn);  // fails when the QPN is out of range or in use
+  conns_.push_back(std::move(c));
+  Connection& k = *conns_.back();
+  set_state(k, VerbsState::Rts);
+  k.established.notify(SC_ZERO_TIME);
+  return k;
 }
 
 Connection& Driver::listen(const QpParams& p) {

@@ -189,6 +189,15 @@ class Driver : public sc_core::sc_module {
   void establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::IpAddr remote_ip,
                  const roce::cm::MrInfo& remote_mr);
 
+  // A QP programmed by someone else (the QP-setup offload: model/host/
+  // qp_setup_driver.h) taken over as a connection: c carries its QPN,
+  // remote QPN and address, PSNs, queue bases, doorbell mirrors and
+  // params. The QPN must be free here; the connection is in RTS.
+  Connection& adopt(std::unique_ptr<Connection> c);
+  // A QPN set up outside the driver (reserved: true) is skipped when the
+  // driver picks a free QPN, and may be adopted; false frees it again.
+  void reserve_qpn(uint32_t qpn, bool reserved);
+
   // Passive side: the next ConnectRequest is answered with these parameters.
   Connection& listen(const QpParams& p);
   // Active side: blocks until ReadyToUse has been sent (or throws). An
@@ -300,6 +309,7 @@ class Driver : public sc_core::sc_module {
   std::vector<std::unique_ptr<Mr>> mrs_;
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<bool> qpn_used_;
+  std::vector<bool> qpn_reserved_;  // reserve_qpn: set up outside the driver, not adopted yet
   bool initialised_ = false;
   // QP1
   static constexpr uint32_t kQp1Depth = 16, kQp1Elem = 512, kQp1SendSlot = 512;

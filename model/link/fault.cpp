@@ -2,9 +2,11 @@
 #include "model/link/fault.h"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
+#include "model/roce/icrc.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/packet.h"
 #include "model/roce/types.h"
@@ -13,8 +15,10 @@ namespace ernic {
 
 namespace {
 
-constexpr const char* kFieldNames[] = {"bth.opcode", "bth.psn", "bth.dest_qp", "ip.ttl",
-                                       "ip.checksum", "icrc", "payload"};
+constexpr const char* kFieldNames[] = {"bth.opcode", "bth.psn",    "bth.dest_qp", "ip.ttl",  "ip.checksum",
+                                       "icrc",       "payload",    "bth.flags",   "aeth.syndrome", "eth.dst",
+                                       "eth.src",    "ip.version", "ip.flags",    "ip.src",  "ip.dst",
+                                       "udp.length"};
 
 // Offset of the BTH when the frame is UDP to port 4791 and holds all 12
 // bytes of it (IPv4 header length from its IHL, as roce::is_roce reads it).
@@ -72,6 +76,30 @@ bool criteria_hold(const FaultRule& r, const BthView& v) {
   return true;
 }
 
+// corrupt with repair: the IPv4 header checksum and the ICRC of the frame
+// as it now is. False (nothing changed) when the frame is not IPv4/IPv6 by
+// its EtherType and version nibble, or shorter than its IP length says.
+bool repair_checksums(FrameBytes& f) {
+  if (f.size() < roce::kEthHdrLen + roce::kIpv4HdrLen) return false;
+  const uint16_t et = uint16_t(f[12] << 8 | f[13]);
+  const uint8_t* ip = f.data() + roce::kEthHdrLen;
+  size_t end = 0;
+  if (et == 0x0800 && (ip[0] >> 4) == 4) {
+    f[roce::kEthHdrLen + 10] = f[roce::kEthHdrLen + 11] = 0;
+    const uint16_t c = roce::ipv4_checksum(f.data() + roce::kEthHdrLen);
+    f[roce::kEthHdrLen + 10] = uint8_t(c >> 8);
+    f[roce::kEthHdrLen + 11] = uint8_t(c);
+    end = roce::kEthHdrLen + (size_t(ip[2]) << 8 | ip[3]);
+  } else if (et == 0x86DD && (ip[0] >> 4) == 6 && f.size() >= roce::kEthHdrLen + roce::kIpv6HdrLen) {
+    end = roce::kEthHdrLen + roce::kIpv6HdrLen + (size_t(ip[4]) << 8 | ip[5]);
+  } else {
+    return false;
+  }
+  if (end > f.size() || end < roce::kEthHdrLen + roce::kIcrcLen) return false;
+  roce::put_le32(f.data() + end - roce::kIcrcLen, roce::compute_icrc(f.data(), end - roce::kIcrcLen));
+  return true;
+}
+
 // The byte a corrupt rule flips in this frame, if it has it.
 std::optional<size_t> corrupt_target(const FaultRule& r, const FrameBytes& f) {
   if (r.corrupt_byte) {
@@ -119,7 +147,8 @@ std::string FaultInjector::check_rule(const FaultRule& r) {
     if (by_byte == by_field) return "corrupt needs exactly one of corrupt_byte and corrupt_field";
     if (by_field && !is_field_name(r.corrupt_field))
       return "unknown corrupt_field \"" + r.corrupt_field +
-             "\" (bth.opcode, bth.psn, bth.dest_qp, ip.ttl, ip.checksum, icrc, payload)";
+             "\" (bth.opcode, bth.psn, bth.dest_qp, bth.flags, aeth.syndrome, eth.dst, eth.src, ip.version, "
+             "ip.flags, ip.ttl, ip.checksum, ip.src, ip.dst, udp.length, icrc, payload)";
     if (r.corrupt_bit > 7) return "corrupt_bit must be 0..7";
   }
   if (r.kind == FaultKind::reorder && r.reorder_after == 0)
@@ -130,10 +159,47 @@ std::string FaultInjector::check_rule(const FaultRule& r) {
 std::optional<size_t> FaultInjector::field_offset(const uint8_t* d, size_t len,
                                                   const std::string& field) {
   if (!d) return std::nullopt;
-  if (field == "bth.opcode" || field == "bth.dest_qp" || field == "bth.psn") {
+  if (field == "eth.dst" || field == "eth.src") {
+    if (len < roce::kEthHdrLen) return std::nullopt;
+    return size_t(field == "eth.dst" ? 5 : 11);
+  }
+  if (field == "ip.version" || field == "ip.flags" || field == "ip.src" || field == "ip.dst" ||
+      field == "udp.length") {
+    const int ver = ip_version(d, len);
+    const size_t ip = roce::kEthHdrLen;
+    if (ver == 4) {
+      if (field == "ip.version") return ip;
+      if (field == "ip.flags") return ip + 6;
+      if (field == "ip.src") return ip + 15;
+      if (field == "ip.dst") return ip + 19;
+      if (len < ip + roce::kIpv4HdrLen + 6) return std::nullopt;
+      return ip + roce::kIpv4HdrLen + 5;
+    }
+    if (ver == 6) {
+      if (field == "ip.version") return ip;
+      if (field == "ip.flags") return std::nullopt;
+      if (field == "ip.src") return ip + 23;
+      if (field == "ip.dst") return ip + 39;
+      if (len < ip + roce::kIpv6HdrLen + 6) return std::nullopt;
+      return ip + roce::kIpv6HdrLen + 5;
+    }
+    return std::nullopt;
+  }
+  if (field == "aeth.syndrome") {
+    const auto fr = roce::decode(d, len);
+    if (!fr || !fr->aeth) return std::nullopt;
+    const roce::OpcodeInfo* info = roce::opcode_info(fr->bth.opcode);
+    if (!info) return std::nullopt;
+    // The AETH follows the BTH and any RETH/DETH before it (only READ
+    // responses and ACKs carry one, right after the BTH).
+    const size_t bth = roce::kEthHdrLen + (fr->ipv6 ? roce::kIpv6HdrLen : roce::kIpv4HdrLen) + roce::kUdpHdrLen;
+    return bth + roce::kBthLen;
+  }
+  if (field == "bth.opcode" || field == "bth.dest_qp" || field == "bth.psn" || field == "bth.flags") {
     const auto off = bth_offset(d, len);
     if (!off) return std::nullopt;
     if (field == "bth.opcode") return *off;
+    if (field == "bth.flags") return *off + 1;
     if (field == "bth.dest_qp") return *off + 7;   // DestQP bytes 5..7: LSB
     return *off + 11;                              // PSN bytes 9..11: LSB
   }
@@ -243,13 +309,23 @@ std::vector<WireOut> FaultInjector::on_frame(FrameBytes f, std::vector<FaultAppl
           held_.push_back(Held{idx, after, std::move(f), v.opcode, v.psn});
           break;
         }
-        case FaultKind::corrupt:
-          f[sel_byte] = uint8_t(f[sel_byte] ^ (1u << r.corrupt_bit));
-          record(r.name, r.kind, idx, v.opcode, v.psn,
-                 "byte " + std::to_string(sel_byte) + " bit " + std::to_string(r.corrupt_bit) +
-                     (r.corrupt_field.empty() ? std::string() : " (" + r.corrupt_field + ")"));
+        case FaultKind::corrupt: {
+          std::string what = "byte " + std::to_string(sel_byte);
+          if (r.corrupt_value) {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, " 0x%02x -> 0x%02x", f[sel_byte], *r.corrupt_value);
+            what += buf;
+            f[sel_byte] = *r.corrupt_value;
+          } else {
+            f[sel_byte] = uint8_t(f[sel_byte] ^ (1u << r.corrupt_bit));
+            what += " bit " + std::to_string(r.corrupt_bit);
+          }
+          if (!r.corrupt_field.empty()) what += " (" + r.corrupt_field + ")";
+          if (r.repair) what += repair_checksums(f) ? ", checksums repaired" : ", not repairable";
+          record(r.name, r.kind, idx, v.opcode, v.psn, what);
           out.push_back(WireOut{std::move(f), 0, idx, false, false});
           break;
+        }
         case FaultKind::ecn: {
           // IPv4: TOS[1:0] (byte 15), header checksum again; IPv6: the
           // traffic class's low bits (byte 15, bits 5:4). Non-IP: untouched.

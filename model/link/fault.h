@@ -52,13 +52,27 @@
 //     "ip.checksum" IPv4 header checksum, first byte (14+10); IPv6 has none
 //     "icrc"        first ICRC byte (the ICRC's LSB)
 //     "payload"     first payload byte after the extension headers
-//   bth.* need a readable BTH; icrc and payload need a frame that
+//     "bth.flags"   BTH byte 1: SE [7], M [6], PadCnt [5:4], TVer [3:0] (43 / 63)
+//     "aeth.syndrome" the AETH's syndrome byte (frames whose opcode has an AETH)
+//     "eth.dst"     the destination MAC's last byte (5); "eth.src" the source MAC's (11)
+//     "ip.version"  IPv4 version/IHL byte (14), IPv6 version/traffic class (14)
+//     "ip.flags"    IPv4 flags / fragment offset MSB (14+6)
+//     "ip.src", "ip.dst"  the last byte of the IP source / destination address
+//     "udp.length"  the UDP length's LSB
+//   bth.* need a readable BTH; icrc, payload and aeth.* need a frame that
 //   roce::decode accepts (and a non-empty payload); ip.* need an IPv4/IPv6
 //   header. When the byte is beyond the frame or the field is absent, the
 //   rule does not apply to that frame: it does not select it (a later rule
 //   may), draws no random number and is not counted. No checksum or ICRC is
 //   recomputed: the receiver sees the damage (the ICRC covers the BTH and
 //   payload; TTL/hop limit, TOS and the IP checksum are masked out of it).
+//   corrupt_value: the byte becomes this value instead (corrupt_bit unused).
+//   repair: afterwards the IPv4 header checksum and the ICRC are computed
+//   again over the frame as it now is (its IP length), as a sender that
+//   built the frame that way would: the damage passes those checks and
+//   reaches the receiver's later ones (MAC and IP addresses, TVer, QP,
+//   opcode sequence, lengths, AETH). An IP header that is no longer IPv4
+//   or IPv6 by its version nibble is not repaired.
 // - delay: the frame leaves with extra_delay_ps = delay_ps; later frames are
 //   not held back (the Wire may let them overtake it).
 //
@@ -100,6 +114,8 @@ struct FaultRule {
   std::optional<uint32_t> corrupt_byte;  // corrupt: flip bit corrupt_bit of this byte, or
   std::string corrupt_field;         //   of the first byte of a named field (see above)
   uint32_t corrupt_bit = 0;
+  std::optional<uint8_t> corrupt_value;  // corrupt: set the byte to this value instead of flipping a bit
+  bool repair = false;               // corrupt: recompute the IPv4 header checksum and the ICRC afterwards
 };
 
 struct FaultApplied {                // one record per application, for the transaction log

@@ -243,6 +243,19 @@ void WireMonitor::on_delivered(const std::vector<uint8_t>& frame, uint64_t, cons
   const int64_t u = unwrap(s, f->bth.psn);
   const int64_t acked = acked_by(s, *f, u, true);
   if (acked <= s.high) s.acked_view = std::max(s.acked_view, acked);
+  // A go-back asked for: NAK-PSN (syndrome 0x60), RNR NAK (type 01), or an
+  // ACK beyond a READ still unanswered (IBTA's implied NAK).
+  if (f->aeth && s.acked_view < s.high) {
+    const uint8_t syn = f->aeth->syndrome;
+    const int type = roce::aeth::type(syn);
+    const bool nak = (type == 3 && (syn & 0x1F) == 0) || type == 1;
+    const bool implied = type == 0 && oi->kind == roce::OpKind::Ack && acked <= u;
+    if (nak || implied) {
+      const int64_t floor = retransmit_floor(s);
+      s.goback_floor = s.goback ? std::min(s.goback_floor, floor) : floor;
+      if (!s.goback) s.goback = 1;
+    }
+  }
 }
 
 WireMonitor::Stream* WireMonitor::stream_for_response(const std::string& resp_dir, uint32_t qp, uint32_t psn) {
@@ -288,7 +301,12 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
     resolve_span(s, u);
   } else if (u == s.cursor) {
     resent = u < s.high;
-  } else if (u >= retransmit_floor(s) && u < s.high) {
+  } else if (u >= (s.goback ? std::min(s.goback_floor, retransmit_floor(s)) : retransmit_floor(s)) && u < s.high) {
+    // A go-back while a READ's span is unknown (sent before the PMTU was):
+    // nothing followed that READ, so it ends somewhere in [span_min,
+    // span_max]; `high` counts only its certain part from now on (a later
+    // span opened on top of span_max would otherwise outlive the READ).
+    if (s.span_uncertain) s.high = std::max(s.span_prev_high, s.span_min);
     s.span_uncertain = false;
     resent = true;
   } else if (u == s.high && s.acked_view >= s.high) {
@@ -303,6 +321,10 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
     }
   } else {
     ok = false;
+  }
+  if (s.goback) {  // a go-back asked for: under way with a resent packet, over with a new one after that
+    if (resent) s.goback = 2;
+    else if (ok && s.goback == 2) s.goback = 0;
   }
   if (resent) {
     auto it = s.sent.find(u);
@@ -432,6 +454,20 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
   // acknowledges is acked_by's).
   int64_t bound = u - 1;
   if (oi->kind == roce::OpKind::ReadResponse || type == 0) bound = u;
+  // The responses of a READ answered before (a duplicate, executed again)
+  // may carry the responder's current MSN: every message sent so far may
+  // count (IBTA leaves it open; PG332 model assumption A-ERNIC-11). What
+  // that MSN accounts for stays open: later answers are counted from the
+  // READ on.
+  int64_t count_to = bound;
+  if (oi->kind == roce::OpKind::ReadResponse) {
+    if (oi->pos == roce::OpPos::First || oi->pos == roce::OpPos::Only) {
+      auto r = s.reads.find(u);
+      s.resp_dup = r != s.reads.end() && r->second.answered;
+      if (r != s.reads.end()) r->second.answered = true;
+    }
+    if (s.resp_dup) count_to = std::max(bound, s.high - 1);
+  }
   if (syn_ok) {
     const int64_t a = acked_by(s, f, u, false);
     if (a <= s.high) {
@@ -455,8 +491,8 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
       flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN went down from %u to %u", oi->name, p, prev, m));
     } else {
       int64_t count = 0;
-      if (bound > s.msn_bound)
-        count = std::distance(s.msg_ends.upper_bound(s.msn_bound), s.msg_ends.upper_bound(bound));
+      if (count_to > s.msn_bound)
+        count = std::distance(s.msg_ends.upper_bound(s.msn_bound), s.msg_ends.upper_bound(count_to));
       if (d > count)
         flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN grew from %u to %u but only %lld message(s) end after the last "
                                "acknowledged PSN, up to 0x%06x",

@@ -9,7 +9,11 @@
 //   decode           a frame to UDP port 4791 that does not decode
 //   psn_sequence     request PSN = previous + 1 (+ ceil(L/PMTU) after a
 //                    READ), or a go-back-N retransmission to a PSN that the
-//                    requester has not yet seen acknowledged
+//                    requester has not yet seen acknowledged (after a NAK or
+//                    an implied NAK: from what was unacknowledged when that
+//                    arrived, for one pass; an ACK that overtakes the
+//                    go-back does not make the packets already committed
+//                    to it illegal)
 //   retransmit       a retransmitted PSN carries the opcode first sent there
 //                    (a READ may be re-issued from inside its PSN range)
 //   opcode_sequence  FIRST, MIDDLE*, LAST or ONLY; SEND and WRITE packets of
@@ -27,7 +31,9 @@
 //   aeth_syndrome    AETH bit 7 clear, type not the reserved 10b
 //   nak_code         NAK codes 0..4
 //   msn              the MSN never decreases on a connection and grows by at
-//                    most the number of messages the ACK acknowledges,
+//                    most the number of messages the ACK acknowledges (the
+//                    responses of a re-executed duplicate READ: of every
+//                    message sent so far),
 //                    modulo 2^24 (it wraps from 0xFFFFFF to 0). It starts at
 //                    0, except that a first MSN in [0x800000, 0xFFFFFF] is
 //                    taken as a preset start (a responder preset below the
@@ -88,6 +94,7 @@ class WireMonitor {
   struct ReadReq {
     uint32_t len = 0;
     bool done_wire = false, done_view = false;  // its last response sent / delivered
+    bool answered = false;    // a FIRST or ONLY response was sent for it
   };
   // One RC connection seen from its request direction.
   struct Stream {
@@ -101,6 +108,14 @@ class WireMonitor {
     int64_t high = 0;         // one past the highest PSN used
     int64_t acked_view = 0;   // PSNs below: acknowledged as the requester saw it
     int64_t acked_wire = 0;   // PSNs below: acknowledged by what the responder sent
+    // A go-back the requester was asked for (a NAK-PSN, an RNR NAK or an
+    // implied NAK delivered to it): it may resend from goback_floor (the
+    // retransmission floor when the NAK arrived) in one pass, even packets
+    // that an ACK delivered meanwhile covers (it may have committed to them
+    // before it saw that ACK). 0 none, 1 asked, 2 under way; a new PSN after
+    // a resent one ends it.
+    int goback = 0;
+    int64_t goback_floor = 0;
     // a READ sent before the PMTU was known: its span is [span_min, span_max]
     bool span_uncertain = false;
     int64_t span_read = 0, span_min = 0, span_max = 0, span_prev_high = 0;
@@ -114,6 +129,7 @@ class WireMonitor {
     uint32_t msn = 0;
     int64_t msn_bound = 0;    // highest PSN the MSN so far accounts for
     bool in_resp = false;
+    bool resp_dup = false;    // the responses under way answer a READ answered before
     int64_t resp_read = 0, resp_next = 0, resp_n = 0;
     uint64_t resp_bytes = 0;
     // READ responses as the requester received them

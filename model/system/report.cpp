@@ -57,6 +57,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   json r;
   r["scenario"] = sys.scenario.name;
   r["file"] = scenario_path;
+  r["datapath"] = to_string(sys.scenario.datapath);   // as run (the scenario's key, or run --datapath)
   r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? (sys.time_limit_hit ? "time-limit" : "no-progress") : "fail";
   r["exit_code"] = sys.exit_code;
   json fails = json::array();
@@ -160,6 +161,21 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
       mj["lookup_cycles"] = ml.config().mr_lookup_cycles;
     }
     nodes[n->cfg.name]["mr_lookup"] = mj;
+    if (n->qp_setup) {  // the QP-setup offload (model/qp_setup/qp_setup_fsm.h)
+      json codes = json::object();
+      for (const auto& [code, cnt] : n->qp_setup->status_counts()) codes[fmt::format("0x{:02x}", code)] = cnt;
+      nodes[n->cfg.name]["qp_setup_fsm"] = {
+          {"datapath", n->qp_setup->is_rtl() ? "rtl" : "model"},
+          {"pool", n->cfg.qp_setup_fsm->pool},
+          {"window", n->qp_setup_driver->window()},
+          {"slot_bytes", n->qp_setup_driver->geometry().slot_size()},
+          {"link_timeout_cycles", n->cfg.qp_setup_fsm->link_timeout_cycles},
+          {"commands", n->qp_setup->commands()},
+          {"status_counts", codes},
+          {"state", qps::state_name(n->qp_setup->state())},
+          {"status", n->qp_setup->status()},
+          {"ernic_mmio_waits", n->ernic_arb->mmio_waits()}};
+    }
   }
   r["nodes"] = nodes;
   {
@@ -187,6 +203,9 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     for (const auto& [d, v] : sys.ticks) tk[d] = v;
     r["idle_skip"] = {{"enabled", sys.idle_skip}, {"rtl_clocked_core_cycles", rtl},
                       {"rtl_clocked_cmac_cycles", rtl_cmac}, {"ticker_cycles", tk}};
+    for (auto& n : sys.nodes)
+      if (n->qp_setup && n->qp_setup->is_rtl())
+        r["idle_skip"]["qp_setup_fsm_clocked_core_cycles"][n->cfg.name] = n->qp_setup->cycles_clocked();
   }
   json as = json::array();
   for (const auto& a : assumptions()) as.push_back({{"id", a.id}, {"text", a.text}, {"reason", a.reason}});
@@ -275,6 +294,14 @@ std::string summary_text(const json& r) {
                        m["capacity_misses"].get<uint64_t>(), m["invalidation_misses"].get<uint64_t>(),
                        100.0 * m["hit_rate"].get<double>(), 100.0 * m["warm_hit_rate"].get<double>(),
                        m["evictions"].get<uint64_t>(), m["invalidations"].get<uint64_t>());
+    }
+    if (n.contains("qp_setup_fsm")) {
+      const auto& q = n["qp_setup_fsm"];
+      std::string codes;
+      for (const auto& [code, cnt] : q["status_counts"].items()) codes += fmt::format(" {} x{}", code, cnt.get<uint64_t>());
+      o += fmt::format("node {} qp_setup_fsm ({}): {} command(s){}{}; state {}, status 0x{:02x}\n", name,
+                       q["datapath"].get<std::string>(), q["commands"].get<uint64_t>(), codes.empty() ? "" : ":", codes,
+                       q["state"].get<std::string>(), q["status"].get<uint32_t>());
     }
     // The link line only when flow control, an overflow or an underflow happened.
     const auto& l = n["link"];

@@ -158,6 +158,18 @@ struct NodeConfig {
   // `frame`), rx_payload or bypass (byte `offset`); `xor` = bits flipped.
   struct DatapathCorrupt { std::string stream; uint64_t frame = 0; uint32_t offset = 0; uint32_t xor_mask = 1; };
   std::optional<DatapathCorrupt> test_datapath_corrupt;
+  // `qp_setup_fsm` (rtl/qp_setup, seed 001's QP-setup offload): the block
+  // in this node, and the geometry the driver gives it at `init`.
+  struct QpSetupFsm {
+    uint32_t pool = 4;                   // N slots, 1..16 (the RTL's POOL_MAX)
+    uint32_t link_timeout_cycles = 2000; // T, core cycles CMAC_INIT waits for the link
+    uint64_t slot_bytes = 0;             // 0: what the queues need, rounded up to 4 KiB
+    uint32_t sq_depth = 64, rq_depth = 16, rq_elem_bytes = 4096, pmtu = 4096;
+  };
+  std::optional<QpSetupFsm> qp_setup_fsm;
+  // Not a scenario key: set by `ernic-sim run --plant-bug ack_coalescing`
+  // (test only; ErnicConfig::test_bug_ack_coalescing).
+  bool test_bug_ack_coalescing = false;
   SourceLoc loc;             // the node's key in `nodes`
 };
 
@@ -441,6 +453,8 @@ struct FaultStep {                 // fault: installs a rule on a direction from
   std::optional<uint32_t> corrupt_byte;   // corrupt: byte offset in the frame, or
   std::string corrupt_field;       //   a named field: "bth.psn", "bth.opcode", "bth.dest_qp", "ip.ttl", "icrc", "payload"
   uint32_t corrupt_bit = 0;        //   bit 0..7 of that byte (of the field's first byte)
+  std::optional<uint8_t> corrupt_value;  // corrupt `value`: the byte's new value instead of a bit flip
+  bool repair = false;             // corrupt `repair: true`: IPv4 header checksum and ICRC recomputed
 };
 
 struct LinkStep {                  // link: down / up (frames sent while down are lost)
@@ -501,6 +515,55 @@ struct BarrierStep {               // inside `parallel` branches: all branches m
   std::string name;
 };
 
+// ------------------------------------------- the QP-setup offload (rtl) ----
+// qp_setup: one command of a node's qp_setup_fsm: create a QP from the
+// given parameters; the step waits for the command's end and checks its
+// status code and state (default 0x17 and READY; any other code and IDLE).
+struct QpSetupStep {
+  SourceLoc loc;
+  std::string node;
+  uint32_t qp = 2;                 // local QPN, 0..65535 (the block checks its range)
+  uint32_t remote_qp = 2;          // 32 bits: the block checks the 24-bit range
+  uint32_t psn = 0;                // SQ_PSN, 32 bits (above 0xFFFFFF: status 0x0B)
+  uint32_t remote_psn = 0;         // EXP_PSN, the peer's first PSN (default: psn)
+  std::string remote;              // node whose `ip` and `mac` are the destination, or
+  roce::Ipv4Addr remote_ip;        //   these two given directly
+  roce::MacAddr remote_mac;
+  uint32_t udp_port = 4791;
+  uint32_t pd = 1;
+  uint8_t expect_status = 0x17;
+  uint8_t expect_state = 4;        // 0 IDLE .. 4 READY
+  uint64_t timeout_us = 100;
+};
+
+// qp_release: the release command for a QP the block set up.
+struct QpReleaseStep {
+  SourceLoc loc;
+  std::string node;
+  uint32_t qp = 2;
+  uint8_t expect_status = 0x17;
+  uint8_t expect_state = 0;
+  uint64_t timeout_us = 100;
+};
+
+// qp_adopt: a connection (for post, wait_completions, recv, ...) from QPs the
+// blocks set up: an end set up by a qp_setup step is adopted by its driver
+// (addresses read back from the block, the rest from ERNIC's registers); an
+// end without one is programmed by its driver out of band to match (QPN =
+// the other end's remote_qp, start PSN = its remote_psn).
+struct QpAdoptStep {
+  SourceLoc loc;
+  std::string name;
+  struct End {
+    std::string node;
+    uint32_t qp = 0;
+    bool fsm = false;              // set up by the node's qp_setup_fsm
+    uint32_t psn = 0;              // its first PSN (SQPSNi)
+    uint32_t remote_psn = 0;       // the first PSN it expects
+    std::string mr;                // its MR the peer may access ("" = none)
+  } client, server;
+};
+
 struct RepeatStep;
 struct ParallelStep;
 
@@ -509,7 +572,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
                           ConnectRejectStep, DisconnectStep, RecoverStep, HwHandshakeStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
-                          BypassSendStep, ExpectBypassStep,
+                          BypassSendStep, ExpectBypassStep, QpSetupStep, QpReleaseStep, QpAdoptStep,
                           std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "Vqp_setup_fsm.h"
 #include "model/datapath/sc/datapath.h"
 #include "model/link/classify.h"
 #include "model/roce/cm.h"
@@ -119,6 +120,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.timing.rx_buffer_bytes = c.rx_buffer_bytes;
   ec.timing.rx_handler_gbps = c.rx_handler_gbps;
+  ec.test_bug_ack_coalescing = c.test_bug_ack_coalescing;  // test only (run --plant-bug)
   if (c.mr_cache_cam) {  // `mr_cache: cam` (model/mr, A-MRC-1..3)
     ec.mr.mode = MrLookupMode::cam;
     ec.mr.entries = c.mr_cache_entries;
@@ -129,10 +131,21 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.dma.link = pcie.get();
   ec.dma.outstanding = sc.pcie.outstanding;
   ernic = std::make_unique<Ernic>("ernic", core, *mem, ctx, scope + ".ernic", ec);
+  AxiLiteTarget* mmio_target = ernic.get();
+  if (c.qp_setup_fsm) {  // BAR0: ERNIC's registers and the QP-setup block's window; ERNIC shared with its master
+    ernic_arb = std::make_unique<AxilArbiter>(core, *ernic);
+    QpSetupFsm::Config fc;
+    fc.node = c.name;
+    fc.rtl = sc.datapath == Datapath::rtl;
+    fc.free_running = !idle_skip;
+    qp_setup = std::make_unique<QpSetupFsm>("qp_setup_fsm", core, ctx, scope + ".qp_setup_fsm", *ernic_arb, fc);
+    mmio = std::make_unique<AxilDecoder>(*ernic_arb, *qp_setup, qps::kMmioBase, qps::kWindowBytes);
+    mmio_target = mmio.get();
+  }
   AxiLiteTiming at;
   at.mmio_latency_ns = sc.pcie.mmio_write_latency_ns;
   PcieLink* pl = pcie.get();
-  axil = std::make_unique<AxiLitePort>("s_axi_lite", core, *ernic, ctx, scope + ".s_axi_lite", at,
+  axil = std::make_unique<AxiLitePort>("s_axi_lite", core, *mmio_target, ctx, scope + ".s_axi_lite", at,
                                        [pl](bool to_nic, uint64_t ready, uint32_t payload) {
                                          return pl->send(to_nic ? PcieLink::kDown : PcieLink::kUp, ready, payload,
                                                          ClockDomain::now_ps());
@@ -197,6 +210,17 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   sideband = std::make_unique<SidebandPort>(core, *ernic, ctx, scope + ".ernic.sideband");
   d->attach_sideband(sideband.get());
   ernic->ieth_sink = [d](uint64_t entry) { d->on_ieth(entry); };
+  if (c.qp_setup_fsm) {
+    host::QpSetupGeometry g;
+    g.pool = c.qp_setup_fsm->pool;
+    g.slot_bytes = c.qp_setup_fsm->slot_bytes;
+    g.sq_depth = c.qp_setup_fsm->sq_depth;
+    g.rq_depth = c.qp_setup_fsm->rq_depth;
+    g.rq_elem_bytes = c.qp_setup_fsm->rq_elem_bytes;
+    g.pmtu = c.qp_setup_fsm->pmtu;
+    g.link_timeout_cycles = c.qp_setup_fsm->link_timeout_cycles;
+    qp_setup_driver = std::make_unique<host::QpSetupDriver>(*driver, *axil, g);
+  }
 }
 
 System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, SimContext& c)
@@ -246,6 +270,12 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
     wire_ba->dst = nodes[0]->cmac.get();
     wire_ab->label = nodes[0]->cfg.name + "->" + nodes[1]->cfg.name;
     wire_ba->label = nodes[1]->cfg.name + "->" + nodes[0]->cfg.name;
+    // A node's cmac_link_up (stat_rx_status): the direction into it is up.
+    for (size_t i = 0; i < 2; ++i)
+      if (QpSetupFsm* f = nodes[i]->qp_setup.get()) {
+        Wire* in = i == 0 ? wire_ba.get() : wire_ab.get();
+        f->link_up = [in] { return in->faults().link_up(); };
+      }
     for (Wire* w : {wire_ab.get(), wire_ba.get()}) {
       w->on_fault = [this, w](const FaultApplied& a) {
         ++faults_applied;
@@ -331,6 +361,8 @@ System::~System() = default;
 void System::open_rtl_trace(const std::string& path) {
   rtl_vcd_ = std::make_unique<VerilatedVcdSc>();
   for (auto& n : nodes) n->datapath->trace(rtl_vcd_.get(), 99);
+  for (auto& n : nodes)
+    if (n->qp_setup && n->qp_setup->rtl()) n->qp_setup->rtl()->trace(rtl_vcd_.get(), 99);
   rtl_vcd_->open(path.c_str());
 }
 
@@ -625,8 +657,12 @@ bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const s
 
 void System::run_step(const Step& step, Group* g) {
   const SourceLoc& loc = step_loc(step);
+  if (run_qp_setup_step(step)) return;
   if (auto* s = std::get_if<InitStep>(&step)) {
-    for (const auto& n : s->nodes) node(n)->driver->init();
+    for (const auto& n : s->nodes) {
+      node(n)->driver->init();
+      if (node(n)->qp_setup_driver) node(n)->qp_setup_driver->init();
+    }
   } else if (auto* s = std::get_if<RegisterMrStep>(&step)) {
     const host::Mr& m = node(s->node)->driver->register_mr(s->name, s->length, access_code(s->access), s->pd);
     scoreboard.register_mr(s->node, s->name, m.pa, m.length, m.va, m.rkey, m.guard_before, m.guard_after,
@@ -1016,6 +1052,8 @@ void System::run_step(const Step& step, Group* g) {
       r.corrupt_byte = s->corrupt_byte;
       r.corrupt_field = s->corrupt_field;
       r.corrupt_bit = s->corrupt_bit;
+      r.corrupt_value = s->corrupt_value;
+      r.repair = s->repair;
       w->faults().add_rule(r);
     }
   } else if (auto* s = std::get_if<LinkStep>(&step)) {
@@ -1024,6 +1062,8 @@ void System::run_step(const Step& step, Group* g) {
       if (!w) return fail(loc, "no link " + d.from + "->" + d.to);
       w->set_link_up(s->up);
     }
+    for (auto& n : nodes)
+      if (n->qp_setup) n->qp_setup->link_changed();
   } else if (auto* s = std::get_if<ExpectFramesStep>(&step)) {
     const std::string name = s->dir.from + "->" + s->dir.to;
     DirFrames& d = dirs[name];
@@ -1098,6 +1138,85 @@ void System::run_step(const Step& step, Group* g) {
       sc_spawn(sc_bind(&System::run_branch, this, &b.steps, &grp), sc_gen_unique_name("branch"));
     while (grp.running > 0) wait(grp.changed);
   }
+}
+
+// The QP-setup offload's steps (model/qp_setup/qp_setup_fsm.h): qp_setup,
+// qp_release, qp_adopt. Returns false for every other step.
+bool System::run_qp_setup_step(const Step& step) {
+  const SourceLoc& loc = step_loc(step);
+  auto check = [&](const char* what, uint32_t qpn, const host::QpSetupResult& r, uint8_t want_status,
+                   uint8_t want_state) {
+    const auto ws = qps::State(want_state);
+    if (r.status != want_status || r.state != ws)
+      fail(loc, fmt::format("qp_setup_fsm {} QP{}: status 0x{:02x} ({}) in state {}; expected 0x{:02x} ({}) in state {}",
+                            what, qpn, r.status, qps::status_name(r.status), qps::state_name(r.state), want_status,
+                            qps::status_name(want_status), qps::state_name(ws)));
+  };
+  if (auto* s = std::get_if<QpSetupStep>(&step)) {
+    host::QpSetupRequest q;
+    q.qpn = s->qp;
+    q.remote_qpn = s->remote_qp;
+    q.sq_psn = s->psn;
+    q.exp_psn = s->remote_psn;
+    q.remote_ip = s->remote_ip.v;
+    q.remote_mac = s->remote_mac;
+    q.udp_port = s->udp_port;
+    q.pd = s->pd;
+    ++bounded_;
+    const host::QpSetupResult r = node(s->node)->qp_setup_driver->create(q, s->timeout_us * 1000000ull);
+    --bounded_;
+    check("create", s->qp, r, s->expect_status, s->expect_state);
+    return true;
+  }
+  if (auto* s = std::get_if<QpReleaseStep>(&step)) {
+    Node* n = node(s->node);
+    if (s->expect_status == qps::status::kSuccess)  // PG332: the QP carries no traffic when it is deleted
+      for (const auto& c : n->driver->connections())
+        if (c->qpn == s->qp && c->state != host::VerbsState::Reset)
+          return fail(loc, fmt::format("QP{} of {} is a connection of the driver: not released", s->qp, s->node)), true;
+    ++bounded_;
+    const host::QpSetupResult r = n->qp_setup_driver->release(s->qp, s->timeout_us * 1000000ull);
+    --bounded_;
+    check("release", s->qp, r, s->expect_status, s->expect_state);
+    return true;
+  }
+  if (auto* s = std::get_if<QpAdoptStep>(&step)) {
+    Node* cn = node(s->client.node);
+    Node* sn = node(s->server.node);
+    auto mr_info = [](Node* n, const std::string& mr) {
+      const host::Mr* m = mr.empty() ? nullptr : n->driver->find_mr(mr);
+      return std::make_pair(m, m ? roce::cm::MrInfo{m->va, m->rkey, m->length} : roce::cm::MrInfo{});
+    };
+    const auto [cmr, cinfo] = mr_info(cn, s->client.mr);
+    const auto [smr, sinfo] = mr_info(sn, s->server.mr);
+    // The FSM ends first (their QPs exist), then a driver end set up to match.
+    auto take = [&](Node* me, const QpAdoptStep::End& e, const host::Mr* mine, const roce::cm::MrInfo& peer_info,
+                    Node* peer, const QpAdoptStep::End& pe) -> host::Connection& {
+      if (e.fsm) return me->qp_setup_driver->adopt(e.qp, peer_info, mine);
+      host::QpParams p;
+      p.qpn = e.qp;
+      p.start_psn = e.psn;
+      p.mr = mine;
+      if (peer->cfg.qp_setup_fsm) p.pmtu = peer->cfg.qp_setup_fsm->pmtu;
+      host::Connection& c = me->driver->prepare(p);
+      me->driver->establish(c, pe.qp, e.remote_psn, peer->cfg.ip, peer_info);
+      return c;
+    };
+    Conn k{s->client.node, s->server.node, nullptr, nullptr};
+    if (s->client.fsm || !s->server.fsm) {
+      k.c = &take(cn, s->client, cmr, sinfo, sn, s->server);
+      k.s = &take(sn, s->server, smr, cinfo, cn, s->client);
+    } else {
+      k.s = &take(sn, s->server, smr, cinfo, cn, s->client);
+      k.c = &take(cn, s->client, cmr, sinfo, sn, s->server);
+    }
+    k.sb_c = scoreboard.add_qp(k.client, k.c->qpn, k.c->rq_base, k.c->params.rq_depth, k.c->params.rq_elem_bytes);
+    k.sb_s = scoreboard.add_qp(k.server, k.s->qpn, k.s->rq_base, k.s->params.rq_depth, k.s->params.rq_elem_bytes);
+    scoreboard.pair_qps(k.sb_c, k.sb_s);
+    conns_[s->name] = k;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace ernic

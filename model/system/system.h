@@ -7,7 +7,8 @@
 // joined by a wire (one per direction) with the scenario's delay. Clock
 // domains: core (scenario clocks.core_mhz) and CMAC (clocks.cmac_mhz).
 // Hierarchy names (VCD scopes, SystemC names): top.<node>.{ernic,datapath,
-// cmac,driver,axil}, RTL under top.<node>.datapath.rtl.roce_datapath.
+// cmac,driver,axil}, RTL under top.<node>.datapath.rtl.roce_datapath; with
+// the node key qp_setup_fsm, top.<node>.qp_setup_fsm (its RTL under .rtl).
 //
 // Exit codes of a run: 0 pass, 1 an expectation failed (or the model
 // reported an internal error), 3 no progress (watchdog) or the simulated
@@ -21,10 +22,13 @@
 #include <systemc>
 #include <vector>
 
+#include "model/qp_setup/qp_setup_fsm.h"
 #include "model/ernic/ernic.h"
 #include "model/host/driver.h"
+#include "model/host/qp_setup_driver.h"
 #include "model/host/host_memory.h"
 #include "model/link/axil.h"
+#include "model/link/axil_mux.h"
 #include "model/link/cmac.h"
 #include "model/datapath/sc/datapath.h"
 #include "model/link/pcap_writer.h"
@@ -51,8 +55,9 @@ struct RunOptions {
   // evaluated every cycle (a ticking process per domain, the RTL clocked
   // every core cycle). The results are the same; only the speed differs.
   bool idle_skip = true;
-  // "rtl" / "model": overrides the scenario's `datapath` (ernic-sim run --datapath).
-  std::string datapath;
+  // Test only, never hardware: `--plant-bug NAME` plants a named bug in
+  // every node's ERNIC model (tools/random.h kPlantableBugs); "" = none.
+  std::string test_plant_bug;
 };
 
 // The scenario's pcie block as the link model takes it.
@@ -76,6 +81,13 @@ class Node : public sc_core::sc_module {
   // host's bypass path, in arrival order; and an event per arrival.
   std::vector<FrameBytes> bypass_rx;
   sc_core::sc_event bypass_ev;
+  // `qp_setup_fsm` (model/qp_setup/qp_setup_fsm.h): the block, the MMIO
+  // decoder in front of it and ERNIC, the arbiter in front of ERNIC's
+  // register file, and the host software that drives it. Null without the key.
+  std::unique_ptr<AxilArbiter> ernic_arb;
+  std::unique_ptr<QpSetupFsm> qp_setup;
+  std::unique_ptr<AxilDecoder> mmio;
+  std::unique_ptr<host::QpSetupDriver> qp_setup_driver;
 };
 
 struct Failure {
@@ -176,6 +188,7 @@ class System : public sc_core::sc_module {
   void watchdog();
   void run_steps(const std::vector<Step>& steps, Group* g);
   void run_step(const Step& s, Group* g);
+  bool run_qp_setup_step(const Step& s);  // qp_setup, qp_release, qp_adopt
   void run_branch(const std::vector<Step>* steps, Group* g);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
   void snapshot_qps();

@@ -568,6 +568,13 @@ class Binder {
         }
         std::sort(hits.begin(), hits.end());
         hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+        // A path that names a signal exactly (top.NODE.<path>) wins over
+        // longer ones ending the same way (e.g. the block's own output
+        // qp_setup_fsm.state over the RTL's internal rtl.qp_setup_fsm.state).
+        if (hits.size() > 1 && p[0] != "top") {
+          const std::string exact = "top." + join(p, ".", p.size());
+          if (std::binary_search(hits.begin(), hits.end(), exact)) hits = {exact};
+        }
         if (hits.empty())
           throw TriggerError(t.field_col, fmt::format("no traced signal matches '{}' (a path under top.NODE ending in "
                                                       "these components, or a full name from top)",

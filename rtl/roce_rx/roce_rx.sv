@@ -1,3 +1,4 @@
+`timescale 1ps/1ps
 // rtl/roce_rx/roce_rx.sv: the RoCEv2 receive parser of the FPGA datapath,
 // at the RX seam (rtl/SEAM.md "RX seam"; C++ reference model
 // model/datapath/roce_rx_ref.{h,cpp}).

@@ -1,3 +1,4 @@
+`timescale 1ps/1ps
 // rtl/roce_tx/roce_tx.sv: the TX half of the FPGA RoCEv2 datapath. From a
 // header descriptor and a payload stream it builds the frame
 //   Ethernet II | IPv4 (IHL 5) or IPv6 | UDP (dport 4791, checksum 0) |

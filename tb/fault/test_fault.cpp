@@ -613,6 +613,73 @@ TEST(FaultCorrupt, NamedFieldsIpv4) {
   check_fields(ack(9), {{"icrc", kBth4 + kBth + 4}});
 }
 
+TEST(FaultCorrupt, MoreNamedFields) {
+  // IPv4 WRITE_FIRST: Ethernet 14, IPv4 20, UDP 8, BTH 12.
+  const FrameBytes in = write_first(0x123456);
+  check_fields(in, {{"bth.flags", kBth4 + 1},       // SE, M, PadCnt, TVer
+                    {"eth.dst", 5},                 // the destination MAC's last byte
+                    {"eth.src", 11},
+                    {"ip.version", kEth},           // 0x45
+                    {"ip.flags", kEth + 6},         // 0x40: DF
+                    {"ip.src", kEth + 15},
+                    {"ip.dst", kEth + 19},
+                    {"udp.length", kEth + 20 + 5}});
+  EXPECT_EQ(in[kEth], 0x45);
+  EXPECT_EQ(in[kEth + 6], 0x40);
+  // The AETH's syndrome: right after the BTH of an ACK.
+  check_fields(ack(9), {{"aeth.syndrome", kBth4 + kBth}});
+  EXPECT_FALSE(FaultInjector::field_offset(in, "aeth.syndrome"));  // a WRITE has no AETH
+  // IPv6: the addresses' last bytes, the UDP length after the 40-byte header.
+  const FrameBytes v6 = payload_frame(op::RC_WRITE_MIDDLE, 0x000A0B, 64, true);
+  check_fields(v6, {{"ip.version", kEth}, {"ip.src", kEth + 23}, {"ip.dst", kEth + 39}, {"udp.length", kEth + 40 + 5},
+                    {"bth.flags", kBth6 + 1}});
+  EXPECT_FALSE(FaultInjector::field_offset(v6, "ip.flags"));  // IPv6 has no flags
+}
+
+TEST(FaultCorrupt, ValueSetsTheByteAndRepairRecomputesChecksumAndIcrc) {
+  const FrameBytes in = write_middle(77);
+  FaultRule r = rule("v", FaultKind::corrupt);
+  r.corrupt_field = "bth.opcode";
+  r.corrupt_value = op::RC_WRITE_LAST;
+  std::vector<FaultApplied> log;
+  const FrameBytes unrepaired = corrupt_once(in, r, &log);
+  EXPECT_EQ(diff(in, unrepaired), std::vector<size_t>{kBth4});
+  EXPECT_EQ(unrepaired[kBth4], op::RC_WRITE_LAST);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].detail, "byte 42 0x07 -> 0x08 (bth.opcode)");
+  EXPECT_NE(roce::compute_icrc(unrepaired.data(), unrepaired.size() - 4),
+            roce::stored_icrc(unrepaired.data(), unrepaired.size()));
+  // repair: the ICRC (the last 4 bytes) is right for the new opcode, the rest as before.
+  r.repair = true;
+  log.clear();
+  const FrameBytes repaired = corrupt_once(in, r, &log);
+  EXPECT_EQ(repaired[kBth4], op::RC_WRITE_LAST);
+  EXPECT_EQ(roce::compute_icrc(repaired.data(), repaired.size() - 4),
+            roce::stored_icrc(repaired.data(), repaired.size()));
+  for (size_t i : diff(in, repaired)) EXPECT_TRUE(i == kBth4 || i >= repaired.size() - 4) << i;
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].detail, "byte 42 0x07 -> 0x08 (bth.opcode), checksums repaired");
+  // An IP field: the IPv4 header checksum is repaired too, and the frame decodes with the new value.
+  r.corrupt_field = "ip.dst";
+  r.corrupt_value = 0x63;
+  const FrameBytes da = corrupt_once(in, r);
+  EXPECT_EQ(roce::ipv4_checksum(da.data() + kEth), roce::get_be16(da.data() + kEth + 10));
+  EXPECT_EQ(roce::compute_icrc(da.data(), da.size() - 4), roce::stored_icrc(da.data(), da.size()));
+  const auto f = roce::decode(da);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->ip4.dst.v & 0xFF, 0x63u);
+  // A frame that is not IP is left as the rule made it ("not repairable").
+  r.corrupt_field.clear();
+  r.corrupt_byte = 20;
+  r.corrupt_value = 0xAB;
+  log.clear();
+  const FrameBytes a = corrupt_once(arp(), r, &log);
+  EXPECT_EQ(a[20], 0xAB);
+  EXPECT_EQ(diff(arp(), a), std::vector<size_t>{20});
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].detail.find("not repairable"), std::string::npos) << log[0].detail;
+}
+
 TEST(FaultCorrupt, NamedFieldsIpv6) {
   const FrameBytes in = payload_frame(op::RC_WRITE_MIDDLE, 0x000A0B, 64, true);
   ASSERT_EQ(in.size(), kBth6 + kBth + 64 + 4);

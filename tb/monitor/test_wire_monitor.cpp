@@ -130,6 +130,31 @@ TEST(WireMonitor, LegalReadWithResponses) {
   EXPECT_TRUE(w.m.violations().empty()) << w.dump();
 }
 
+TEST(WireMonitor, LegalGoBackOverReadsOfUnknownSpan) {
+  // Found by `ernic-sim random --seed 42`: READs sent before the PMTU is
+  // known, a go-back over them (NAK on the WRITE before), the PMTU learnt
+  // from a response only after the READs were re-sent. The SEND that
+  // follows is new, not a retransmission.
+  Wire w;
+  w.req(op::RC_WRITE_ONLY_IMM, 0x27, 8);
+  w.req(op::RC_READ_REQUEST, 0x28, 0, -1, 1600);   // 0x28..0x2b at PMTU 512
+  w.req(op::RC_READ_REQUEST, 0x2c, 0, -1, 512);    // 0x2c
+  w.ans(op::RC_ACK, 0x27, 0x60, 0);                // NAK: 0x27 expected (it came late)
+  w.req(op::RC_WRITE_ONLY_IMM, 0x27, 8);
+  w.ack(0x27, 1);
+  w.req(op::RC_READ_REQUEST, 0x28, 0, -1, 1600);
+  w.req(op::RC_READ_REQUEST, 0x2c, 0, -1, 512);
+  w.ans(op::RC_READ_RESP_FIRST, 0x28, 0x1F, 2, 512);
+  w.ans(op::RC_READ_RESP_MIDDLE, 0x29, 0, 0, 512);
+  w.ans(op::RC_READ_RESP_MIDDLE, 0x2a, 0, 0, 512);
+  w.ans(op::RC_READ_RESP_LAST, 0x2b, 0x1F, 2, 64);
+  w.ans(op::RC_READ_RESP_ONLY, 0x2c, 0x1F, 3, 512);
+  w.req(op::RC_SEND_FIRST, 0x2d, 512);
+  w.req(op::RC_SEND_LAST, 0x2e, 100);
+  w.ack(0x2e, 4);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
 TEST(WireMonitor, LegalCmThenTraffic) {
   Wire w;
   roce::cm::Req req;
@@ -388,4 +413,114 @@ TEST(WireMonitor, LegalWholeMessageResendAndImpliedNak) {
   // ... but once the message is acknowledged, going back into it is not.
   w.req(op::RC_WRITE_FIRST, 0x100, 256);
   w.expect_only("psn_sequence");
+}
+
+namespace {
+// A monitor fed as System feeds it (acks_from_delivery): frames as sent and,
+// for answers, as delivered to the requester.
+struct DeliveredWire {
+  WireMonitor m{true};
+  uint64_t t = 0;
+  std::vector<uint8_t> enc(uint8_t opc, uint32_t qp, uint32_t psn, size_t payload, uint32_t read_len,
+                           std::optional<roce::Aeth> aeth) {
+    roce::Frame f;
+    f.bth.opcode = opc;
+    f.bth.dest_qp = qp;
+    f.bth.psn = psn;
+    const auto* oi = roce::opcode_info(opc);
+    f.bth.ack_req = qp == kQpB && (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only);
+    if (oi->ext & roce::kExtReth) f.reth = roce::Reth{0x1000, 0x100, opc == op::RC_READ_REQUEST ? read_len : 0};
+    f.aeth = aeth;
+    f.payload.assign(payload, 0xA5);
+    return roce::encode(f);
+  }
+  void req(uint8_t opc, uint32_t psn, size_t payload = 0, uint32_t read_len = 0) {
+    m.on_frame(enc(opc, kQpB, psn, payload, read_len, {}), t += 1000, AB);
+  }
+  // An answer B->A: as sent now; delivered now too unless `deliver` is false
+  // (then deliver() hands it over later).
+  std::vector<uint8_t> ans(uint8_t opc, uint32_t psn, uint8_t syn, uint32_t msn, size_t payload = 0,
+                           bool deliver = true) {
+    auto b = enc(opc, kQpA, psn, payload, 0, roce::opcode_info(opc)->ext & roce::kExtAeth
+                                                  ? std::optional<roce::Aeth>(roce::Aeth{syn, msn})
+                                                  : std::nullopt);
+    m.on_frame(b, t += 1000, BA);
+    if (deliver) m.on_delivered(b, t += 1000, BA);
+    return b;
+  }
+  void deliver(const std::vector<uint8_t>& b) { m.on_delivered(b, t += 1000, BA); }
+  std::string dump() const {
+    std::string s;
+    for (const auto& v : m.violations()) s += "  " + v.str() + "\n";
+    return s;
+  }
+};
+}  // namespace
+
+TEST(WireMonitor, GoBackAfterNakOvertakenByAck) {
+  // Found by `ernic-sim random`: B gets SEND 1 before WRITE 0 (reordered),
+  // NAKs 1 (expects 0), then accepts 0 and ACKs it. A had committed to its
+  // go-back from 0 when that ACK arrived: resending 0 and 1 is legal.
+  DeliveredWire w;
+  w.req(op::RC_WRITE_ONLY, 0x10, 1);
+  w.req(op::RC_SEND_ONLY, 0x11, 1);
+  w.ans(op::RC_ACK, 0x10, 0x60, 0);   // NAK-PSN: 0x10 expected
+  w.ans(op::RC_ACK, 0x10, 0x1F, 1);   // then 0x10 arrived
+  w.req(op::RC_WRITE_ONLY, 0x10, 1);  // the go-back A committed to
+  w.req(op::RC_SEND_ONLY, 0x11, 1);
+  w.ans(op::RC_ACK, 0x11, 0x1F, 2);
+  w.req(op::RC_WRITE_ONLY, 0x12, 1);  // new: the go-back is over
+  w.ans(op::RC_ACK, 0x12, 0x1F, 3);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+  // Without a new NAK, going back to acknowledged PSNs is wrong again.
+  w.req(op::RC_WRITE_ONLY, 0x10, 1);
+  ASSERT_FALSE(w.m.violations().empty());
+  EXPECT_EQ(w.m.violations()[0].rule, "psn_sequence") << w.dump();
+}
+
+TEST(WireMonitor, GoBackAfterImpliedNakStopsWhenAcknowledged) {
+  // Found by `ernic-sim random`: the response to READ 0x11 is held on the
+  // wire, so the ACK of 0x12 implies a NAK (go back to 0x11). A finishes the
+  // WQE it is sending, then resends from the next outstanding WQE (0x13),
+  // which an ACK delivered meanwhile already covers, stops there and
+  // continues with a new WQE.
+  DeliveredWire w;
+  w.req(op::RC_READ_REQUEST, 0x10, 0, 64);
+  w.req(op::RC_READ_REQUEST, 0x11, 0, 8);
+  w.req(op::RC_WRITE_ONLY, 0x12, 8);
+  w.ans(op::RC_READ_RESP_ONLY, 0x10, 0x1F, 1, 64);
+  auto late = w.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 2, 8, /*deliver=*/false);
+  w.ans(op::RC_ACK, 0x12, 0x1F, 3);   // beyond the unanswered READ 0x11
+  w.req(op::RC_WRITE_FIRST, 0x13, 256);
+  w.req(op::RC_WRITE_LAST, 0x14, 8);
+  w.deliver(late);
+  w.ans(op::RC_ACK, 0x14, 0x1F, 4);
+  w.req(op::RC_WRITE_FIRST, 0x13, 256);  // committed before the ACK of 0x14 was seen
+  w.req(op::RC_WRITE_ONLY, 0x15, 8);     // stops mid-message: everything is acknowledged
+  w.ans(op::RC_ACK, 0x15, 0x1F, 5);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
+TEST(WireMonitor, DuplicateReadAnsweredWithCurrentMsn) {
+  // Found by `ernic-sim random`: READ 0x11 overtaken by SEND 0x12 (NAK),
+  // resent and answered (MSN 2); the first copy arrives after SEND 0x12 was
+  // accepted, is executed again and answered with the current MSN 3.
+  DeliveredWire w;
+  w.req(op::RC_SEND_ONLY, 0x10, 1);
+  w.req(op::RC_READ_REQUEST, 0x11, 0, 1);
+  w.req(op::RC_SEND_ONLY, 0x12, 1);
+  w.ans(op::RC_ACK, 0x11, 0x60, 1);   // NAK-PSN: 0x11 expected
+  w.req(op::RC_READ_REQUEST, 0x11, 0, 1);
+  w.req(op::RC_SEND_ONLY, 0x12, 1);
+  w.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 2, 1);
+  w.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 3, 1);  // the duplicate, current MSN
+  w.ans(op::RC_ACK, 0x12, 0x1F, 3);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+  // A first answer may not count messages after its READ.
+  DeliveredWire v;
+  v.req(op::RC_READ_REQUEST, 0x11, 0, 1);
+  v.req(op::RC_SEND_ONLY, 0x12, 1);
+  v.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 2, 1);
+  ASSERT_FALSE(v.m.violations().empty());
+  EXPECT_EQ(v.m.violations()[0].rule, "msn") << v.dump();
 }

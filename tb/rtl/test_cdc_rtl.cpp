@@ -768,6 +768,35 @@ TEST(CdcRtl, CmacToCoreAtLineRateLosesNothing) {
   }
 }
 
+// Idle cycles are cheap: a bench moves 20k beats, then both clocks run on
+// with nothing to move; prints the Verilated speed of each part (measured,
+// not asserted: wall time is no test criterion).
+TEST(CdcRtl, IdleCyclesSpeed) {
+  init_kernel();
+  BenchCfg c = stream_cfgs(kRatios[1], 20000, false)[0];
+  c.ready_always = true;
+  std::chrono::steady_clock::time_point t_done;
+  uint64_t ps_done = 0;
+  Bench<Vcdc_fifo_gray_tb> b("idle", c, [&] {
+    t_done = std::chrono::steady_clock::now();
+    ps_done = sc_time_stamp().value();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  sc_start(sc_time(300, SC_US));
+  const auto t1 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(b.result().done);
+  EXPECT_EQ(b.result().good, 20000u);
+  const double busy_s = std::chrono::duration<double>(t_done - t0).count();
+  const double idle_s = std::chrono::duration<double>(t1 - t_done).count();
+  const double edges_per_ps = 1.0 / double(c.s_period) + 1.0 / double(c.m_period);
+  const double busy_edges = double(ps_done) * edges_per_ps;
+  const double idle_edges = double(sc_time_stamp().value() - ps_done) * edges_per_ps;
+  std::printf("[ speed    ] busy: %.0f clock edges in %.3f s (%.0f edges/s, %.0f beats/s); idle: "
+              "%.0f edges in %.3f s (%.0f edges/s)\n",
+              busy_edges, busy_s, busy_edges / busy_s, 20000 / busy_s, idle_edges, idle_s,
+              idle_edges / idle_s);
+}
+
 // The same test tops under Icarus Verilog (tb/rtl/cdc_fifo_iverilog_tb.sv,
 // the twin of Bench with the same generators): every read-side transfer at
 // the same picosecond with the same beat, and the same aperture counts, in

@@ -543,6 +543,9 @@ const BadCase kBadCases[] = {
     {"fault_key_of_other_action.yaml", 10, 7, "steps[1].fault.after",
      "after applies only to action: reorder, not drop"},
     {"fault_corrupt_byte_and_field.yaml", 7, 55, "steps[1].fault.byte", "give either byte or field, not both"},
+    {"fault_corrupt_bit_and_value.yaml", 7, 69, "steps[1].fault.value",
+     "give either bit (a flip) or value (the new byte), not both"},
+    {"fault_repair_of_drop.yaml", 7, 39, "steps[1].fault.repair", "repair applies only to action: corrupt, not drop"},
     {"fault_delay_without_delay.yaml", 8, 7, "steps[1].fault.delay_ns", "missing required key 'delay_ns'"},
     {"fault_unknown_opcode.yaml", 7, 59, "steps[1].fault.match.opcode[1]",
      "unknown opcode 'RC_WRITE_MIDLE' (did you mean 'RC_WRITE_MIDDLE'?)"},
@@ -591,6 +594,16 @@ const BadCase kBadCases[] = {
     {"expect_idle_three_nodes.yaml", 8, 18, "steps[1].expect_idle.dir",
      "missing required key 'dir': the default 'both' means both directions of a two-node topology, and this one "
      "has 3 nodes"},
+    // The QP-setup offload (node key qp_setup_fsm; qp_setup, qp_release, qp_adopt).
+    {"qp_setup_no_fsm.yaml", 7, 23, "steps[1].qp_setup.node", "node B has no qp_setup_fsm"},
+    {"qp_setup_twice.yaml", 8, 30, "steps[2].qp_setup.qp",
+     "QP 2 of node A is already set up (qp_setup at line 7): this one would end with 0x0B"},
+    {"qp_setup_pool_range.yaml", 3, 70, "nodes.A.qp_setup_fsm.pool", "17 is out of range [1, 16]"},
+    {"qp_release_unknown.yaml", 6, 32, "steps[1].qp_release.qp",
+     "QP 4 of node A was not set up by a qp_setup step: the release would end with 0x01"},
+    {"qp_adopt_psn_mismatch.yaml", 9, 49, "steps[3].qp_adopt.client_qp",
+     "QP 2 of node A expects PSN 0x000200 first (remote_psn, line 7), but QP 3 of node B starts at 0x000201"},
+    {"qp_adopt_no_fsm_end.yaml", 7, 15, "steps[1].qp_adopt", "qp_adopt needs an end set up by qp_setup"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),

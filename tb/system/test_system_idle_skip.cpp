@@ -68,7 +68,8 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, SystemIdleSkip,
                                            "errors/rc_write_drop_ack_recovered.yaml",
                                            "errors/rc_send_rnr_recovered.yaml",
                                            "errors/rc_read_lost_response_recovered.yaml",
-                                           "traffic/rc_write_ack_coalesced.yaml", "traffic/rc_write_ecn_cnp.yaml"),
+                                           "traffic/rc_write_ack_coalesced.yaml", "traffic/rc_write_ecn_cnp.yaml",
+                                           "handshake/qp_setup_fsm_ready.yaml", "errors/qp_setup_fsm_link_timeout.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string n = fs::path(i.param).stem().string();
                            for (char& c : n)

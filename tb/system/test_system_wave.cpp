@@ -468,6 +468,25 @@ TEST(SystemWave, TriggerRtlSignalsByNameAndNumber) {
   EXPECT_EQ(r3.hits(), std::vector<uint64_t>{*wait_ack});
 }
 
+// rtl(A.qp_setup_fsm.state) == CMAC_INIT: the QP-setup FSM waits for a link
+// held down (errors/qp_setup_fsm_link_timeout); every entry into CMAC_INIT is
+// a hit, at the times the transaction log's qp_setup_fsm.state records give.
+TEST(SystemWave, TriggerQpSetupFsmStateByName) {
+  const fs::path dir = test_dir();
+  const std::string sc = scen("scenarios/errors/qp_setup_fsm_link_timeout.yaml");
+  WaveRun r = run_wave(dir, sc, {"--trigger", "rtl(A.qp_setup_fsm.state) == CMAC_INIT", "--trigger-mode", "every",
+                                 "--window", "4,4", "--log", "out.log"});
+  ASSERT_EQ(r.r.exit_code, 0) << r.r.err;
+  std::vector<uint64_t> logged;
+  for (const auto& j : read_log(dir / "out.log"))
+    if (j.value("kind", "") == "state" && j.value("node", "") == "A" && j.dump().find("qp_setup_fsm.state") != std::string::npos &&
+        j.dump().find("CMAC_INIT") != std::string::npos)
+      logged.push_back(j["t_ps"].get<uint64_t>());
+  ASSERT_GE(logged.size(), 2u) << "the scenario enters CMAC_INIT more than once";
+  EXPECT_EQ(r.hits(), logged);
+  expect_vcd2fst_accepts(dir / "out.vcd");
+}
+
 // ---- errors -------------------------------------------------------------------
 TEST(SystemWave, TriggerErrorsNameTheColumn) {
   const fs::path dir = test_dir();

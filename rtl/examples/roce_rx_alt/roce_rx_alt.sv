@@ -1,3 +1,4 @@
+`timescale 1ps/1ps
 // rtl/examples/roce_rx_alt/roce_rx_alt.sv: an example of users' own RTL at
 // the RX seam (rtl/SEAM.md): a store-and-forward roce_rx, deliberately
 // built unlike rtl/roce_rx (cut-through) and giving the same descriptors,

@@ -1,0 +1,177 @@
+// tb/system: the QP-setup offload in the system (model/qp_setup/
+// qp_setup_fsm.h, scenarios/*/qp_setup_fsm_*.yaml).
+//
+// - Each qp_setup_fsm scenario passes with the RTL (`datapath: rtl`) and
+//   with the C++ reference model (`datapath: model`, the same file with the
+//   key added); both give, per node, the same ERNIC register accesses
+//   (driver's and the block's, in order, with their values), the same
+//   frames, and the same state/status records, whose core cycles differ by
+//   at most QpSetupFsm::kModelCycleBound.
+// - The link timeout is LINK_TIMEOUT core cycles long (the scenario's 1000,
+//   plus the RTL's two-flop synchroniser), and a link that comes back 2 us
+//   into the wait ends it early.
+// - The waveform has the block's model signals and its RTL.
+#include <nlohmann/json.hpp>
+
+#include "model/system/vcd.h"
+#include "tb/system/system_test_util.h"
+
+namespace {
+
+using namespace system_test;
+using json = nlohmann::json;
+
+constexpr uint64_t kModelCycleBound = 4;  // model/qp_setup/qp_setup_fsm.h
+
+std::vector<json> read_log(const fs::path& p) {
+  std::vector<json> out;
+  std::istringstream s(read_text(p));
+  for (std::string line; std::getline(s, line);)
+    if (!line.empty()) out.push_back(json::parse(line));
+  return out;
+}
+
+// The same scenario with `datapath: model` (after the seed line).
+fs::path model_copy(const std::string& scen, const fs::path& dir) {
+  std::string text = read_text(kSourceDir + "/scenarios/" + scen);
+  const size_t k = text.find("\nseed:");
+  EXPECT_NE(k, std::string::npos) << scen;
+  const size_t e = text.find('\n', k + 1);
+  text.insert(e + 1, "datapath: model\n");
+  const fs::path p = dir / "model.yaml";
+  write_text(p, text);
+  return p;
+}
+
+class SystemQpSetup : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SystemQpSetup, RtlAndModelAgree) {
+  const std::string scen = GetParam();
+  const fs::path dir = test_dir("_" + fs::path(scen).stem().string());
+  SimResult rtl = run_sim(dir, {"run", kSourceDir + "/scenarios/" + scen, "--log", "rtl.jsonl", "--json", "rtl.json"});
+  ASSERT_EQ(rtl.exit_code, 0) << rtl.out << rtl.err;
+  SimResult mod = run_sim(dir, {"run", model_copy(scen, dir).string(), "--log", "model.jsonl", "--json", "model.json"});
+  ASSERT_EQ(mod.exit_code, 0) << mod.out << mod.err;
+  EXPECT_NE(rtl.out.find("qp_setup_fsm (rtl)"), std::string::npos) << rtl.out;
+  EXPECT_NE(mod.out.find("qp_setup_fsm (model)"), std::string::npos) << mod.out;
+  const auto a = read_log(dir / "rtl.jsonl"), b = read_log(dir / "model.jsonl");
+  // Per node: register accesses (op, address, value) and frames in order.
+  for (const char* node : {"A", "B"}) {
+    auto pick = [&](const std::vector<json>& log, const char* kind) {
+      std::vector<std::string> v;
+      for (const auto& r : log)
+        if (r["kind"] == kind && r["node"] == node) {
+          json x = r;
+          x.erase("t_ps");
+          x.erase("cycle");
+          v.push_back(x.dump());
+        }
+      return v;
+    };
+    for (const char* kind : {"reg", "frame"}) {
+      const auto ra = pick(a, kind), rb = pick(b, kind);
+      EXPECT_EQ(ra.size(), rb.size()) << node << " " << kind;
+      for (size_t i = 0; i < std::min(ra.size(), rb.size()); ++i)
+        if (ra[i] != rb[i]) {
+          ADD_FAILURE() << node << " " << kind << " record " << i << ":\n rtl   " << ra[i] << "\n model " << rb[i];
+          break;
+        }
+    }
+  }
+  // The block's state and status records: same values, cycles within the bound.
+  std::vector<json> sa, sb;
+  for (const auto& r : a)
+    if (r["kind"] == "state" && r["what"].get<std::string>().rfind("qp_setup_fsm.", 0) == 0) sa.push_back(r);
+  for (const auto& r : b)
+    if (r["kind"] == "state" && r["what"].get<std::string>().rfind("qp_setup_fsm.", 0) == 0) sb.push_back(r);
+  ASSERT_EQ(sa.size(), sb.size());
+  ASSERT_FALSE(sa.empty());
+  uint64_t worst = 0;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    EXPECT_EQ(sa[i]["node"], sb[i]["node"]) << i;
+    EXPECT_EQ(sa[i]["what"], sb[i]["what"]) << i;
+    EXPECT_EQ(sa[i]["value"], sb[i]["value"]) << i;
+    EXPECT_EQ(sa[i]["qp"], sb[i]["qp"]) << i;
+    const int64_t d = sa[i]["cycle"].get<int64_t>() - sb[i]["cycle"].get<int64_t>();
+    worst = std::max<uint64_t>(worst, uint64_t(d < 0 ? -d : d));
+  }
+  EXPECT_LE(worst, kModelCycleBound);
+  std::printf("[ %s ] %zu state records, RTL vs model at most %llu core cycle(s) apart\n", scen.c_str(), sa.size(),
+              (unsigned long long)worst);
+  // The report counts the commands by status.
+  const json jr = json::parse(read_text(dir / "rtl.json")), jm = json::parse(read_text(dir / "model.json"));
+  EXPECT_EQ(jr["nodes"]["A"]["qp_setup_fsm"]["status_counts"], jm["nodes"]["A"]["qp_setup_fsm"]["status_counts"]);
+  EXPECT_EQ(jr["nodes"]["A"]["qp_setup_fsm"]["datapath"], "rtl");
+  EXPECT_EQ(jm["nodes"]["A"]["qp_setup_fsm"]["datapath"], "model");
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, SystemQpSetup,
+                         ::testing::Values("handshake/qp_setup_fsm_ready.yaml", "errors/qp_setup_fsm_qpn_range.yaml",
+                                           "errors/qp_setup_fsm_pool_exhausted.yaml",
+                                           "errors/qp_setup_fsm_psn_range.yaml", "errors/qp_setup_fsm_qpn_active.yaml",
+                                           "errors/qp_setup_fsm_link_timeout.yaml"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string n = fs::path(i.param).stem().string();
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+// CMAC_INIT lasts LINK_TIMEOUT cycles when the link stays down, less when
+// it comes back in time; the status and state records say how it ended.
+TEST(SystemQpSetupTiming, LinkTimeoutIsLinkTimeoutCycles) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSourceDir + "/scenarios/errors/qp_setup_fsm_link_timeout.yaml", "--log", "o.jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<std::pair<std::string, uint64_t>> seq;  // state or status value, cycle
+  for (const auto& x : read_log(dir / "o.jsonl"))
+    if (x["kind"] == "state" && x["node"] == "A" && x["what"].get<std::string>().rfind("qp_setup_fsm.", 0) == 0)
+      seq.emplace_back(x["value"].get<std::string>(), x["cycle"].get<uint64_t>());
+  // Commands: create QP2 (0x13), create QP2 (0x17), release, create QP3 in
+  // the parallel (0x17), release, create QP2 (0x17).
+  std::vector<std::pair<uint64_t, uint64_t>> waits;  // CMAC_INIT entry -> its end
+  std::vector<std::string> codes;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    if (seq[i].first == "CMAC_INIT" && i + 1 < seq.size()) waits.emplace_back(seq[i].second, seq[i + 1].second);
+    if (seq[i].first.rfind("0x", 0) == 0) codes.push_back(seq[i].first);
+  }
+  EXPECT_EQ(codes, (std::vector<std::string>{"0x13", "0x17", "0x17", "0x17", "0x17", "0x17"}));
+  ASSERT_EQ(waits.size(), 4u);
+  // Timed out: 1000 cycles of waiting (wait counter 0..1000), the 2-flop synchroniser aside.
+  EXPECT_GE(waits[0].second - waits[0].first, 1000u);
+  EXPECT_LE(waits[0].second - waits[0].first, 1003u);
+  // Link up: the path registers (10 accesses, 3 cycles each) right away.
+  EXPECT_LE(waits[1].second - waits[1].first, 40u);
+  // The link came back 2 us (400 cycles) after the qp_setup started: the
+  // wait ended then, well inside the 1000 cycles.
+  const uint64_t w = waits[2].second - waits[2].first;
+  EXPECT_GT(w, 300u) << w;
+  EXPECT_LT(w, 450u) << w;
+}
+
+TEST(SystemQpSetupWaveform, StateAndRtlSignals) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSourceDir + "/scenarios/handshake/qp_setup_fsm_ready.yaml", "--vcd", "o.vcd",
+                              "--log", "o.jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string vcd = (dir / "o.vcd").string();
+  for (const char* v : {"top.A.qp_setup_fsm.state", "top.A.qp_setup_fsm.status", "top.A.qp_setup_fsm.busy",
+                        "top.A.qp_setup_fsm.cmac_link_up", "top.B.qp_setup_fsm.state",
+                        "top.A.qp_setup_fsm.rtl.qp_setup_fsm.state", "top.A.qp_setup_fsm.rtl.qp_setup_fsm.m_awvalid",
+                        "top.A.qp_setup_fsm.rtl.qp_setup_fsm.m_awaddr", "top.A.qp_setup_fsm.rtl.qp_setup_fsm.s_wdata"})
+    EXPECT_TRUE(ernic::trace::vcd_has_var(vcd, v)) << v;
+  // At each state record's time the waveform shows that state (model and RTL signal).
+  static const std::map<std::string, uint64_t> kCode = {
+      {"IDLE", 0}, {"REG_CHECK", 1}, {"RES_ALLOC", 2}, {"CMAC_INIT", 3}, {"READY", 4}};
+  size_t checked = 0;
+  for (const auto& x : read_log(dir / "o.jsonl"))
+    if (x["kind"] == "state" && x["node"] == "A" && x["what"] == "qp_setup_fsm.state") {
+      const uint64_t t = x["t_ps"].get<uint64_t>(), want = kCode.at(x["value"].get<std::string>());
+      EXPECT_EQ(ernic::trace::vcd_value_at(vcd, "top.A.qp_setup_fsm.state", t), want) << t;
+      EXPECT_EQ(ernic::trace::vcd_value_at(vcd, "top.A.qp_setup_fsm.rtl.qp_setup_fsm.state", t), want) << t;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 12u);  // three creates on A: REG_CHECK, RES_ALLOC, CMAC_INIT, READY each
+}
+
+}  // namespace
