@@ -458,8 +458,10 @@ void System::watchdog() {
       fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
                                     scenario.limits.watchdog_us),
            3);
-      for (auto& n : nodes)
+      for (auto& n : nodes) {
         for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
+        if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);
+      }
       end_checks();
       sc_stop();
       return;

@@ -120,7 +120,7 @@ class RoceDatapath : public sc_core::sc_module, public CmacTxSource {
   const DatapathStats& stats() const { return stats_; }
   // RTL waveform (rtl only): adds the Verilated top to a VerilatedVcdSc.
   virtual void trace(VerilatedVcdSc*, int /*levels*/) {}
-  // The in-flight frames' state (watchdog reports).
+  // The in-flight frames' state for the watchdog's report; "" when none.
   virtual std::string status() const { return {}; }
 
  protected:

@@ -153,6 +153,7 @@ void ModelDatapath::rx_method() {
 }
 
 std::string ModelDatapath::status() const {
+  if (txq_.empty() && rxq_.empty()) return {};
   return fmt::format("datapath model: {} TX frame(s) not yet taken by the CMAC, {} RX frame(s) in flight", txq_.size(),
                      rxq_.size());
 }

@@ -575,6 +575,7 @@ CmacTxSource::Taken RtlDatapath::tx_take(uint32_t bubble_after, uint32_t bubble_
 }
 
 std::string RtlDatapath::status() const {
+  if (!in_flight()) return {};
   return fmt::format("datapath {}: {} TX frame(s) in flight ({} descriptor(s) queued), {} RX frame(s) in flight; "
                      "clocks {} / {} edges",
                      kind_, tx_in_flight_, txd_q_.size(), rx_in_flight_, stats_.core_cycles_clocked,
