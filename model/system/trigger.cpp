@@ -13,14 +13,15 @@ namespace ernic::trigger {
 
 const std::vector<StreamInfo>& streams() {
   static const std::vector<StreamInfo> s = {
-      {"tx", "cmac.tx_fifo.s_axis_tvalid", "cmac.tx_fifo.s_axis_tready", "core",
-       "ERNIC's TX datapath into the CMAC's TX FIFO (one transfer a frame; tready low while the FIFO is full)"},
+      {"tx", "datapath.tx_seam.s_desc_valid", "datapath.tx_seam.s_desc_ready", "core",
+       "ERNIC into the TX datapath: roce_tx's descriptor handshake (one a frame; ready low while roce_tx holds "
+       "one, and while its buffer and the FIFO to the CMAC are full)"},
       {"rx", "ernic.rx_buffer.m_axis_tvalid", "ernic.rx_buffer.m_axis_tready", "core",
        "the RoCE RX buffer into the RX packet handler (one transfer a frame; tready low while the handler is busy)"},
       {"tx_mac", "cmac.tx_axis_tvalid", "cmac.tx_axis_tready", "cmac", "the CMAC's TX beats onto the line"},
       {"rx_mac", "cmac.rx_axis_tvalid", "", "cmac", "the CMAC's RX beats (no tready: never stalls)"},
-      {"icrc", "ernic.tx_icrc.icrc.icrc.s_valid", "ernic.tx_icrc.icrc.icrc.s_ready", "core",
-       "the TX datapath into the Verilated ICRC block (RTL)"},
+      {"icrc", "datapath.rtl.roce_datapath.u_tx.u_icrc.s_valid", "datapath.rtl.roce_datapath.u_tx.u_icrc.s_ready",
+       "core", "roce_tx's frames into its ICRC block (RTL datapath only)"},
   };
   return s;
 }

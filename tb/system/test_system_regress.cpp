@@ -181,8 +181,9 @@ TEST(SystemRegress, DatapathOverrideReachesEveryRun) {
   for (const char* n : {"o/send_pass.json", "o/write_4k_pass.json"}) {
     const json rep = json::parse(read_text(dir / n));
     EXPECT_EQ(rep["datapath"], "model") << n;
-    // The C++ model computed every ICRC: the RTL saw no frame.
-    EXPECT_EQ(rep["nodes"]["A"]["icrc_rtl"]["frames"], 0) << n;
+    // The C++ reference models ran the datapath: no RTL, no scoreboard.
+    EXPECT_EQ(rep["nodes"]["A"]["datapath"]["kind"], "model") << n;
+    EXPECT_EQ(rep["nodes"]["A"]["datapath"]["tx_checked"], 0) << n;
   }
   const json cases = junit_cases(dir / "j.xml");
   ASSERT_EQ(cases.size(), 2u);
@@ -191,7 +192,8 @@ TEST(SystemRegress, DatapathOverrideReachesEveryRun) {
 
 TEST(SystemRun, DatapathOptionOverridesTheScenarioKey) {
   const fs::path dir = test_dir();
-  // rc_write_64k.yaml has no datapath key (rtl by default): 18 frames through the RTL ICRC.
+  // rc_write_64k.yaml has no datapath key (rtl by default): A's 18 frames through the RTL datapath,
+  // each checked by its scoreboard.
   SimResult r = run_sim(dir, {"run", kDefaultScenario, "--json", "rtl.json", "--quiet", "--datapath", "rtl"});
   SimResult m = run_sim(dir, {"run", kDefaultScenario, "--json", "model.json", "--quiet", "--datapath", "model"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -199,8 +201,9 @@ TEST(SystemRun, DatapathOptionOverridesTheScenarioKey) {
   const json jr = json::parse(read_text(dir / "rtl.json")), jm = json::parse(read_text(dir / "model.json"));
   EXPECT_EQ(jr["datapath"], "rtl");
   EXPECT_EQ(jm["datapath"], "model");
-  EXPECT_GT(jr["nodes"]["A"]["icrc_rtl"]["frames"].get<uint64_t>(), 0u);
-  EXPECT_EQ(jm["nodes"]["A"]["icrc_rtl"]["frames"].get<uint64_t>(), 0u);
+  EXPECT_EQ(jr["nodes"]["A"]["datapath"]["tx_checked"].get<uint64_t>(), 18u);
+  EXPECT_EQ(jm["nodes"]["A"]["datapath"]["tx_checked"].get<uint64_t>(), 0u);
+  EXPECT_EQ(jm["nodes"]["A"]["datapath"]["tx_frames"].get<uint64_t>(), 18u);
   // Same cycles either way (the model is the RTL's cycle-accurate reference).
   EXPECT_EQ(jr["sim_time_ps"], jm["sim_time_ps"]);
   EXPECT_EQ(run_sim(dir, {"run", kDefaultScenario, "--datapath", "verilog"}).exit_code, 2);
