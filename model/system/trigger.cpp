@@ -224,13 +224,22 @@ class Parser {
     }
     return l;
   }
+  // '(' and '!' nest by recursion: a bound keeps a hostile expression
+  // (60,000 '!') from overflowing the stack; an error names its column.
+  static constexpr int kMaxNesting = 100;
+  void enter(const Token& t) {
+    if (++depth_ > kMaxNesting)
+      fail(t, fmt::format("'(' and '!' nest deeper than {} levels", kMaxNesting));
+  }
   std::unique_ptr<Expr> parse_unary() {
     if (peek().k == Tok::Not) {
+      enter(peek());
       const size_t col = take().col;
       auto e = std::make_unique<Expr>();
       e->kind = Expr::Not;
       e->col = col;
       e->a = parse_unary();
+      --depth_;
       return e;
     }
     return parse_cmp();
@@ -240,9 +249,11 @@ class Parser {
   }
   std::unique_ptr<Expr> parse_cmp() {
     if (peek().k == Tok::LParen) {
+      enter(peek());
       take();
       auto e = parse_or();
       expect(Tok::RParen, "to close the parenthesis");
+      --depth_;
       if (is_cmp(peek().k)) fail(peek(), "a parenthesised condition cannot be compared; compare signals or numbers");
       return e;
     }
@@ -358,6 +369,7 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;  // '(' and '!' open around the current point
 };
 
 }  // namespace

@@ -138,6 +138,42 @@ TEST(SystemRegress, RunsEveryScenarioWritesJUnitAndJobs2MatchesJobs1) {
   EXPECT_EQ(c3[1]["result"], "pass");
 }
 
+// Hostile folders (found by adversarial testing): a directory symlink back
+// to an ancestor, a scenario whose bytes are not UTF-8 (the parser's message
+// quotes them), and a --junit that cannot be written.
+TEST(SystemRegress, SymlinkLoopsNonUtf8AndAnUnwritableJunit) {
+  const fs::path dir = test_dir();
+  const fs::path in = dir / "in";
+  fs::create_directories(in / "sub");
+  fs::copy_file(kData / "traffic/send_pass.yaml", in / "pass.yaml");
+  write_text(in / "bytes.yaml", std::string("\xff\xfe\x00 scenario", 12));
+  write_text(in / "sub/name.yaml", "scenario: \"\xc3\x28\xef\xbf\xbe\"\nnodes: 1\n");
+  fs::create_directory_symlink("..", in / "sub/up");       // a loop
+  fs::create_directory_symlink("../sub", in / "sub/again");  // the same folder again
+  // Each file once, under its own path (the loop used to repeat all ~40 times).
+  SimResult l = run_sim(dir, {"regress", in.string(), "--list"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_EQ(listed(l.out), (std::vector<std::string>{"bytes", "pass", "sub/name"})) << l.out;
+  // An unwritable --junit is refused before anything runs.
+  for (const fs::path& j : {dir / "nowhere/j.xml", dir}) {
+    SimResult r = run_sim(dir, {"regress", in.string(), "--out", "o", "--junit", j.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--junit " + j.string() + ": cannot write"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+  // The JUnit file stays well-formed UTF-8 XML whatever bytes the runs print.
+  SimResult r = run_sim(dir, {"regress", in.string(), "--out", "o", "--junit", "j.xml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json cases = junit_cases(dir / "j.xml");
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0]["result"], "error");
+  EXPECT_EQ(cases[0]["type"], "bad-scenario");
+  EXPECT_EQ(cases[1]["result"], "pass");
+  EXPECT_EQ(cases[2]["type"], "bad-scenario");
+  EXPECT_NE(cases[2]["message"].get<std::string>().find("invalid scenario name '?(?"), std::string::npos)
+      << cases[2]["message"];
+}
+
 TEST(SystemRegress, DatapathOverrideReachesEveryRun) {
   const fs::path dir = test_dir();
   SimResult r = run_sim(dir, {"regress", (kData / "traffic").string(), "--datapath", "model", "--out", "o", "--junit", "j.xml"});

@@ -495,7 +495,13 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
     size_t column;
     const char* says;
   };
+  // Nesting beyond 100 levels is an error at the 101st '(' or '!', not a
+  // stack overflow (60,000 '!' crashed the recursive-descent parser).
+  const std::string deep_not = std::string(101, '!') + "qp(A,2).fatal";
+  const std::string deep_paren = "qp(A,2).fatal || " + std::string(60000, '(') + "qp(A,2).fatal" + std::string(60000, ')');
   const Case cases[] = {
+      {deep_not.c_str(), 101, "nest deeper than 100 levels"},
+      {deep_paren.c_str(), 118, "nest deeper than 100 levels"},
       {"qp(A,2).fatal &&", 17, "expected a signal"},
       {"qp(A,2).fatal & qp(A,3).fatal", 15, "use '&&'"},
       {"op(A->B) = 0x11", 10, "compare with '=='"},
@@ -524,6 +530,11 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
     EXPECT_NE(r.err.find(fmt::format("column {}:", c.column)), std::string::npos) << c.expr << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.expr << "\n" << r.err;
   }
+  // 100 levels are still fine.
+  EXPECT_EQ(run_sim(dir, {"run", kDefaultScenario, "--vcd", "out.vcd", "--quiet", "--trigger",
+                          std::string(100, '!') + "qp(A,2).fatal"})
+                .exit_code,
+            0);
   // Option errors.
   for (const std::vector<std::string>& extra :
        {std::vector<std::string>{"--trigger", "qp(A,2).fatal", "--window", "10"},
