@@ -9,9 +9,11 @@
 // they record the handshakes that happen at it (valid and ready as they
 // stand) and pick the next inputs; on the model edge that follows they
 // write those inputs and read the outputs the edge produced. An input
-// queued by the ERNIC or CMAC model at time t is presented from the first
-// RTL edge after t on (ties: strictly after), so the result does not depend
-// on the order in which the kernel runs processes at one time.
+// queued by the ERNIC or CMAC model at time t is picked up at the first RTL
+// edge after t (ties: strictly after) and presented from the model edge
+// that follows (a received frame: not before its start time), so the
+// result does not depend on the order in which the kernel runs processes
+// at one time.
 // Gating: both clocks run while a frame is in flight anywhere in the top
 // (queued, in roce_tx, in a FIFO, in roce_rx) and for kSettleCycles edges
 // after (the synchronisers settle); then they stop until new input. An edge
