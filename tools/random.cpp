@@ -962,7 +962,12 @@ std::string generate_yaml(uint64_t seed) { return render(generate(seed), gen_hea
 
 CLI::App* add_command(CLI::App& app, Options& opt) {
   auto* c = app.add_subcommand("random", "seeded constrained-random traffic, checked; failures reduced to a small scenario");
-  c->add_option("--seed", opt.seed, "first seed (then seed+1, ...)");
+  c->add_option("--seed", opt.seed, "first seed (then seed+1, ...)")
+      ->check(CLI::Validator(
+          [](std::string& v) {  // CLI11 would wrap -1 to 2^64-1
+            return v.find('-') == std::string::npos ? std::string() : "a seed is 0..18446744073709551615, got " + v;
+          },
+          "UINT64"));
   c->add_option("--count", opt.count, "number of seeds")->check(CLI::Range(uint64_t(1), uint64_t(1000000)));
   c->add_option("--jobs", opt.jobs, "runs in parallel (default: 2, or 1 on a single core)")
       ->check(CLI::Range(1u, 256u));
@@ -986,7 +991,7 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
     std::fprintf(stderr, "\n");
     return 2;
   }
-  if (opt.seed > UINT64_MAX - opt.count) {
+  if (opt.seed > UINT64_MAX - (opt.count - 1)) {  // the last seed is seed + count - 1 (count >= 1)
     std::fprintf(stderr, "ernic-sim random: --seed + --count overflows\n");
     return 2;
   }

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -57,12 +59,46 @@ std::string shell_quote(const std::string& s) {
   return r + "'";
 }
 
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no
+// overlong forms, no surrogates, at most U+10FFFF), 0 if there is none.
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return i + k < s.size() ? (unsigned char)s[i + k] : 0u; };
+  const unsigned c = b(0);
+  const auto cont = [&](size_t k) { return (b(k) & 0xC0u) == 0x80u; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) >= 0xA0)) return 0;
+    if (c == 0xEF && b(1) == 0xBF && b(2) >= 0xBE) return 0;  // U+FFFE, U+FFFF: not XML characters
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) >= 0x90)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
 // Text fit for XML 1.0: the five entities escaped, control characters other
-// than tab/newline/CR (not allowed in XML 1.0) replaced by '?'.
+// than tab/newline/CR (not allowed in XML 1.0) and bytes that are not
+// well-formed UTF-8 (a scenario's or a run's output may hold any byte; the
+// document says UTF-8) replaced by '?'.
 std::string xml_escape(const std::string& s, bool attribute) {
   std::string r;
   r.reserve(s.size());
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    if (c >= 0x80) {
+      const size_t n = utf8_length(s, i);
+      if (n == 0) {
+        r += '?';
+      } else {
+        r.append(s, i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '&': r += "&amp;"; break;
       case '<': r += "&lt;"; break;
@@ -287,8 +323,29 @@ std::vector<RegressCase> regress_collect(const std::string& dir, std::string* er
     *err = dir + ": no such file or directory";
     return v;
   }
+  // Directory symlinks are followed, except one that leads back into DIR
+  // (its folder is listed under its own name anyway) or to a folder already
+  // entered: a link to an ancestor would otherwise repeat every scenario
+  // until the path is too long.
+  const fs::path croot = fs::canonical(root, ec);
+  if (ec) {
+    *err = dir + ": " + ec.message();
+    return v;
+  }
+  std::set<fs::path> entered{croot};
+  auto inside_root = [&](const fs::path& p) {
+    const auto m = std::mismatch(croot.begin(), croot.end(), p.begin(), p.end());
+    return m.first == croot.end();
+  };
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::follow_directory_symlink, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2)) {
+      const fs::path target = fs::canonical(it->path(), ec2);
+      if (ec2 || (it->is_symlink(ec2) && inside_root(target)) || !entered.insert(target).second)
+        it.disable_recursion_pending();
+      continue;
+    }
     if (!it->is_regular_file(ec) || it->path().extension() != ".yaml") continue;
     fs::path rel = it->path().lexically_relative(root);
     rel.replace_extension();
@@ -351,6 +408,25 @@ int regress_main(const RegressOptions& opt, const std::string& self, std::ostrea
   if (ec) {
     err << "ernic-sim regress: --out " << opt.out_dir << ": " << ec.message() << "\n";
     return 2;
+  }
+  if (!opt.junit.empty()) {
+    // A --junit that cannot be written is a usage error now, not after the
+    // whole run (whose exit code it would then replace).
+    const bool existed = fs::exists(opt.junit, ec);
+    bool ok = false;
+    int why_not = 0;
+    {
+      errno = 0;
+      std::ofstream probe(opt.junit, std::ios::binary | std::ios::app);
+      ok = bool(probe);
+      why_not = errno;
+    }
+    if (!ok) {
+      err << "ernic-sim regress: --junit " << opt.junit << ": cannot write: "
+          << (fs::is_directory(opt.junit, ec) ? "is a directory" : std::strerror(why_not)) << "\n";
+      return 2;
+    }
+    if (!existed) fs::remove(opt.junit, ec);
   }
   out << fmt::format("regress: {} scenario(s) under {} (shard {}/{} of {}{}), {} job(s), datapath {}\n", sel.size(),
                      opt.dir, opt.shard_index, opt.shard_count, all.size(),

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "model/ernic/tx_icrc.h"
-#include "model/roce/icrc.h"
+#include "model/datapath/roce_rx_ref.h"
+#include "model/datapath/roce_tx_ref.h"
+#include "model/datapath/sc/datapath.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
 #include "model/system/signal_enums.h"
@@ -38,7 +39,8 @@ uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 // FCS error at bit 31; the other positions are this model's (A-ERNIC-18).
 constexpr uint32_t kSynMacDa = 1u << 0, kSynIpVersion = 1u << 1, kSynIpChecksum = 1u << 2, kSynIpDa = 1u << 3,
                    kSynLength = 1u << 4, kSynTver = 1u << 5, kSynQp = 1u << 6, kSynSource = 1u << 7,
-                   kSynHeader = 1u << 8, kSynIpFlags = 1u << 9, kSynAeth = 1u << 10, kSynIcrc = 1u << 30;
+                   kSynHeader = 1u << 8, kSynIpFlags = 1u << 9, kSynAeth = 1u << 10, kSynIcrc = 1u << 30,
+                   kSynFcs = 1u << 31;
 }  // namespace
 
 Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
@@ -55,8 +57,7 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
       dma_cmpl_(core, mem, ctx, scope + ".resp_hndler_m_axi", cfg.node, "resp_hndler_m_axi", cfg.dma),
       dma_rdrsp_(core, mem, ctx, scope + ".rx_pkt_hndler_rdrsp_m_axi", cfg.node, "rx_pkt_hndler_rdrsp_m_axi",
                  cfg.dma),
-      dma_wrddr_(core, mem, ctx, scope + ".wqe_proc_wr_ddr_m_axi", cfg.node, "wqe_proc_wr_ddr_m_axi", cfg.dma),
-      icrc_(new TxIcrc("tx_icrc", core, ctx, !cfg.idle_skip)) {
+      dma_wrddr_(core, mem, ctx, scope + ".wqe_proc_wr_ddr_m_axi", cfg.node, "wqe_proc_wr_ddr_m_axi", cfg.dma) {
   g_.assign(0x1000 / 4, 0);
   q_.assign(cfg_.num_qp + 1, std::vector<uint32_t>(R::kQpBlockStride / 4, 0));
   mr_.assign(cfg_.num_mr, std::vector<uint32_t>(R::kMrEntryStride / 4, 0));
@@ -511,9 +512,21 @@ roce::Frame Ernic::frame_template(uint32_t n) const {
   return f;
 }
 
-void Ernic::tx_enqueue(std::vector<uint8_t> bytes) {
+// A frame for the TX datapath (rtl/SEAM.md, TX seam): the header descriptor
+// and the payload; roce_tx builds the headers' lengths, checksum, PadCnt
+// and the ICRC.
+void Ernic::tx_enqueue(const roce::Frame& f) { push_tx(TxFrame{seam::tx_desc_from_frame(f), f.payload}); }
+
+// QP1: software built the frame (Ethernet .. MAD); a raw descriptor, the
+// datapath appends the ICRC only.
+void Ernic::tx_enqueue_raw(std::vector<uint8_t> frame) {
+  seam::TxDesc d = seam::tx_desc_raw(frame.size());
+  push_tx(TxFrame{d, std::move(frame)});
+}
+
+void Ernic::push_tx(TxFrame t) {
   while (txq_.size() >= cfg_.timing.tx_queue_frames) wait(tx_pop_ev_);
-  txq_.push_back(std::move(bytes));
+  txq_.push_back(std::move(t));
   tx_ev_.notify(SC_ZERO_TIME);
 }
 
@@ -723,7 +736,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
     // LSTOUTPKT: the frame's own BTH opcode and PSN, QP 1 (A-CNT-1).
     const uint32_t psn16 = frame.size() > bth + 11 ? uint32_t(frame[bth + 10]) << 8 | frame[bth + 11] : 0;
     G(R::g::LSTOUTPKT) = op | 1u << 8 | psn16 << 16;
-    tx_enqueue(std::move(frame));
+    tx_enqueue_raw(std::move(frame));
     // A software-built CNP (PG332: sent on QP1) counts in OUTCNPPKTCNT.
     if (op == roce::op::CNP) G(R::g::OUTCNPPKTCNT) += 1;
     else count16(R::g::OUTAMPKTCNT, true);
@@ -856,10 +869,6 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
     if (lead) core_.wait_cycles(cfg_.timing.hdr_build_cycles);
     else core_.sync();
     if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
-    roce::EncodeOptions eo;
-    eo.fill_icrc = false;
-    std::vector<uint8_t> bytes = roce::encode(f, eo);
-    bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
     Q(n, R::q::SQPSNi) = roce::psn_add(f.bth.psn, 1);
     G(R::g::LSTOUTPKT) = op | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
     count16(R::g::OUTIOPKTCNT, is_write);
@@ -869,7 +878,7 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
     }
     ctx_.set(v_tx_opcode_, op);
     trace_qp(qp);
-    tx_enqueue(std::move(bytes));
+    tx_enqueue(f);
     arm_timer(qp);
   }
 }
@@ -900,10 +909,6 @@ void Ernic::send_read_request(Qp& qp, uint32_t first_psn, bool retry) {
   f.reth = roce::Reth{e->roffset + e->resp_off, e->rtag, e->length - e->resp_off};
   core_.wait_cycles(cfg_.timing.hdr_build_cycles);
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
-  roce::EncodeOptions eo;
-  eo.fill_icrc = false;
-  std::vector<uint8_t> bytes = roce::encode(f, eo);
-  bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
   Q(n, R::q::SQPSNi) = roce::psn_add(last_psn, 1);
   G(R::g::LSTOUTPKT) = roce::op::RC_READ_REQUEST | (n & 0xFF) << 8 | (psn & 0xFFFF) << 16;
   count16(R::g::OUTIOPKTCNT, true);
@@ -913,36 +918,19 @@ void Ernic::send_read_request(Qp& qp, uint32_t first_psn, bool retry) {
   }
   ctx_.set(v_tx_opcode_, roce::op::RC_READ_REQUEST);
   trace_qp(qp);
-  tx_enqueue(std::move(bytes));
+  tx_enqueue(f);
   arm_timer(qp);
 }
 
 void Ernic::tx_thread() {
   for (;;) {
     while (txq_.empty()) wait(tx_ev_);
-    std::vector<uint8_t> bytes = std::move(txq_.front());
+    TxFrame t = std::move(txq_.front());
     txq_.pop_front();
     tx_pop_ev_.notify(SC_ZERO_TIME);
-    const uint32_t ref = roce::compute_icrc(bytes.data(), bytes.size());
-    uint32_t rtl = ref;
-    if (cfg_.rtl_datapath) {
-      rtl = icrc_->compute(bytes.data(), bytes.size());
-      ++stats_.icrc_frames;
-    } else {
-      // The C++ reference takes the RTL's cycles (one beat a cycle, one of
-      // latency) so that `datapath: model` and `rtl` give the same timing.
-      core_.wait_cycles(TxIcrc::cycles_for(bytes.size()));
-    }
-    if (rtl != ref) {
-      ++stats_.icrc_rtl_mismatches;
-      ctx_.error(scope_ + ".tx_icrc",
-                 fmt::format("rtl/icrc gave 0x{:08x}, C++ reference 0x{:08x} ({} bytes)", rtl, ref,
-                             bytes.size()));
-    }
-    // The datapath's (RTL) value goes on the wire, least-significant byte first.
-    for (int i = 0; i < 4; ++i) bytes.push_back(uint8_t(rtl >> (8 * i)));
+    // Blocks until roce_tx has taken the descriptor (the payload streams on).
+    if (datapath) datapath->tx(t.desc, std::move(t.payload));
     ctx_.bump();
-    if (cmac) cmac->tx_push(std::move(bytes));
   }
 }
 
@@ -1019,14 +1007,15 @@ void Ernic::qp_fatal(Qp& qp, uint8_t code, const std::string& why) {
 
 // ------------------------------------------------------------- RX / responder
 
-void Ernic::rx_push(FrameBytes frame) {
+void Ernic::rx_push(const seam::RxDesc& desc, roce::Bytes payload) {
   // roce_cmac_s_axis has no tready: a frame the RX buffer cannot hold is lost.
-  if (rx_buf_bytes_ + frame.size() > cfg_.timing.rx_buffer_bytes) {
+  const uint64_t size = desc.frame_len;
+  if (rx_buf_bytes_ + size > cfg_.timing.rx_buffer_bytes) {
     ++stats_.rx_overflow_drops;
     const std::string what = fmt::format(
         "RX buffer overflow on node {}: a {}-byte frame arrived with {} of {} bytes in use; frame lost "
         "({} lost so far; XRNIC_PAUSE_CONF 0x{:x}, XRNIC_BUF_THRESHOLD_ROCE 0x{:08x})",
-        cfg_.node, frame.size(), rx_buf_bytes_, cfg_.timing.rx_buffer_bytes, stats_.rx_overflow_drops,
+        cfg_.node, size, rx_buf_bytes_, cfg_.timing.rx_buffer_bytes, stats_.rx_overflow_drops,
         G(R::g::XRNIC_PAUSE_CONF), G(R::g::XRNIC_BUF_THRESHOLD_ROCE));
     if (!rx_overflowing_) ctx_.error(scope_ + ".rx_buffer", what);  // once per run of losses
     rx_overflowing_ = true;
@@ -1034,11 +1023,11 @@ void Ernic::rx_push(FrameBytes frame) {
     return;
   }
   rx_overflowing_ = false;
-  rx_buf_bytes_ += frame.size();
+  rx_buf_bytes_ += size;
   stats_.rx_buffer_peak = std::max(stats_.rx_buffer_peak, rx_buf_bytes_);
   rx_buffer_changed();
   rx_arrival_.push_back(ClockDomain::now_ps());
-  rxq_.push_back(std::move(frame));
+  rxq_.push_back(RxFrame{desc, std::move(payload)});
   ctx_.set(v_rxb_tvalid_, 1);
   rx_ev_.notify(SC_ZERO_TIME);
 }
@@ -1084,7 +1073,7 @@ void Ernic::rx_thread() {
       wait(rx_ev_);
       continue;
     }
-    FrameBytes raw = std::move(rxq_.front());
+    RxFrame raw = std::move(rxq_.front());
     rxq_.pop_front();
     const uint64_t arrived = rx_arrival_.front();
     rx_arrival_.pop_front();
@@ -1102,12 +1091,12 @@ void Ernic::rx_thread() {
     }
     handle_rx(raw);
     if (cfg_.timing.rx_handler_gbps > 0) {  // a slowed receiver
-      const uint64_t until = t_start + uint64_t(double(raw.size()) * 8000.0 / cfg_.timing.rx_handler_gbps);
+      const uint64_t until = t_start + uint64_t(double(raw.desc.frame_len) * 8000.0 / cfg_.timing.rx_handler_gbps);
       if (until > ClockDomain::now_ps()) wait(ps(until - ClockDomain::now_ps()));
     }
     ctx_.set(v_rx_valid_, 0);
     ctx_.set(v_rxb_tready_, 1);
-    rx_buf_bytes_ -= raw.size();  // the handler is done with it: out of the RX buffer
+    rx_buf_bytes_ -= raw.desc.frame_len;  // the handler is done with it: out of the RX buffer
     rx_buffer_changed();
     ctx_.bump();
   }
@@ -1116,11 +1105,13 @@ void Ernic::rx_thread() {
 void Ernic::drop(const std::string& why, uint32_t syndrome) {
   ++stats_.rx_dropped;
   count16(R::g::INALLDRPPKTCNT, true);
-  if (syndrome == 0 || !rx_raw_) return;  // not a validation failure (duplicates, full RQ, ...)
+  if (syndrome == 0 || !rx_desc_) return;  // not a validation failure (duplicates, full RQ, ...)
   // Error buffer (PG332): with XRNICCONF[5] every validation failure is
-  // logged as a 32-bit syndrome followed by a copy of the packet's first
-  // bytes (from the Ethernet header), in ERRBUFSZ[31:16]-byte entries;
-  // ERRBUFWPTR counts them; INTSTS[0] is raised.
+  // logged as a 32-bit syndrome followed by a copy of the packet's header
+  // (from the Ethernet header to the last extension header, rebuilt from
+  // roce_rx's descriptor: seam::rx_header_bytes; zeros after it), in
+  // ERRBUFSZ[31:16]-byte entries; ERRBUFWPTR counts them; INTSTS[0] is
+  // raised (A-ERNIC-18).
   ++stats_.validation_errors;
   raise(F::INT_PKT_VALID_ERR);
   if (!(G(R::g::XRNICCONF) & F::XRNICCONF_ERRBUF_EN)) return;
@@ -1130,63 +1121,82 @@ void Ernic::drop(const std::string& why, uint32_t syndrome) {
   const uint32_t wp = lo16(G(R::g::ERRBUFWPTR));
   std::vector<uint8_t> e(size, 0);
   roce::put_le32(e.data(), syndrome);
-  std::copy_n(rx_raw_->begin(), std::min<size_t>(size - 4, rx_raw_->size()), e.begin() + 4);
+  const roce::Bytes hdr = seam::rx_header_bytes(*rx_desc_);
+  std::copy_n(hdr.begin(), std::min<size_t>(size - 4, hdr.size()), e.begin() + 4);
   dma_rx_.write(base + uint64_t(wp % num) * size, e.data(), e.size());
   G(R::g::ERRBUFWPTR) = lo16(wp + 1);
   ctx_.event(scope_ + ".rx_pkt_hndler", fmt::format("validation failure ({}), syndrome 0x{:08x}, error buffer entry {}",
                                                     why, syndrome, wp % num));
 }
 
-void Ernic::handle_rx(const FrameBytes& raw) {
-  rx_raw_ = &raw;
-  struct Clear { const FrameBytes*& p; ~Clear() { p = nullptr; } } clear{rx_raw_};
+namespace {
+roce::Ipv6Addr ip6_of(const seam::Ip& ip) {
+  roce::Ipv6Addr a;
+  std::copy(ip.begin(), ip.end(), a.b.begin());
+  return a;
+}
+uint32_t ip4_of(const seam::Ip& ip) {
+  return uint32_t(ip[12]) << 24 | uint32_t(ip[13]) << 16 | uint32_t(ip[14]) << 8 | ip[15];
+}
+uint64_t mac_of(const roce::MacAddr& m) {
+  uint64_t v = 0;
+  for (uint8_t b : m.b) v = v << 8 | b;
+  return v;
+}
+}  // namespace
+
+void Ernic::handle_rx(const RxFrame& r) {
+  const seam::RxDesc& d = r.desc;
+  rx_desc_ = &d;
+  struct Clear { const seam::RxDesc*& p; ~Clear() { p = nullptr; } } clear{rx_desc_};
   count16(R::g::INALLDRPPKTCNT, false);
   if (!(G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return drop("ERNIC disabled");
-  if (raw.size() < roce::kEthHdrLen + roce::kIcrcLen) return drop("runt frame", kSynLength);
-  roce::DecodeError de;
-  auto fr = roce::decode(raw, &de);
-  if (!fr)  // a version that is not the EtherType's, or IP/UDP lengths that disagree, have their own bits
-    return drop(std::string("undecodable: ") + roce::decode_error_name(de),
-                de == roce::DecodeError::IpVersion   ? kSynIpVersion
-                : de == roce::DecodeError::BadLength ? kSynLength
-                                                     : kSynHeader);
-  const roce::Frame& f = *fr;
-  ctx_.set(v_rx_opcode_, f.bth.opcode);
-  // ICRC over what the frame says its length is (IP length), excluding the ICRC.
-  {
-    const size_t ip_len = f.ipv6 ? roce::kIpv6HdrLen + f.ip6.payload_len : f.ip4.total_len;
-    const size_t end = roce::kEthHdrLen + ip_len;
-    if (end > raw.size() || end < roce::kIcrcLen) return drop("length", kSynLength);
-    if (roce::compute_icrc(raw.data(), end - roce::kIcrcLen) != f.icrc) {
-      ++stats_.rx_icrc_errors;
-      return drop("ICRC", kSynIcrc);
-    }
+  ctx_.set(v_rx_opcode_, d.opcode);
+  // PG332's validation (Table 2-3). roce_rx's checks come in the syndrome
+  // (1 IP version, 2 IPv4 checksum, 4 lengths, 8 header, 30 ICRC, 31 FCS);
+  // the handler adds its own, each bit on its own (several may be set).
+  uint32_t syn = d.syndrome;
+  std::string why;
+  auto fail = [&](uint32_t bit, const std::string& what) {
+    syn |= bit;
+    why += (why.empty() ? "" : ", ") + what;
+  };
+  if (syn & kSynIpVersion) why += "IP version";
+  if (syn & kSynIpChecksum) why += std::string(why.empty() ? "" : ", ") + "IPv4 header checksum";
+  if (syn & kSynLength) why += std::string(why.empty() ? "" : ", ") + "length";
+  if (syn & kSynHeader) why += std::string(why.empty() ? "" : ", ") + "header (IHL or opcode)";
+  if (syn & kSynIcrc) {
+    ++stats_.rx_icrc_errors;
+    why += std::string(why.empty() ? "" : ", ") + "ICRC";
   }
-  if (!f.ipv6 && roce::ipv4_checksum(raw.data() + roce::kEthHdrLen) != f.ip4.checksum)
-    return drop("IPv4 header checksum", kSynIpChecksum);
+  if (syn & kSynFcs) why += std::string(why.empty() ? "" : ", ") + "FCS";
   // PG332 Table 2-3: IPv4 flags other than 010 (DF) or a fragment offset.
-  if (!f.ipv6 && (f.ip4.flags != 0x2 || f.ip4.frag_off != 0)) return drop("IPv4 flags / fragment offset", kSynIpFlags);
+  if (!d.ipv6 && d.ip_frag != 0x4000) fail(kSynIpFlags, "IPv4 flags / fragment offset");
   const roce::Frame tmpl_local = frame_template(1);
-  if (f.eth.dst != tmpl_local.eth.src) return drop("MAC DA", kSynMacDa);
-  if (f.ipv6 ? f.ip6.dst != local_ip6() : f.ip4.dst.v != G(R::g::IPv4XADD)) return drop("IP DA", kSynIpDa);
-  if (f.bth.tver != 0) return drop("TVer", kSynTver);
-  const uint32_t n = f.bth.dest_qp;
+  if (d.eth_dst != mac_of(tmpl_local.eth.src)) fail(kSynMacDa, "MAC DA");
+  if (d.ipv6 ? ip6_of(d.ip_dst) != local_ip6() : ip4_of(d.ip_dst) != G(R::g::IPv4XADD)) fail(kSynIpDa, "IP DA");
+  if (d.tver != 0) fail(kSynTver, "TVer");
+  const uint32_t n = d.dest_qp;
   const uint32_t enabled_qps = cfg_.layout.qp_count_in_xrnicconf
                                    ? (G(R::g::XRNICCONF) & F::XRNICCONF_NUMQP_MASK) >> F::XRNICCONF_NUMQP_SHIFT
                                    : G(R::g::XRNIC_CONF_QP_EN) & 0xFFF;
-  if (n == 0 || n > cfg_.num_qp || n > enabled_qps) return drop("QP unsupported", kSynQp);
+  const bool qp_ok = n != 0 && n <= cfg_.num_qp && n <= enabled_qps && qps_[n].enabled;
+  if (!qp_ok) fail(kSynQp, n == 0 || n > cfg_.num_qp || n > enabled_qps ? "QP unsupported" : "QP disabled");
+  if (qp_ok && n != 1) {
+    // RC: the IP version must be the QP's (QPCONFi[7]) and the source the QP's remote.
+    const roce::Frame t = frame_template(n);
+    if (d.ipv6 != t.ipv6) fail(kSynIpVersion, d.ipv6 ? "IPv6 frame for an IPv4 QP" : "IPv4 frame for an IPv6 QP");
+    else if (d.eth_src != mac_of(t.eth.dst) ||
+             (d.ipv6 ? ip6_of(d.ip_src) != t.ip6.dst : ip4_of(d.ip_src) != t.ip4.dst.v))
+      fail(kSynSource, "source is not the QP's remote");
+  }
+  if (syn) return drop(why, syn);
   Qp& qp = qps_[n];
-  if (!qp.enabled) return drop("QP disabled", kSynQp);
   // A fatal RC QP takes nothing more in (no ACK, no NAK) until recovered.
   if (n != 1 && (Q(n, R::q::STATQPi) & F::STATQP_FATAL)) return drop("QP fatal");
+  const roce::Frame f = seam::frame_from_rx_desc(d, r.payload);
   G(R::g::LSTINPKT) = f.bth.opcode | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
-  if (n == 1) return rx_qp1(f, raw);
-  // RC: the source must be the QP's remote.
-  const roce::Frame t = frame_template(n);
-  // The IP version must be the QP's (QPCONFi[7]).
-  if (f.ipv6 != t.ipv6) return drop(f.ipv6 ? "IPv6 frame for an IPv4 QP" : "IPv4 frame for an IPv6 QP", kSynIpVersion);
-  if (f.eth.src != t.eth.dst || (f.ipv6 ? f.ip6.src != t.ip6.dst : f.ip4.src.v != t.ip4.dst.v))
-    return drop("source is not the QP's remote", kSynSource);
+  if (n == 1) return rx_qp1(f, d);
   const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
   if (!oi) return drop("unknown opcode");
   if (oi->kind == roce::OpKind::Cnp) return rx_cnp(qp, f);
@@ -1228,7 +1238,7 @@ void Ernic::handle_rx(const FrameBytes& raw) {
   }
 }
 
-void Ernic::rx_qp1(const roce::Frame& f, const FrameBytes& raw) {
+void Ernic::rx_qp1(const roce::Frame& f, const seam::RxDesc& d) {
   if (f.bth.opcode != roce::op::UD_SEND_ONLY || !f.deth) return drop("QP1 accepts UD SEND_ONLY only");
   const uint32_t depth = rq_depth(1);
   if (depth == 0) return drop("QP1 RQ depth is 0");
@@ -1238,9 +1248,11 @@ void Ernic::rx_qp1(const roce::Frame& f, const FrameBytes& raw) {
   // 3.x QP1 element: a 40-byte L3 slot (IPv4: 20 zero bytes then the IPv4
   // header; IPv6: the IPv6 header), then UDP, BTH, DETH and the MAD.
   const size_t ip_len = f.ipv6 ? roce::kIpv6HdrLen : roce::kIpv4HdrLen;
-  const size_t end = raw.size() - roce::kIcrcLen;
   std::vector<uint8_t> elem(40 - ip_len, 0);
-  elem.insert(elem.end(), raw.begin() + roce::kEthHdrLen, raw.begin() + long(end));
+  const roce::Bytes hdr = seam::rx_header_bytes(d);  // the headers as received
+  elem.insert(elem.end(), hdr.begin() + roce::kEthHdrLen, hdr.end());
+  elem.insert(elem.end(), f.payload.begin(), f.payload.end());
+  elem.insert(elem.end(), f.pad.begin(), f.pad.end());
   const uint64_t esz = uint64_t(Q(1, R::q::QPCONFi) >> F::QPCONF_RQBUFSZ_SHIFT) * 256;
   if (elem.size() > esz) return drop("MAD larger than the QP1 RQ element");
   const uint64_t rqba = q64(1, R::q::RQBAi, R::q::RQBAMSBi);
@@ -1267,10 +1279,6 @@ void Ernic::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
   a.bth.opcode = roce::op::RC_ACK;
   a.bth.psn = psn & roce::kPsnMask;
   a.aeth = roce::Aeth{syndrome, msn};
-  roce::EncodeOptions eo;
-  eo.fill_icrc = false;
-  std::vector<uint8_t> bytes = roce::encode(a, eo);
-  bytes.resize(bytes.size() - roce::kIcrcLen);
   G(R::g::LSTOUTPKT) = roce::op::RC_ACK | (n & 0xFF) << 8 | (psn & 0xFFFF) << 16;
   if (roce::aeth::type(syndrome) == 0) {
     count16(R::g::OUTAMPKTCNT, false);
@@ -1282,7 +1290,7 @@ void Ernic::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
     // is an invalid packet; out-of-sequence ones count where they arrive (A-CNT-1).
     if (roce::aeth::type(syndrome) == 3 && syndrome != roce::aeth::kNakPsnSeq) count16(R::g::ININVDUPCNT, false);
   }
-  tx_enqueue(std::move(bytes));
+  tx_enqueue(a);
 }
 
 void Ernic::rx_request(Qp& qp, const roce::Frame& f) {
@@ -1536,14 +1544,10 @@ void Ernic::rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate) {
       return qp_fatal(qp, kFatalWqe, "READ response payload outside host memory");
     }
     core_.wait_cycles(cfg_.timing.rdrsp_build_cycles);
-    roce::EncodeOptions eo;
-    eo.fill_icrc = false;
-    std::vector<uint8_t> bytes = roce::encode(rsp, eo);
-    bytes.resize(bytes.size() - roce::kIcrcLen);  // the TX datapath appends the ICRC
     G(R::g::LSTOUTPKT) = op | (n & 0xFF) << 8 | (rsp.bth.psn & 0xFFFF) << 16;
     ++G(R::g::OUTRDRSPPKTCNT);
     ++stats_.read_responses_sent;
-    tx_enqueue(std::move(bytes));
+    tx_enqueue(rsp);
     off += chunk;
   }
 }

@@ -32,13 +32,24 @@
 //
 // Clock: everything runs on the core clock (m_axi_aclk, 200 MHz default).
 // Processes: qp_mgr (doorbells, WQE fetch and execution, one QP at a time,
-// round robin), tx (frames through the Verilated rtl/icrc, which computes
-// every transmitted ICRC, into the CMAC), rx (validation, responder,
-// response handler). Latencies are ErnicTiming parameters.
+// round robin), tx (frames into the TX datapath), rx (validation,
+// responder, response handler). Latencies are ErnicTiming parameters.
 //
-// Seam to the datapath (design.md): the TX side hands complete frames
-// (Ethernet header .. last payload/pad byte) to TxIcrc as 512-bit beats;
-// the RX side receives frames from the CMAC after the CDC crossing.
+// Seams to the datapath (rtl/SEAM.md; model/datapath/sc/datapath.h, RTL or
+// reference model): the TX side hands each frame to roce_tx as a header
+// descriptor (seam::TxDesc, from the roce::Frame it built:
+// seam::tx_desc_from_frame) and its payload; QP1's software-built frames go
+// as raw descriptors (the payload is the frame; only the ICRC is added).
+// roce_tx computes lengths, the IPv4 checksum, PadCnt and the ICRC. The RX
+// side receives each RoCE frame from roce_rx as a descriptor (seam::RxDesc:
+// header fields and a syndrome with roce_rx's checks: bits 1, 2, 4, 8, 30,
+// 31) and its payload; the handler adds its own checks (bits 0 MAC DA, 3 IP
+// DA, 5 TVer, 6 QP, 7 source, 1 IP version against the QP), each bit on
+// its own, and a frame with any bit set is dropped and logged in the error
+// buffer with the header rebuilt from the descriptor
+// (seam::rx_header_bytes; A-ERNIC-18). Otherwise the frame is rebuilt from
+// the descriptor and payload (seam::frame_from_rx_desc) for the responder
+// and response handler.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -48,6 +59,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/datapath/seam.h"
 #include "model/dma/dma.h"
 #include "model/host/host_memory.h"
 #include "model/link/axil.h"
@@ -61,7 +73,7 @@
 
 namespace ernic {
 
-class TxIcrc;
+class RoceDatapath;
 
 struct ErnicTiming {
   uint32_t doorbell_cycles = 2;    // SQPIi write -> QP manager sees it (assumption A-ERNIC-1)
@@ -111,8 +123,6 @@ struct ErnicConfig {
   regs::Layout layout = regs::kLayout31;
   ErnicTiming timing;
   DmaTiming dma;
-  bool rtl_datapath = true;        // scenario `datapath: rtl` (Verilated rtl/icrc) or `model` (C++ only)
-  bool idle_skip = true;           // false: the RTL's clock runs every core cycle (ernic-sim run --no-idle-skip)
   MrLookupConfig mr;               // MR lookup: PG332's register table, or the `mr_cache: cam` extension (model/mr)
   // Test only, never hardware: a deliberately planted bug, so that a test can
   // show the checks catch it (`ernic-sim run/random --plant-bug
@@ -126,7 +136,7 @@ struct ErnicConfig {
 struct ErnicStats {
   uint64_t wqes_processed = 0, cqes_written = 0, acks_sent = 0, naks_sent = 0, acks_received = 0,
            naks_received = 0, rx_dropped = 0, rx_icrc_errors = 0, duplicates = 0, mads_received = 0,
-           icrc_frames = 0, icrc_rtl_mismatches = 0, illegal_wqes = 0, fatal_events = 0, validation_errors = 0,
+           illegal_wqes = 0, fatal_events = 0, validation_errors = 0,
            read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0,
            retransmitted_packets = 0, retries = 0, ack_timeouts = 0, rnr_naks_received = 0;
   // The RoCE RX buffer: frames lost because it was full, its peak level,
@@ -156,8 +166,11 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> intr{"rnic_intr"};
 
   // Datapath connections (before sc_start).
-  Cmac* cmac = nullptr;
-  void rx_push(FrameBytes frame);  // from the CMAC after the CDC crossing
+  Cmac* cmac = nullptr;            // ctl_tx_pause_req (PFC)
+  RoceDatapath* datapath = nullptr;  // TX frames go there (none: they are dropped; unit tests)
+  // A RoCE frame from roce_rx: its descriptor and payload (into the RoCE RX
+  // buffer; desc.frame_len bytes of it).
+  void rx_push(const seam::RxDesc& desc, roce::Bytes payload);
   // ieth_immdt_axis (PG332 section 4): one 64-bit entry per immediate datum
   // or invalidate R_Key: [31:0] ImmDt or R_Key, [39:32] type (kIeth*),
   // [47:40] QP, [55:48] RQ producer index after the SEND (SEND kinds only).
@@ -180,7 +193,6 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void backdoor_write(uint32_t addr, uint32_t value);
   // A short description of each enabled QP's state (watchdog, failures).
   std::vector<std::string> qp_status() const;
-  TxIcrc& tx_icrc() { return *icrc_; }
   const MrLookup& mr_lookup() const { return *mr_lookup_; }
 
  private:
@@ -288,12 +300,16 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs, uint64_t issued_ps);
   roce::Frame frame_template(uint32_t qpn) const;
   roce::Ipv6Addr local_ip6() const;  // IPv6XADD1..4
-  void tx_enqueue(std::vector<uint8_t> bytes);
+  struct TxFrame { seam::TxDesc desc; roce::Bytes payload; };
+  struct RxFrame { seam::RxDesc desc; roce::Bytes payload; };
+  void tx_enqueue(const roce::Frame& f);            // header descriptor + payload
+  void tx_enqueue_raw(std::vector<uint8_t> frame);  // QP1: a raw descriptor, the frame as payload
+  void push_tx(TxFrame t);
   void complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
 
   // responder / response handler
-  void handle_rx(const FrameBytes& raw);
-  void rx_qp1(const roce::Frame& f, const FrameBytes& raw);
+  void handle_rx(const RxFrame& r);
+  void rx_qp1(const roce::Frame& f, const seam::RxDesc& d);
   void rx_request(Qp& qp, const roce::Frame& f);
   void rx_ack(Qp& qp, const roce::Frame& f);
   void rx_read_request(Qp& qp, const roce::Frame& f, bool duplicate);
@@ -349,7 +365,6 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   std::vector<Qp> qps_;                           // index = qpn
 
   Dma dma_wqe_, dma_payload_, dma_rx_, dma_cmpl_, dma_rdrsp_, dma_wrddr_;  // PG332's masters
-  std::unique_ptr<TxIcrc> icrc_;
   std::unique_ptr<MrLookup> mr_lookup_;
 
   sc_core::sc_event doorbell_ev_, ack_ev_, tx_ev_, tx_pop_ev_, rx_ev_, timer_ev_, copy_ev_, copy_done_ev_;
@@ -360,13 +375,13 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   struct CopyJob { uint64_t addr; std::vector<uint8_t> data; uint32_t qpn; };
   std::deque<CopyJob> copyq_;
   bool copy_busy_ = false;
-  std::deque<std::vector<uint8_t>> txq_;
+  std::deque<TxFrame> txq_;
   // Doorbells in flight to the QP manager: visible at t_ps (A-ERNIC-1).
   struct DoorbellMsg { uint64_t t_ps; uint32_t qpn; uint32_t value; };
   std::deque<DoorbellMsg> db_q_;
   void ring(uint32_t qpn, uint32_t value);
   void apply_doorbells();
-  std::deque<FrameBytes> rxq_;
+  std::deque<RxFrame> rxq_;
   std::deque<uint64_t> rx_arrival_;   // when each frame of rxq_ arrived
   std::deque<uint32_t> ack_fire_q_;   // QPs whose coalescing timeout passed (the RX handler ACKs them)
   uint64_t rx_buf_bytes_ = 0;   // RX buffer level (ErnicTiming::rx_buffer_bytes)
@@ -376,7 +391,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   uint64_t sideband_ignored_ = 0;
   bool sw_override(uint32_t qpn) const;  // XRNICADCONF[0] set for this QP
   bool intr_level_ = false;
-  const FrameBytes* rx_raw_ = nullptr;   // the frame handle_rx is validating
+  const seam::RxDesc* rx_desc_ = nullptr;  // the frame handle_rx is validating
   int v_intr_ = -1, v_req_state_ = -1, v_req_qpn_ = -1, v_rx_opcode_ = -1, v_rx_valid_ = -1,
       v_tx_opcode_ = -1;
   // Waveform only: INTSTS, the RX buffer -> RX packet handler stream (a

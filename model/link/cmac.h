@@ -42,14 +42,17 @@
 // (assumption A-PFC-2). Every pause sent, received, holding or releasing
 // traffic is a `state` record in the transaction log.
 //
-// Protocol monitors (model/monitor/protocol.h): the TX stream
-// (<scope>.tx_axis: TREADY, keep contiguous, no bubble inside a frame) and
-// the RX stream (<scope>.rx_axis: no TREADY) are checked beat by beat.
-// Randomised handshakes (`handshake_random`): TX TREADY low at random edges
-// inside a frame (<scope>.tx_axis.tready), TX TVALID raised late before a
-// frame's first beat (<scope>.tx_axis.tvalid; the frame starts later), RX
-// TVALID low at random edges before a beat (<scope>.rx_axis.tvalid). MAC
-// control frames the MAC makes itself are not on the NIC's stream.
+// Protocol monitors (model/monitor/protocol.h) on the AXI4-Stream beats
+// this model presents itself: TX (<scope>.tx_axis: TREADY, keep contiguous,
+// no bubble inside a frame) for the frames it streams (its own FIFO's, a
+// `model` datapath's; an RTL datapath streams and checks its own, see
+// model/datapath/sc/rtl_datapath.h) and RX (<scope>.rx_axis, no TREADY)
+// without a datapath module. Randomised handshakes (`handshake_random`):
+// TX TREADY low at random edges inside those frames (<scope>.tx_axis.tready),
+// TX TVALID raised late before a frame's first beat (<scope>.tx_axis.tvalid;
+// the frame starts later), RX TVALID low at random edges before a beat
+// (<scope>.rx_axis.tvalid). MAC control frames are the MAC's own, not on
+// the NIC's stream.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -93,14 +96,44 @@ struct OpcodeCounts {
 
 class Wire;
 
+// The CMAC side of the NIC's core->CMAC async FIFO (a datapath module,
+// model/datapath/sc), as the MAC's TX path sees it. Without one the Cmac
+// keeps its own frame FIFO (tx_push) with a crossing of cdc_cycles.
+class CmacTxSource {
+ public:
+  virtual ~CmacTxSource() = default;
+  // The next frame's first beat when it is valid at the FIFO's output now
+  // (nullptr: none); *len = bytes available there (at least min(frame, 64)):
+  // what the pause-class check (tx_hold) reads.
+  virtual const uint8_t* tx_head(size_t* len) = 0;
+  // Notified whenever tx_head may have become non-null.
+  virtual const sc_core::sc_event& tx_head_event() const = 0;
+  struct Taken {
+    FrameBytes f;
+    // true: the source moves the frame's beats over the AXI4-Stream itself
+    // from t0_ps on (and traces them); the MAC only puts it on the line.
+    // false: the MAC times the beats (transmit()).
+    bool streamed = false;
+    uint64_t t0_ps = 0;             // streamed: the CMAC edge of its first beat (now)
+    uint32_t bubble_after = 0, bubble_cycles = 0;  // streamed: the bubble (tvalid low) the source makes
+  };
+  // Takes the frame at tx_head, its first beat at this CMAC edge (called
+  // on one, with the line free). bubble_after/bubble_cycles (cycles 0:
+  // none) is the test hook's bubble (inject_tx_bubble): a streaming source
+  // makes it when the frame has more than bubble_after + 1 beats and says
+  // so in the result; another leaves it to the MAC.
+  virtual Taken tx_take(uint32_t bubble_after, uint32_t bubble_cycles) = 0;
+};
+
 class Cmac : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Cmac);
   Cmac(sc_core::sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& core_clk,
        SimContext& ctx, const std::string& scope, LinkParams p);
 
-  // From the NIC's TX path (core domain). Blocks the calling thread while
-  // the async FIFO is full.
+  // From the NIC's TX path (core domain), or with a datapath module
+  // (tx_source) the host's non-RoCE frames (non_roce_dma_s_axis, merged into
+  // cmac_m_axis). Blocks the calling thread while the async FIFO is full.
   void tx_push(FrameBytes frame);
   bool tx_idle() const { return fifo_.empty() && !tx_busy_; }
 
@@ -133,6 +166,21 @@ class Cmac : public sc_core::sc_module {
   // Wiring (before sc_start).
   Wire* wire_out = nullptr;
   std::function<void(FrameBytes)> rx_sink;   // into the NIC's RX path (core domain)
+  // A datapath module in front of the MAC (model/datapath/sc): TX frames
+  // come from tx_source (tx_push then carries the host's non-RoCE frames
+  // only), and each received data frame (not a MAC-control frame, FCS good)
+  // goes to rx_stream(frame, start_ps) one CMAC cycle before start_ps, the
+  // CMAC edge where its first beat is due on the RX AXI4-Stream (when the
+  // MAC hands it on: rx_latency_cycles after its last byte); the taps see it
+  // then. The datapath does the crossing into the core domain (no
+  // cdc_cycles here). With axis_traced, the datapath drives the
+  // AXI4-Stream waveform variables (set_tx_axis / set_rx_axis) beat by beat.
+  CmacTxSource* tx_source = nullptr;
+  std::function<void(FrameBytes, uint64_t start_ps)> rx_stream;
+  bool axis_traced = false;
+  void set_tx_axis(bool tvalid, bool tlast, uint64_t tkeep);
+  void set_rx_axis(bool tvalid, bool tlast, uint64_t tkeep);
+  void set_tx_tready(bool tready);  // the MAC's tready (waveform; randomised stalls)
   PcapWriter* tap_tx = nullptr;
   PcapWriter* tap_rx = nullptr;
   PcapWriter* tap_wire = nullptr;            // shared view of every transmitted frame
@@ -152,6 +200,12 @@ class Cmac : public sc_core::sc_module {
 
  private:
   void tx_thread();
+  void tx_thread_src();
+  void wait_line_free();
+  void hold(const FrameBytes& front, uint16_t stat, uint64_t now);
+  void release(uint16_t stat, uint64_t now);
+  void transmit_host_frame();
+  void transmit_with_bubble(FrameBytes f);
   void rx_thread();
   void cdc_thread();
   void pause_expiry();
@@ -160,7 +214,7 @@ class Cmac : public sc_core::sc_module {
   // A pause frame due now (XOFF, refresh, XON), with the state updated.
   std::optional<FrameBytes> take_pause_frame(uint64_t now);
   uint64_t next_refresh_ps() const;
-  // axis: the frame came from the NIC's TX stream (not a MAC control frame).
+  // axis: the frame came over the NIC's TX stream (not a MAC control frame).
   void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles, bool axis = true);
   // A run of `cycles` edges of a frame's AXI4-Stream from beat `beat` on:
   // TVALID and TREADY high: `cycles` beats transferred back to back; else
@@ -174,6 +228,10 @@ class Cmac : public sc_core::sc_module {
   // the frame. Returns on the edge after the last beat, TVALID low.
   void walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
                  int v_ready, int v_last, int v_keep, const std::function<void()>& on_bubble);
+  // The line and wire side of a frame whose first beat was taken at t0.
+  void put_on_line(const FrameBytes& f, uint64_t t0, bool underflow);
+  void report_underflow(const FrameBytes& f, uint64_t index, uint32_t bubble_after, uint32_t bubble_cycles,
+                        uint64_t t_bubble);
   void rx_pause(const pfc::PauseFrame& p, uint64_t now);
   void log_state(const char* what, const std::string& value);
 
@@ -184,6 +242,7 @@ class Cmac : public sc_core::sc_module {
   LinkParams p_;
   uint64_t ps_per_byte_x1000_;   // 8000 / rate_gbps, in 1/1000 ps
   std::deque<FrameBytes> fifo_;
+  std::deque<uint64_t> fifo_ready_;   // when each frame of fifo_ has crossed (with a tx_source)
   uint64_t tx_index_ = 0;                // frames transmitted (tap order)
   struct Bubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 0; bool armed = false; } bubble_;
   // PFC: TX requests and what has been sent for them; RX pause timers.

@@ -7,7 +7,9 @@
 // ("protocol_monitors") and the randomisers ("handshake_random").
 //
 // Attaching a seam (one line each; names are the interface's hierarchical
-// name, unique per run; clock = the ClockDomain whose edges index cycles):
+// name, unique per run; clock = the ClockDomain whose edges index cycles;
+// model/datapath/sc/rtl_datapath.cpp and model/qp_setup/qp_setup_fsm.cpp
+// are examples that sample RTL ports at each rising edge):
 //
 //   #include "model/monitor/protocol.h"
 //   monitor::AxisMonitor& m = ctx.protocol.axis(scope + ".m_axis", core.name(), core.period_ps(),

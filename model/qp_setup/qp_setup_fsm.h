@@ -11,7 +11,7 @@
 // is up (a `link` step takes it down). With one node (no link) it is low.
 //
 // Clock (RTL): the core clock, rising edges half a period after the core
-// edges (as model/ernic/tx_icrc.h). The clock is gated: it runs only while
+// edges (as model/datapath/sc/rtl_datapath.h). The clock is gated: it runs only while
 // a host access is in flight, a command runs (`busy`) or a master access
 // or response is pending; otherwise the block sleeps (no evaluation). With
 // idle skipping off (free_running) it runs every core cycle; results and

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "model/ernic/tx_icrc.h"
+#include "model/datapath/sc/datapath.h"
 #include "model/roce/opcodes.h"
 #include "model/system/assumptions.h"
 
@@ -14,6 +14,28 @@
 #endif
 
 namespace ernic {
+
+namespace {
+// A node's datapath (model/datapath/sc): its kind, frame counts, the
+// scoreboard's counters (rtl) and the clock edges its RTL ran.
+nlohmann::json datapath_json(const RoceDatapath& d) {
+  const DatapathStats& s = d.stats();
+  const bool sb = std::string(d.kind()) != "model";
+  return {{"kind", d.kind()},
+          {"scoreboard", sb},
+          {"tx_frames", s.tx_frames},
+          {"rx_frames", s.rx_frames},
+          {"bypass_frames", s.bypass_frames},
+          {"tx_checked", s.tx_checked},
+          {"rx_checked", s.rx_checked},
+          {"bypass_checked", s.bypass_checked},
+          {"mismatches", s.mismatches},
+          {"rx_fifo_overflows", s.rx_fifo_overflows},
+          {"meta_events", s.meta_events},
+          {"core_cycles_clocked", s.core_cycles_clocked},
+          {"cmac_cycles_clocked", s.cmac_cycles_clocked}};
+}
+}  // namespace
 
 using nlohmann::json;
 
@@ -124,8 +146,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
           {"mads_received", s.mads_received}, {"illegal_wqes", s.illegal_wqes}, {"fatal_events", s.fatal_events}, {"validation_errors", s.validation_errors},
           {"read_requests_received", s.read_requests_received}, {"read_responses_sent", s.read_responses_sent},
           {"read_responses_received", s.read_responses_received}}},
-        {"icrc_rtl", {{"frames", s.icrc_frames}, {"mismatches", s.icrc_rtl_mismatches},
-                      {"cycles_clocked", n->ernic->tx_icrc().cycles_clocked()}}},
+        {"datapath", datapath_json(*n->datapath)},
         {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}},
         {"pcie", {{"up", {{"tlps", n->pcie->tlps(PcieLink::kUp)}, {"payload_bytes", n->pcie->payload_bytes(PcieLink::kUp)},
                           {"busy_ps", n->pcie->busy_ps(PcieLink::kUp)}}},
@@ -193,10 +214,15 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     // something to do (the RTL's clock runs only while it has a frame); the
     // rest of its cycles are skipped.
     json rtl = json::object();
-    for (auto& n : sys.nodes) rtl[n->cfg.name] = n->ernic->tx_icrc().cycles_clocked();
+    json rtl_cmac = json::object();
+    for (auto& n : sys.nodes) {
+      rtl[n->cfg.name] = n->datapath->stats().core_cycles_clocked;
+      rtl_cmac[n->cfg.name] = n->datapath->stats().cmac_cycles_clocked;
+    }
     json tk = json::object();
     for (const auto& [d, v] : sys.ticks) tk[d] = v;
-    r["idle_skip"] = {{"enabled", sys.idle_skip}, {"rtl_clocked_core_cycles", rtl}, {"ticker_cycles", tk}};
+    r["idle_skip"] = {{"enabled", sys.idle_skip}, {"rtl_clocked_core_cycles", rtl},
+                      {"rtl_clocked_cmac_cycles", rtl_cmac}, {"ticker_cycles", tk}};
     for (auto& n : sys.nodes)
       if (n->qp_setup && n->qp_setup->is_rtl())
         r["idle_skip"]["qp_setup_fsm_clocked_core_cycles"][n->cfg.name] = n->qp_setup->cycles_clocked();
@@ -279,8 +305,18 @@ std::string summary_text(const json& r) {
         o += fmt::format(" {} {}/{}B", op, v["packets"].get<uint64_t>(), v["bytes"].get<uint64_t>());
       o += "\n";
     }
-    o += fmt::format("node {} rtl/icrc: {} frames, {} mismatches vs C++\n", name,
-                     n["icrc_rtl"]["frames"].get<uint64_t>(), n["icrc_rtl"]["mismatches"].get<uint64_t>());
+    {
+      const auto& d = n["datapath"];
+      auto u = [&](const char* k) { return d[k].get<uint64_t>(); };
+      if (d["scoreboard"].get<bool>())
+        o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames checked against the reference models, "
+                         "{} mismatch(es)\n",
+                         name, d["kind"].get<std::string>(), u("tx_checked"), u("rx_checked"), u("bypass_checked"),
+                         u("mismatches"));
+      else
+        o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames\n", name, d["kind"].get<std::string>(),
+                         u("tx_frames"), u("rx_frames"), u("bypass_frames"));
+    }
     if (n.contains("mr_lookup") && n["mr_lookup"]["mode"] == "cam") {
       const auto& m = n["mr_lookup"];
       o += fmt::format("node {} mr_cache: cam, {} entries: {} lookups, {} hits, {} misses ({} compulsory, {} capacity, "

@@ -403,6 +403,8 @@ const EnumTable<WqeOpcode> kOpcodes = {{"write", WqeOpcode::write},     {"write_
                                        {"send_inv", WqeOpcode::send_inv}, {"read", WqeOpcode::read}};
 const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each}};
 const EnumTable<Datapath> kDatapaths = {{"rtl", Datapath::rtl}, {"model", Datapath::model}};
+const EnumTable<std::string> kCorruptStreams = {
+    {"tx", "tx"}, {"rx_desc", "rx_desc"}, {"rx_payload", "rx_payload"}, {"bypass", "bypass"}};
 const EnumTable<RegLayout> kLayouts = {{"3.1", RegLayout::v31}, {"4.x", RegLayout::v4x}};
 const EnumTable<ComplianceMode> kComplianceModes = {{"report", ComplianceMode::report}, {"fail", ComplianceMode::fail}};
 const EnumTable<FaultAction> kFaultActions = {{"drop", FaultAction::drop},
@@ -711,7 +713,7 @@ class Parser {
 
   void parse_node(const std::string& name, const Field& f) {
     MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "rx", "test_tx_underflow",
-                    "qp_setup_fsm", "handshake_random"});
+                    "test_datapath_corrupt", "qp_setup_fsm", "handshake_random"});
     NodeConfig n;
     n.name = name;
     n.loc = f.loc();
@@ -783,6 +785,16 @@ class Parser {
       b.cycles = uint32_t(ur.u64("cycles", b.cycles, 1, 1000000));
       ur.finish();
       n.test_tx_underflow = b;
+    }
+    if (auto c = r.take("test_datapath_corrupt")) {
+      MapReader cr(*c, {"stream", "frame", "offset", "xor"});
+      NodeConfig::DatapathCorrupt k;
+      k.stream = read_enum(cr.req("stream"), kCorruptStreams);
+      k.frame = cr.u64("frame", k.frame, 0, 1ull << 40);
+      k.offset = uint32_t(cr.u64("offset", k.offset, 0, k.stream == "rx_desc" ? 1023 : 65535));
+      k.xor_mask = uint32_t(cr.u64("xor", k.xor_mask, 1, k.stream == "rx_desc" ? 1 : 255));
+      cr.finish();
+      n.test_datapath_corrupt = k;
     }
     if (auto q = r.take("qp_setup_fsm")) n.qp_setup_fsm = read_qp_setup_fsm(*q, n);
     if (auto h = r.take("handshake_random")) n.handshake_random = parse_handshake_random(*h);

@@ -161,6 +161,13 @@ struct NodeConfig {
   // TX frame at or after TX frame index `frame`.
   struct TxBubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 1; };
   std::optional<TxBubble> test_tx_underflow;
+  // `test_datapath_corrupt` (a test hook, not hardware): the rtl datapath's
+  // output is altered before its scoreboard compares it with the reference
+  // models (model/datapath/sc/datapath.h, DatapathCorrupt): stream tx (byte
+  // `offset` of TX frame `frame`), rx_desc (bit `offset` of RX descriptor
+  // `frame`), rx_payload or bypass (byte `offset`); `xor` = bits flipped.
+  struct DatapathCorrupt { std::string stream; uint64_t frame = 0; uint32_t offset = 0; uint32_t xor_mask = 1; };
+  std::optional<DatapathCorrupt> test_datapath_corrupt;
   // `qp_setup_fsm` (rtl/qp_setup, seed 001's QP-setup offload): the block
   // in this node, and the geometry the driver gives it at `init`.
   struct QpSetupFsm {

@@ -8,9 +8,8 @@
 #include <cstring>
 #include <functional>
 
-#include "Vicrc.h"
 #include "Vqp_setup_fsm.h"
-#include "model/ernic/tx_icrc.h"
+#include "model/datapath/sc/datapath.h"
 #include "model/link/classify.h"
 #include "model/roce/cm.h"
 #include "model/roce/opcodes.h"
@@ -117,8 +116,6 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.node = c.name;
   ec.num_qp = c.num_qp;
   ec.layout = sc.layout == RegLayout::v4x ? regs::kLayout4x : regs::kLayout31;
-  ec.rtl_datapath = sc.datapath == Datapath::rtl;
-  ec.idle_skip = idle_skip;
   ec.timing.ack_coalesce_packets = c.ack_coalesce_packets;
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.timing.rx_buffer_bytes = c.rx_buffer_bytes;
@@ -166,10 +163,28 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   };
   if (c.test_tx_underflow)
     cmac->inject_tx_bubble(c.test_tx_underflow->frame, c.test_tx_underflow->after_beat, c.test_tx_underflow->cycles);
-  // RN's packet classification (PG332 section 8): RoCEv2 to ERNIC, every
-  // other frame to the host's bypass path, untouched.
-  cmac->rx_sink = [this, e](FrameBytes f) {
-    if (is_rocev2_frame(f.data(), f.size())) return e->rx_push(std::move(f));
+  // The RoCEv2 datapath between ERNIC and the CMAC (model/datapath/sc):
+  // the Verilated RTL or its reference models, by the scenario's
+  // `datapath`. Its roce_rx classifies as PG332 section 8 has it: RoCEv2 to
+  // ERNIC, every other frame to the host's bypass path, untouched.
+  DatapathConfig dpc;
+  dpc.node = c.name;
+  dpc.idle_skip = idle_skip;
+  dpc.seed = seed;
+  if (c.test_datapath_corrupt) {
+    const auto& k = *c.test_datapath_corrupt;
+    dpc.corrupt.push_back({k.stream, k.frame, k.offset, uint8_t(k.xor_mask)});
+  }
+  datapath = make_datapath(to_string(sc.datapath), "datapath", core, cmac_clk, ctx, scope + ".datapath", dpc);
+  datapath->attach(*cmac);
+  ernic->datapath = datapath.get();
+  const uint32_t xrnicconf_addr = ec.layout.global(regs::g::XRNICCONF);
+  const unsigned sport_shift = ec.layout.udp_sport_shift;
+  datapath->udp_sport = [e, xrnicconf_addr, sport_shift]() {
+    return uint16_t(e->peek(xrnicconf_addr) >> sport_shift);
+  };
+  datapath->rx_sink = [e](const seam::RxDesc& d, roce::Bytes payload) { e->rx_push(d, std::move(payload)); };
+  datapath->bypass_sink = [this](FrameBytes f) {
     bypass_rx.push_back(std::move(f));
     bypass_ev.notify(SC_ZERO_TIME);
   };
@@ -356,7 +371,7 @@ System::~System() = default;
 
 void System::open_rtl_trace(const std::string& path) {
   rtl_vcd_ = std::make_unique<VerilatedVcdSc>();
-  for (auto& n : nodes) n->ernic->tx_icrc().rtl().trace(rtl_vcd_.get(), 99);
+  for (auto& n : nodes) n->datapath->trace(rtl_vcd_.get(), 99);
   for (auto& n : nodes)
     if (n->qp_setup && n->qp_setup->rtl()) n->qp_setup->rtl()->trace(rtl_vcd_.get(), 99);
   rtl_vcd_->open(path.c_str());
@@ -454,8 +469,10 @@ void System::watchdog() {
       fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
                                     scenario.limits.watchdog_us),
            3);
-      for (auto& n : nodes)
+      for (auto& n : nodes) {
         for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
+        if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);
+      }
       end_checks();
       sc_stop();
       return;

@@ -2,12 +2,13 @@
 // that executes the scenario's steps in it.
 //
 // Topology (design.md): each node = host memory + host driver + ERNIC model
-// (with the Verilated rtl/icrc in its TX datapath) + CMAC; two nodes are
+// + RoCEv2 datapath (model/datapath/sc: the Verilated rtl/datapath top or
+// its reference models, scenario key `datapath`) + CMAC; two nodes are
 // joined by a wire (one per direction) with the scenario's delay. Clock
 // domains: core (scenario clocks.core_mhz) and CMAC (clocks.cmac_mhz).
-// Hierarchy names (VCD scopes, SystemC names): top.<node>.{ernic,cmac,
-// driver,axil}, RTL under top.<node>.ernic.tx_icrc.icrc; with the node key
-// qp_setup_fsm, top.<node>.qp_setup_fsm (its RTL under .rtl).
+// Hierarchy names (VCD scopes, SystemC names): top.<node>.{ernic,datapath,
+// cmac,driver,axil}, RTL under top.<node>.datapath.rtl.roce_datapath; with
+// the node key qp_setup_fsm, top.<node>.qp_setup_fsm (its RTL under .rtl).
 //
 // Exit codes of a run: 0 pass, 1 an expectation failed (or the model
 // reported an internal error), 3 no progress (watchdog) or the simulated
@@ -30,6 +31,7 @@
 #include "model/link/axil.h"
 #include "model/link/axil_mux.h"
 #include "model/link/cmac.h"
+#include "model/datapath/sc/datapath.h"
 #include "model/link/pcap_writer.h"
 #include "model/monitor/scoreboard.h"
 #include "model/monitor/wire_monitor.h"
@@ -76,6 +78,7 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<AxiLitePort> axil;
   std::unique_ptr<SidebandPort> sideband;  // i_qp_sq_pidb_* / i_qp_rq_cidb_* (the driver plays the user logic)
   std::unique_ptr<Cmac> cmac;
+  std::unique_ptr<RoceDatapath> datapath;  // between ernic and cmac
   std::unique_ptr<host::Driver> driver;
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;
   // Non-RoCE frames the classifier (model/link/classify.h) passed to the

@@ -13,14 +13,15 @@ namespace ernic::trigger {
 
 const std::vector<StreamInfo>& streams() {
   static const std::vector<StreamInfo> s = {
-      {"tx", "cmac.tx_fifo.s_axis_tvalid", "cmac.tx_fifo.s_axis_tready", "core",
-       "ERNIC's TX datapath into the CMAC's TX FIFO (one transfer a frame; tready low while the FIFO is full)"},
+      {"tx", "datapath.tx_seam.s_desc_valid", "datapath.tx_seam.s_desc_ready", "core",
+       "ERNIC into the TX datapath: roce_tx's descriptor handshake (one a frame; ready low while roce_tx holds "
+       "one, and while its buffer and the FIFO to the CMAC are full)"},
       {"rx", "ernic.rx_buffer.m_axis_tvalid", "ernic.rx_buffer.m_axis_tready", "core",
        "the RoCE RX buffer into the RX packet handler (one transfer a frame; tready low while the handler is busy)"},
       {"tx_mac", "cmac.tx_axis_tvalid", "cmac.tx_axis_tready", "cmac", "the CMAC's TX beats onto the line"},
       {"rx_mac", "cmac.rx_axis_tvalid", "", "cmac", "the CMAC's RX beats (no tready: never stalls)"},
-      {"icrc", "ernic.tx_icrc.icrc.icrc.s_valid", "ernic.tx_icrc.icrc.icrc.s_ready", "core",
-       "the TX datapath into the Verilated ICRC block (RTL)"},
+      {"icrc", "datapath.rtl.roce_datapath.u_tx.u_icrc.s_valid", "datapath.rtl.roce_datapath.u_tx.u_icrc.s_ready",
+       "core", "roce_tx's frames into its ICRC block (RTL datapath only)"},
   };
   return s;
 }
@@ -223,13 +224,22 @@ class Parser {
     }
     return l;
   }
+  // '(' and '!' nest by recursion: a bound keeps a hostile expression
+  // (60,000 '!') from overflowing the stack; an error names its column.
+  static constexpr int kMaxNesting = 100;
+  void enter(const Token& t) {
+    if (++depth_ > kMaxNesting)
+      fail(t, fmt::format("'(' and '!' nest deeper than {} levels", kMaxNesting));
+  }
   std::unique_ptr<Expr> parse_unary() {
     if (peek().k == Tok::Not) {
+      enter(peek());
       const size_t col = take().col;
       auto e = std::make_unique<Expr>();
       e->kind = Expr::Not;
       e->col = col;
       e->a = parse_unary();
+      --depth_;
       return e;
     }
     return parse_cmp();
@@ -239,9 +249,11 @@ class Parser {
   }
   std::unique_ptr<Expr> parse_cmp() {
     if (peek().k == Tok::LParen) {
+      enter(peek());
       take();
       auto e = parse_or();
       expect(Tok::RParen, "to close the parenthesis");
+      --depth_;
       if (is_cmp(peek().k)) fail(peek(), "a parenthesised condition cannot be compared; compare signals or numbers");
       return e;
     }
@@ -357,6 +369,7 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;  // '(' and '!' open around the current point
 };
 
 }  // namespace

@@ -119,7 +119,12 @@ TEST(SystemMrCache, SweepHitRateAndMessageRate) {
         EXPECT_LT(p.hit_rate, 1.0) << at;
         fastest_thrash = std::max(fastest_thrash, p.mmsg_per_s);
       }
-      EXPECT_LE(p.mmsg_per_s, table_rate * (1 + 1e-9)) << at << ": the register table never misses";
+      // WRITEs hide the responder's lookup (A's requester bounds them): a
+      // compulsory miss only moves when B's ACKs reach A, which shifts A's
+      // PCIe traffic by a few ns either way (with the RoCEv2 datapath's
+      // timing, N >= K finishes 10 ns sooner in 85 us): equal within 0.1 %.
+      const double slack = op == "write" ? 1e-3 : 1e-9;
+      EXPECT_LE(p.mmsg_per_s, table_rate * (1 + slack)) << at << ": the register table never misses";
     }
     // Small-message rate falls as the CAM thrashes (each miss costs a DMA
     // read of the MR context).

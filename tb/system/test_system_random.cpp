@@ -53,6 +53,13 @@ TEST(SystemRandom, GenerationIsDeterministic) {
     distinct.insert(ya);
   }
   EXPECT_EQ(distinct.size(), 6u) << "two seeds gave the same scenario";
+  // The last seeds of the 64-bit range: seed + count - 1 must fit (it did not
+  // for --count 1 at 2^64-1); one more overflows; a negative seed is refused.
+  SimResult top = run_sim(dir, {"random", "--seed", "18446744073709551614", "--count", "2", "--generate", "--out", "t"});
+  ASSERT_EQ(top.exit_code, 0) << top.out << top.err;
+  EXPECT_TRUE(fs::exists(dir / "t/seed_18446744073709551615.yaml"));
+  EXPECT_EQ(run_sim(dir, {"random", "--seed", "18446744073709551615", "--count", "2", "--generate", "--out", "t"}).exit_code, 2);
+  EXPECT_EQ(run_sim(dir, {"random", "--seed", "-1", "--count", "1", "--generate", "--out", "t"}).exit_code, 2);
 
   // Running them: the per-seed lines (stdout) do not depend on --jobs.
   SimResult j1 = run_sim(dir, {"random", "--seed", "3", "--count", "4", "--jobs", "1", "--out", "j1"});

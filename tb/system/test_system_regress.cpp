@@ -138,6 +138,42 @@ TEST(SystemRegress, RunsEveryScenarioWritesJUnitAndJobs2MatchesJobs1) {
   EXPECT_EQ(c3[1]["result"], "pass");
 }
 
+// Hostile folders (found by adversarial testing): a directory symlink back
+// to an ancestor, a scenario whose bytes are not UTF-8 (the parser's message
+// quotes them), and a --junit that cannot be written.
+TEST(SystemRegress, SymlinkLoopsNonUtf8AndAnUnwritableJunit) {
+  const fs::path dir = test_dir();
+  const fs::path in = dir / "in";
+  fs::create_directories(in / "sub");
+  fs::copy_file(kData / "traffic/send_pass.yaml", in / "pass.yaml");
+  write_text(in / "bytes.yaml", std::string("\xff\xfe\x00 scenario", 12));
+  write_text(in / "sub/name.yaml", "scenario: \"\xc3\x28\xef\xbf\xbe\"\nnodes: 1\n");
+  fs::create_directory_symlink("..", in / "sub/up");       // a loop
+  fs::create_directory_symlink("../sub", in / "sub/again");  // the same folder again
+  // Each file once, under its own path (the loop used to repeat all ~40 times).
+  SimResult l = run_sim(dir, {"regress", in.string(), "--list"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_EQ(listed(l.out), (std::vector<std::string>{"bytes", "pass", "sub/name"})) << l.out;
+  // An unwritable --junit is refused before anything runs.
+  for (const fs::path& j : {dir / "nowhere/j.xml", dir}) {
+    SimResult r = run_sim(dir, {"regress", in.string(), "--out", "o", "--junit", j.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--junit " + j.string() + ": cannot write"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+  // The JUnit file stays well-formed UTF-8 XML whatever bytes the runs print.
+  SimResult r = run_sim(dir, {"regress", in.string(), "--out", "o", "--junit", "j.xml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json cases = junit_cases(dir / "j.xml");
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0]["result"], "error");
+  EXPECT_EQ(cases[0]["type"], "bad-scenario");
+  EXPECT_EQ(cases[1]["result"], "pass");
+  EXPECT_EQ(cases[2]["type"], "bad-scenario");
+  EXPECT_NE(cases[2]["message"].get<std::string>().find("invalid scenario name '?(?"), std::string::npos)
+      << cases[2]["message"];
+}
+
 TEST(SystemRegress, DatapathOverrideReachesEveryRun) {
   const fs::path dir = test_dir();
   SimResult r = run_sim(dir, {"regress", (kData / "traffic").string(), "--datapath", "model", "--out", "o", "--junit", "j.xml"});
@@ -145,8 +181,9 @@ TEST(SystemRegress, DatapathOverrideReachesEveryRun) {
   for (const char* n : {"o/send_pass.json", "o/write_4k_pass.json"}) {
     const json rep = json::parse(read_text(dir / n));
     EXPECT_EQ(rep["datapath"], "model") << n;
-    // The C++ model computed every ICRC: the RTL saw no frame.
-    EXPECT_EQ(rep["nodes"]["A"]["icrc_rtl"]["frames"], 0) << n;
+    // The C++ reference models ran the datapath: no RTL, no scoreboard.
+    EXPECT_EQ(rep["nodes"]["A"]["datapath"]["kind"], "model") << n;
+    EXPECT_EQ(rep["nodes"]["A"]["datapath"]["tx_checked"], 0) << n;
   }
   const json cases = junit_cases(dir / "j.xml");
   ASSERT_EQ(cases.size(), 2u);
@@ -155,7 +192,8 @@ TEST(SystemRegress, DatapathOverrideReachesEveryRun) {
 
 TEST(SystemRun, DatapathOptionOverridesTheScenarioKey) {
   const fs::path dir = test_dir();
-  // rc_write_64k.yaml has no datapath key (rtl by default): 18 frames through the RTL ICRC.
+  // rc_write_64k.yaml has no datapath key (rtl by default): A's 18 frames through the RTL datapath,
+  // each checked by its scoreboard.
   SimResult r = run_sim(dir, {"run", kDefaultScenario, "--json", "rtl.json", "--quiet", "--datapath", "rtl"});
   SimResult m = run_sim(dir, {"run", kDefaultScenario, "--json", "model.json", "--quiet", "--datapath", "model"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -163,8 +201,9 @@ TEST(SystemRun, DatapathOptionOverridesTheScenarioKey) {
   const json jr = json::parse(read_text(dir / "rtl.json")), jm = json::parse(read_text(dir / "model.json"));
   EXPECT_EQ(jr["datapath"], "rtl");
   EXPECT_EQ(jm["datapath"], "model");
-  EXPECT_GT(jr["nodes"]["A"]["icrc_rtl"]["frames"].get<uint64_t>(), 0u);
-  EXPECT_EQ(jm["nodes"]["A"]["icrc_rtl"]["frames"].get<uint64_t>(), 0u);
+  EXPECT_EQ(jr["nodes"]["A"]["datapath"]["tx_checked"].get<uint64_t>(), 18u);
+  EXPECT_EQ(jm["nodes"]["A"]["datapath"]["tx_checked"].get<uint64_t>(), 0u);
+  EXPECT_EQ(jm["nodes"]["A"]["datapath"]["tx_frames"].get<uint64_t>(), 18u);
   // Same cycles either way (the model is the RTL's cycle-accurate reference).
   EXPECT_EQ(jr["sim_time_ps"], jm["sim_time_ps"]);
   EXPECT_EQ(run_sim(dir, {"run", kDefaultScenario, "--datapath", "verilog"}).exit_code, 2);

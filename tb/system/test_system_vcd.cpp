@@ -1,8 +1,9 @@
 // tb/system: the default scenario's merged waveform (model + Verilated RTL).
 //
 // - GTKWave's vcd2fst accepts it.
-// - RTL: the Verilated ICRC block of node A (top.A.ernic.tx_icrc.icrc.icrc)
-//   raises crc_valid once per frame A transmits, and at each rise its `crc`
+// - RTL: the ICRC block inside roce_tx in node A's Verilated datapath
+//   (top.A.datapath.rtl.roce_datapath.u_tx.u_icrc) raises crc_valid once
+//   per frame A transmits, and at each rise its `crc`
 //   output is the ICRC that frame carries on the wire (last 4 bytes of the
 //   frame in A's transmit tap, least significant byte first), produced
 //   before the frame's first byte leaves.
@@ -163,8 +164,8 @@ TEST_F(SystemVcd, Vcd2fstAcceptsIt) {
 }
 
 TEST_F(SystemVcd, RtlIcrcPulsesOncePerFrameWithTheWireIcrc) {
-  const std::string valid = "top.A.ernic.tx_icrc.icrc.icrc.crc_valid";
-  const std::string crc = "top.A.ernic.tx_icrc.icrc.icrc.crc";
+  const std::string valid = "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.crc_valid";
+  const std::string crc = "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.crc";
   ASSERT_TRUE(ernic::trace::vcd_has_var(vcd_.string(), valid));
   ASSERT_TRUE(ernic::trace::vcd_has_var(vcd_.string(), crc));
   const auto a_tx = PcapReader::read_all((dir_ / "out.A-tx.pcap").string());

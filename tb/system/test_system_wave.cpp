@@ -198,13 +198,15 @@ TEST(SystemWave, HierarchyHasTheDocumentedSignals) {
   ASSERT_TRUE(v.timescale_1ps);
   std::vector<std::string> want = {
       "top.clocks.core_clk", "top.clocks.cmac_clk",
-      // streams: CMAC TX/RX beats, the TX FIFO's write side, the RX buffer's read side, the RTL ICRC stream
+      // streams: CMAC TX/RX beats, the host's bypass TX FIFO, the TX seam's descriptor handshake, the RX
+      // buffer's read side, roce_tx's ICRC stream in the RTL datapath
       "top.A.cmac.tx_axis_tvalid", "top.A.cmac.tx_axis_tready", "top.A.cmac.tx_axis_tlast", "top.A.cmac.tx_axis_tkeep",
       "top.A.cmac.rx_axis_tvalid", "top.A.cmac.rx_axis_tlast", "top.A.cmac.rx_axis_tkeep",
       "top.A.cmac.tx_fifo.s_axis_tvalid", "top.A.cmac.tx_fifo.s_axis_tready",
+      "top.A.datapath.tx_seam.s_desc_valid", "top.A.datapath.tx_seam.s_desc_ready",
       "top.A.ernic.rx_buffer.m_axis_tvalid", "top.A.ernic.rx_buffer.m_axis_tready",
-      "top.A.ernic.tx_icrc.icrc.icrc.s_valid", "top.A.ernic.tx_icrc.icrc.icrc.s_ready",
-      "top.A.ernic.tx_icrc.icrc.icrc.s_last", "top.A.ernic.tx_icrc.icrc.icrc.s_keep",
+      "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.s_valid", "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.s_ready",
+      "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.s_last", "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.s_keep",
       // QP state and PSNs, doorbells, interrupts
       "top.A.ernic.qp2.req_state", "top.A.ernic.qp2.resp_state", "top.A.ernic.qp2.fatal", "top.A.ernic.qp2.SQPSN",
       "top.A.ernic.qp2.expected_psn", "top.A.ernic.qp2.SQPI", "top.A.ernic.qp2.CQHEAD",
@@ -394,13 +396,14 @@ std::optional<uint64_t> first_stall(const Vcd& v, const std::string& valid, cons
 
 TEST(SystemWave, TriggerAxisStallUnderPfcAndASlowReceiver) {
   // rc_write_pfc: B drains at 25 Gb/s; its RX buffer backs up (B.rx stalls)
-  // and its PFC pause holds A's TX, whose FIFO fills (A.tx stalls).
+  // and its PFC pause holds A's TX, whose datapath fills (A.tx stalls).
   const fs::path dir = test_dir();
   const std::string s = scen("scenarios/traffic/rc_write_pfc.yaml");
   fs::create_directories(dir / "full");
   ASSERT_EQ(run_wave(dir / "full", s, {}).r.exit_code, 0);
   const Vcd full = read_vcd(dir / "full" / "out.vcd");
-  const auto a = first_stall(full, "top.A.cmac.tx_fifo.s_axis_tvalid", "top.A.cmac.tx_fifo.s_axis_tready", 16);
+  const auto a =
+      first_stall(full, "top.A.datapath.tx_seam.s_desc_valid", "top.A.datapath.tx_seam.s_desc_ready", 16);
   const auto b = first_stall(full, "top.B.ernic.rx_buffer.m_axis_tvalid", "top.B.ernic.rx_buffer.m_axis_tready", 100);
   ASSERT_TRUE(a && b);
   WaveRun ra = run_wave(dir, s, {"--trigger", "axis(A.tx).stall >= 16", "--window", "10,10"});
@@ -452,9 +455,9 @@ TEST(SystemWave, TriggerRtlSignalsByNameAndNumber) {
   // A Verilated RTL signal, every hit: the ICRC block's crc_valid pulses.
   fs::create_directories(dir / "rtl");
   WaveRun r2 = run_wave(dir / "rtl", kDefaultScenario,
-                    {"--trigger", "rtl(A.icrc.crc_valid) == 1", "--trigger-mode", "every", "--window", "2,2"});
+                    {"--trigger", "rtl(A.u_tx.u_icrc.crc_valid) == 1", "--trigger-mode", "every", "--window", "2,2"});
   ASSERT_EQ(r2.r.exit_code, 0) << r2.r.err;
-  const auto pulses = rises(full, "top.A.ernic.tx_icrc.icrc.icrc.crc_valid");
+  const auto pulses = rises(full, "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.crc_valid");
   ASSERT_EQ(pulses.size(), 18u);
   EXPECT_EQ(r2.hits(), pulses);
   // Combined: && binds tighter than ||, parentheses and ! work.
@@ -492,7 +495,13 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
     size_t column;
     const char* says;
   };
+  // Nesting beyond 100 levels is an error at the 101st '(' or '!', not a
+  // stack overflow (60,000 '!' crashed the recursive-descent parser).
+  const std::string deep_not = std::string(101, '!') + "qp(A,2).fatal";
+  const std::string deep_paren = "qp(A,2).fatal || " + std::string(60000, '(') + "qp(A,2).fatal" + std::string(60000, ')');
   const Case cases[] = {
+      {deep_not.c_str(), 101, "nest deeper than 100 levels"},
+      {deep_paren.c_str(), 118, "nest deeper than 100 levels"},
       {"qp(A,2).fatal &&", 17, "expected a signal"},
       {"qp(A,2).fatal & qp(A,3).fatal", 15, "use '&&'"},
       {"op(A->B) = 0x11", 10, "compare with '=='"},
@@ -510,7 +519,7 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
       {"reg_write(A, SQPIi)", 14, "per-QP register"},
       {"rtl(A.nope.state) == 3", 5, "no traced signal matches"},
       {"rtl(A.qp2.req_state) == WAITING", 25, "'WAITING' is not a value"},
-      {"rtl(A.icrc.crc) == IDLE", 20, "no value names are registered"},
+      {"rtl(A.u_tx.u_icrc.crc) == IDLE", 27, "no value names are registered"},
       {"syn == 0x60", 1, "needs a direction"},
       {"1 < 2 < 3", 7, "do not chain"},
       {"", 1, "empty"},
@@ -521,6 +530,11 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
     EXPECT_NE(r.err.find(fmt::format("column {}:", c.column)), std::string::npos) << c.expr << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.expr << "\n" << r.err;
   }
+  // 100 levels are still fine.
+  EXPECT_EQ(run_sim(dir, {"run", kDefaultScenario, "--vcd", "out.vcd", "--quiet", "--trigger",
+                          std::string(100, '!') + "qp(A,2).fatal"})
+                .exit_code,
+            0);
   // Option errors.
   for (const std::vector<std::string>& extra :
        {std::vector<std::string>{"--trigger", "qp(A,2).fatal", "--window", "10"},
@@ -568,7 +582,8 @@ TEST(SystemWave, WindowsHoldOnlyTheCyclesAroundEveryHit) {
   // ...and inside the windows, the same values as the full dump at every time.
   for (uint64_t t : w.times)
     for (const char* n : {"top.A.cmac.tx_axis_tvalid", "top.link.B_to_A.tx_frames", "top.clocks.core_clk",
-                          "top.A.cmac.tx_fifo.s_axis_tready", "top.A.ernic.tx_icrc.icrc.icrc.crc"})
+                          "top.A.datapath.tx_seam.s_desc_ready",
+                          "top.A.datapath.rtl.roce_datapath.u_tx.u_icrc.crc"})
       EXPECT_EQ(w.at(n, t), full.at(n, t)) << n << " at " << t;
   expect_vcd2fst_accepts(dir / "out.vcd");
   expect_vcd2fst_accepts(dir / "full" / "out.vcd");
