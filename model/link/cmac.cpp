@@ -519,18 +519,6 @@ void Cmac::rx_thread() {
       const uint64_t last_keep = it.f.size() % bpb ? (uint64_t{1} << (it.f.size() % bpb)) - 1 : ~uint64_t{0};
       rx_stream(it.f, start);
       if (!axis_traced) {  // the waveform of the beats, as the MAC presents them
-        // (and the monitor: back to back from `start`; the edges given ahead)
-        const uint64_t c0 = start / C;
-        const monitor::AxisBeat b0 = monitor::axis_beat(it.f.data(), it.f.size(), 0);
-        monitor::AxisSample s;
-        s.valid = true, s.last = b0.last, s.keep = b0.keep, s.data = b0.data.data();
-        mon_rx_->sample(c0, s);
-        if (beats > 1) {
-          const monitor::AxisBeat bl = monitor::axis_beat(it.f.data(), it.f.size(), beats - 1);
-          s.last = true, s.keep = bl.keep, s.data = bl.data.data();
-          mon_rx_->sample(c0 + beats - 1, s);
-        }
-        mon_rx_->sample(c0 + beats, monitor::AxisSample{});
         ctx_.set_at(v_rx_tvalid_, 1, start);
         ctx_.set_at(v_rx_tkeep_, beats > 1 ? ~uint64_t{0} : last_keep, start);
         ctx_.set_at(v_rx_tlast_, 1, start + (beats - 1) * C);
