@@ -1,7 +1,7 @@
 // ernic-sim: the simulator's command line.
 //
 //   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model]
-//                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
+//                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full] [--handshake-random SEED]
 //   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model] [--label L]  (tools/regress.h)
 //   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
@@ -238,6 +238,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
   auto t1 = std::chrono::steady_clock::now();
+  ctx.protocol.finish();  // the protocol monitors evaluate their last edges
   if (!sys->finished && sys->exit_code == 0) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
                              SourceLoc{}, sc_core::sc_time_stamp().value()});
@@ -374,6 +375,9 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  uint64_t handshake_seed = 0;
+  auto* hr_opt = runc->add_option("--handshake-random", handshake_seed,
+                                  "randomise VALID/READY timing on every seam under this seed (same results, other timing)");
   std::string datapath;
   runc->add_option("--datapath", datapath, "override the scenario's datapath: rtl (Verilated RTL) or model (C++)")
       ->check(CLI::IsMember({"rtl", "model"}));
@@ -499,6 +503,7 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  if (hr_opt->count()) opt.handshake_random_seed = handshake_seed;
   if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
     std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
     return 2;

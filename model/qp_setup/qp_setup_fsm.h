@@ -32,6 +32,16 @@
 // synchroniser and its wait counter are not modelled); the accesses, their
 // order and the status codes are the same.
 //
+// Protocol monitors (RTL mode, model/monitor): the block's AXI4-Lite slave
+// (<scope>.s_axi_lite, the host's side) and master (<scope>.m_axi_lite,
+// towards ERNIC) are sampled at every rising edge the clock makes, after the
+// inputs of that edge have settled (two delta cycles before the edge: the
+// slave's READYs are combinational). Randomised handshakes
+// (`handshake_random`): the host raises AWVALID, WVALID and ARVALID late
+// (<scope>.s_axi_lite.{awvalid,wvalid,arvalid}); ERNIC's side grants the
+// master's request late (<scope>.m_axi_lite.{awready,arready}) and raises
+// BVALID / RVALID late (<scope>.m_axi_lite.{bvalid,rvalid}).
+//
 // Observation: the waveform has top.<node>.qp_setup_fsm.{state, status,
 // busy, cmac_link_up, commands} (model signals, both modes) and, with
 // `datapath: rtl`, the RTL's ports and registers under
@@ -97,12 +107,15 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   struct HostOp {
     bool active = false, write = false, presented = false, accepted = false, done = false;
     uint32_t off = 0, data = 0, value = 0;
+    bool drawn = false;                 // randomised: the VALID delays drawn
+    uint32_t aw_hold = 0, w_hold = 0;   // edges before AWVALID / WVALID (ARVALID: aw_hold) rise
   };
   // RTL mode
   void rtl_thread();
   void cycle();       // one core cycle from a core edge to the next
   void drive();       // half a cycle in: inputs for the rising edge
   void observe();     // at the next core edge: outputs of that edge
+  void sample_axil(); // both AXI4-Lite interfaces at the rising edge, for the monitors
   bool needs_clock() const;
   // model mode
   void model_thread();
@@ -141,6 +154,11 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   uint32_t m_exec_addr_ = 0, m_exec_data_ = 0;
   bool b_out_ = false, r_out_ = false;
   uint32_t r_data_ = 0;
+  uint32_t b_hold_ = 0, r_hold_ = 0;  // randomised: edges before BVALID / RVALID rise
+  monitor::AxilMonitor* mon_s_ = nullptr;
+  monitor::AxilMonitor* mon_m_ = nullptr;
+  monitor::HandshakeStall rnd_s_awvalid_, rnd_s_wvalid_, rnd_s_arvalid_, rnd_m_awready_, rnd_m_arready_,
+      rnd_m_bvalid_, rnd_m_rvalid_;
   uint32_t qpctrl_shadow_ = 0;  // the QPCTRL the running command took (for logs)
   // model
   std::unique_ptr<qps::QpSetupModel> model_;
