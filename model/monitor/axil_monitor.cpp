@@ -31,7 +31,7 @@ const ChInfo kInfo[kAxilChannels] = {
 const char* axil_channel_name(int ch) { return ch >= 0 && ch < kAxilChannels ? kInfo[ch].name : "?"; }
 
 AxilMonitor::AxilMonitor(std::string name, std::string clock, AxilRules rules, ViolationSink sink)
-    : name_(std::move(name)), clock_(std::move(clock)), rules_(rules), sink_(std::move(sink)) {}
+    : log_(std::move(name), std::move(clock), std::move(sink)), rules_(rules) {}
 
 AxilMonitor::Edge AxilMonitor::load(const AxilSample& s) {
   Edge e;
@@ -76,20 +76,7 @@ void AxilMonitor::finish() {
 
 void AxilMonitor::violation(uint64_t cycle, const char* rule, std::string what) {
   ++n_.violations;
-  if (reported_.size() > kMaxReports) return;
-  ProtocolViolation v;
-  v.where = name_;
-  v.clock = clock_;
-  v.cycle = cycle;
-  if (reported_.size() == kMaxReports) {
-    v.rule = "MONITOR_SUPPRESSED";
-    v.what = fmt::format("{} violations reported; further ones on this interface are only counted", kMaxReports);
-  } else {
-    v.rule = rule;
-    v.what = std::move(what);
-  }
-  reported_.push_back(v);
-  if (sink_) sink_(reported_.back());
+  log_.report(cycle, rule, std::move(what));
 }
 
 void AxilMonitor::check_resp(uint64_t cycle, int ch, uint32_t resp) {

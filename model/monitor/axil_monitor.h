@@ -95,13 +95,13 @@ class AxilMonitor {
   void sample(uint64_t cycle, const AxilSample& s);
   void finish();
 
-  const std::string& name() const { return name_; }
-  const std::string& clock() const { return clock_; }
+  const std::string& name() const { return log_.name(); }
+  const std::string& clock() const { return log_.clock(); }
   const AxilCounters& counters() const { return n_; }
   // Requests taken and not yet answered.
   uint64_t open_writes() const { return std::max(aw_out_, w_out_); }
   uint64_t open_reads() const { return ar_out_; }
-  const std::vector<ProtocolViolation>& violations() const { return reported_; }
+  const std::vector<ProtocolViolation>& violations() const { return log_.reported(); }
 
  private:
   struct Ch {
@@ -118,11 +118,9 @@ class AxilMonitor {
   void check_resp(uint64_t cycle, int ch, uint32_t resp);
   void violation(uint64_t cycle, const char* rule, std::string what);
 
-  std::string name_, clock_;
+  ViolationLog log_;
   AxilRules rules_;
-  ViolationSink sink_;
   AxilCounters n_;
-  std::vector<ProtocolViolation> reported_;
   bool have_prev_ = false, have_pending_ = false;
   uint64_t prev_cycle_ = 0, pending_cycle_ = 0;
   Edge prev_, pending_;

@@ -10,7 +10,7 @@ namespace ernic::monitor {
 std::string ProtocolViolation::str() const { return fmt::format("{} at {} cycle {}: {}", rule, clock, cycle, what); }
 
 AxisMonitor::AxisMonitor(std::string name, std::string clock, AxisRules rules, ViolationSink sink)
-    : name_(std::move(name)), clock_(std::move(clock)), rules_(rules), sink_(std::move(sink)) {
+    : log_(std::move(name), std::move(clock), std::move(sink)), rules_(rules) {
   rules_.data_bytes = std::clamp(rules_.data_bytes, 1u, 128u);
   if (rules_.data_bytes > 64) rules_.has_keep = false;  // TKEEP is 64 bits here
   if (!rules_.has_keep) rules_.keep_contiguous = false;
@@ -64,8 +64,7 @@ void AxisMonitor::finish() {
 
 std::string AxisMonitor::where_in_frame() const { return fmt::format("frame {} beat {}", n_.frames, frame_beats_); }
 
-void AxisMonitor::violation(uint64_t cycle, const char* rule, std::string what) {
-  ++n_.violations;
+void ViolationLog::report(uint64_t cycle, const char* rule, std::string what) {
   if (reported_.size() > kMaxReports) return;
   ProtocolViolation v;
   v.where = name_;
@@ -78,8 +77,13 @@ void AxisMonitor::violation(uint64_t cycle, const char* rule, std::string what) 
     v.rule = rule;
     v.what = std::move(what);
   }
-  reported_.push_back(v);
+  reported_.push_back(std::move(v));
   if (sink_) sink_(reported_.back());
+}
+
+void AxisMonitor::violation(uint64_t cycle, const char* rule, std::string what) {
+  ++n_.violations;
+  log_.report(cycle, rule, std::move(what));
 }
 
 void AxisMonitor::evaluate(uint64_t cycle, const Edge& cur) {

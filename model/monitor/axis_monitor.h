@@ -69,6 +69,25 @@ struct ProtocolViolation {
 };
 using ViolationSink = std::function<void(const ProtocolViolation&)>;
 
+// One monitor's reports: the first kMaxReports violations go to the sink
+// and are kept, then one MONITOR_SUPPRESSED note; later ones are dropped
+// (the monitor's counters still count them).
+class ViolationLog {
+ public:
+  static constexpr size_t kMaxReports = 16;
+  ViolationLog(std::string name, std::string clock, ViolationSink sink)
+      : name_(std::move(name)), clock_(std::move(clock)), sink_(std::move(sink)) {}
+  void report(uint64_t cycle, const char* rule, std::string what);
+  const std::string& name() const { return name_; }
+  const std::string& clock() const { return clock_; }
+  const std::vector<ProtocolViolation>& reported() const { return reported_; }
+
+ private:
+  std::string name_, clock_;
+  ViolationSink sink_;
+  std::vector<ProtocolViolation> reported_;
+};
+
 // The interface's signals at one edge. TDATA up to 1024 bits as 64-bit
 // words (word i = TDATA[64i+63:64i], byte k of the beat = bits [8k+7:8k]).
 struct AxisSample {
@@ -114,7 +133,7 @@ struct AxisCounters {
 
 class AxisMonitor {
  public:
-  static constexpr size_t kMaxReports = 16;
+  static constexpr size_t kMaxReports = ViolationLog::kMaxReports;
   AxisMonitor(std::string name, std::string clock, AxisRules rules, ViolationSink sink = {});
 
   void sample(uint64_t cycle, const AxisSample& s);
@@ -122,13 +141,13 @@ class AxisMonitor {
   // sample() continue from it).
   void finish();
 
-  const std::string& name() const { return name_; }
-  const std::string& clock() const { return clock_; }
+  const std::string& name() const { return log_.name(); }
+  const std::string& clock() const { return log_.clock(); }
   const AxisRules& rules() const { return rules_; }
   const AxisCounters& counters() const { return n_; }
   bool in_frame() const { return in_frame_; }     // a frame started and its TLAST beat not yet transferred
   // The violations reported so far (at most kMaxReports + 1).
-  const std::vector<ProtocolViolation>& violations() const { return reported_; }
+  const std::vector<ProtocolViolation>& violations() const { return log_.reported(); }
 
  private:
   struct Edge {
@@ -142,12 +161,10 @@ class AxisMonitor {
   void violation(uint64_t cycle, const char* rule, std::string what);
   std::string where_in_frame() const;
 
-  std::string name_, clock_;
+  ViolationLog log_;
   AxisRules rules_;
   unsigned words_;
-  ViolationSink sink_;
   AxisCounters n_;
-  std::vector<ProtocolViolation> reported_;
   // Evaluated up to edge prev_cycle_ (prev_ = its signals); pending_ at
   // pending_cycle_ waits for a later call.
   bool have_prev_ = false, have_pending_ = false;
