@@ -53,8 +53,14 @@ TEST(SystemBench, NamedConfigurationWrites16KiBAtLineRate) {
 // by side. The model datapath's simulated figures equal the RTL's here.
 TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
   const fs::path dir = test_dir("bench_determinism");
-  SimResult a = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--out", "a"});
-  SimResult b = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--out", "b", "--no-speed"});
+  // 200 x 64 B and 32 x 64 KiB per operation (a few seconds with both datapaths).
+  const std::vector<std::string> common = {"bench",           "--op",          "read,send", "--sizes", "64,65536",
+                                           "--bytes-per-size", "1048576",     "--max-iters", "200"};
+  std::vector<std::string> args_a = common, args_b = common;
+  args_a.insert(args_a.end(), {"--out", "a"});
+  args_b.insert(args_b.end(), {"--out", "b", "--no-speed"});
+  SimResult a = run_sim(dir, args_a);
+  SimResult b = run_sim(dir, args_b);
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   const std::string csv = read_text(dir / "a" / "bench.csv");
