@@ -414,7 +414,12 @@ int sc_main(int argc, char** argv) {
   benchc->add_option("--csv", bopt.csv, "CSV file (default: <out>/bench.csv)");
   bool no_lat = false, no_speed = false;
   benchc->add_flag("--no-latency", no_lat, "skip the 64-byte latency phase");
-  benchc->add_flag("--no-speed", no_speed, "skip the idle-heavy speed run");
+  benchc->add_flag("--no-speed", no_speed,
+                   "skip the speed runs: no idle-heavy run, and only the first --speed-datapaths datapath");
+  std::string bdps = "rtl,model";
+  benchc->add_option("--speed-datapaths", bdps,
+                     "datapaths to run each run with, side by side (comma-separated: rtl, model; the first gives "
+                     "bench.csv)");
   auto* logc = app.add_subcommand("log", "print a transaction log as a timeline");
   std::string log_file;
   TimelineFilter filt;
@@ -467,6 +472,23 @@ int sc_main(int argc, char** argv) {
     if (bopt.min_iters == 0 || bopt.max_iters < bopt.min_iters) {
       std::fprintf(stderr, "ernic-sim bench: need 1 <= --min-iters <= --max-iters\n");
       return 2;
+    }
+    bopt.datapaths = split_csv(bdps);
+    if (bopt.datapaths.empty()) {
+      std::fprintf(stderr, "ernic-sim bench: --speed-datapaths: name at least one of rtl, model\n");
+      return 2;
+    }
+    for (size_t i = 0; i < bopt.datapaths.size(); ++i) {
+      const std::string& d = bopt.datapaths[i];
+      if (d != "rtl" && d != "model") {
+        std::fprintf(stderr, "ernic-sim bench: --speed-datapaths %s: not one of rtl, model\n", d.c_str());
+        return 2;
+      }
+      for (size_t k = 0; k < i; ++k)
+        if (bopt.datapaths[k] == d) {
+          std::fprintf(stderr, "ernic-sim bench: --speed-datapaths: %s twice\n", d.c_str());
+          return 2;
+        }
     }
     bopt.latency = !no_lat;
     bopt.speed = !no_speed;

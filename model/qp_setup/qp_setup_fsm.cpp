@@ -51,6 +51,9 @@ QpSetupFsm::QpSetupFsm(sc_module_name name, const ClockDomain& core, SimContext&
   rnd_m_arready_ = ctx_.protocol.stall(scope_ + ".m_axi_lite.arready", K::ready);
   rnd_m_bvalid_ = ctx_.protocol.stall(scope_ + ".m_axi_lite.bvalid", K::valid);
   rnd_m_rvalid_ = ctx_.protocol.stall(scope_ + ".m_axi_lite.rvalid", K::valid);
+  r.wait_skip(wait_skip_);
+  r.link_wait(link_wait_);
+  r.link_wait_left(link_wait_left_);
   SC_THREAD(rtl_thread);
   // Value names for trigger expressions: rtl(A.qp_setup_fsm.state) == CMAC_INIT.
   trace::register_signal_enum("qp_setup_fsm.state", {{"IDLE", 0}, {"REG_CHECK", 1}, {"RES_ALLOC", 2},
@@ -61,8 +64,18 @@ QpSetupFsm::~QpSetupFsm() = default;
 
 void QpSetupFsm::link_changed() {
   const bool up = link_up && link_up();
+  const uint64_t now = sc_time_stamp().value();
+  if (now != link_change_ps_) {  // the value before this time step's changes
+    link_before_ = link_now_;
+    link_change_ps_ = now;
+  }
+  link_now_ = up;
   ctx_.set(v_link_, up);
   link_ev_.notify(SC_ZERO_TIME);
+}
+
+bool QpSetupFsm::link_sampled() const {
+  return link_change_ps_ < sc_time_stamp().value() ? link_now_ : link_before_;
 }
 
 // ------------------------------------------------------------------ host side
@@ -105,6 +118,7 @@ bool QpSetupFsm::needs_clock() const {
 }
 
 void QpSetupFsm::rtl_thread() {
+  if (link_change_ps_ == kNoChange) link_now_ = link_before_ = link_up && link_up();
   // Synchronous reset for three cycles from time 0, one more cycle to settle.
   s_bready_.write(true);
   s_rready_.write(true);
@@ -114,12 +128,19 @@ void QpSetupFsm::rtl_thread() {
   rst_n_.write(true);
   cycle();
   for (;;) {
-    if (!cfg_.free_running && !needs_clock()) {
-      // The clock stops with every VALID low: so is the next edge and every
-      // one until it runs again (the monitors hold the last sample).
-      monitor::AxilSample idle;
-      mon_s_->sample(core_.cycle(), idle);
-      mon_m_->sample(core_.cycle(), idle);
+    if (!cfg_.free_running) {
+      const bool link_wait = can_stop_in_link_wait();
+      if (link_wait || !needs_clock()) {
+        // The clock stops with every VALID low: so is the next edge and every
+        // one until it runs again (the monitors hold the last sample).
+        monitor::AxilSample idle;
+        mon_s_->sample(core_.cycle(), idle);
+        mon_m_->sample(core_.cycle(), idle);
+      }
+      if (link_wait) {
+        link_wait_stop();
+        continue;
+      }
       while (!needs_clock()) {
         wait(wake_);
         core_.sync();
@@ -129,9 +150,11 @@ void QpSetupFsm::rtl_thread() {
   }
 }
 
-void QpSetupFsm::cycle() {
-  const uint64_t half = core_.period_ps() / 2;
-  wait(ps(half));
+void QpSetupFsm::cycle() { cycle_from(sc_time_stamp().value()); }
+
+void QpSetupFsm::cycle_from(uint64_t start_ps) {
+  const uint64_t half = core_.period_ps() / 2, now = sc_time_stamp().value();
+  wait(ps(start_ps + half - now));
   drive();
   // The inputs of this edge settle (and the RTL's combinational outputs
   // with them): what the edge samples, for the protocol monitors.
@@ -143,6 +166,38 @@ void QpSetupFsm::cycle() {
   clk_.write(false);
   ++cycles_;
   observe();
+}
+
+// At a core edge, after observe(): the RTL waits in CMAC_INIT for the link
+// only (link_wait), the link it will sample next is down, nothing is in
+// flight on either AXI4-Lite port, and at least one edge would only count.
+bool QpSetupFsm::can_stop_in_link_wait() const {
+  return link_wait_.read() && link_wait_left_.read() >= 1 && !link_now_ && !host_.active && !m_exec_ &&
+         !b_out_ && !r_out_ && !s_bvalid_.read() && !s_rvalid_.read() && !m_awvalid_.read() && !m_wvalid_.read() &&
+         !m_arvalid_.read();
+}
+
+// The clock stops at core edge E0 (the last cycle ended there). Rising
+// edges would come at E0 + k * period + half (k = 0, 1, ...); edge k =
+// link_wait_left is the timeout edge. Sleep until the link changes or a
+// host access comes (the edges whose inputs were sampled before that are
+// skipped: their link was down, their inputs idle), or until the timeout
+// edge's cycle starts; then give the next edge with wait_skip = edges
+// skipped, which the RTL adds to its wait counter.
+void QpSetupFsm::link_wait_stop() {
+  const uint64_t period = core_.period_ps(), half = period / 2, e0 = sc_time_stamp().value();
+  const uint64_t left = link_wait_left_.read();
+  wait(ps(left * period), wake_ | link_ev_);
+  const uint64_t t = sc_time_stamp().value();
+  // Drives at or before t saw the link as it was before t's changes
+  // (link_sampled): down, so those edges are the skipped ones.
+  uint64_t skipped = t >= e0 + half ? (t - e0 - half) / period + 1 : 0;
+  if (skipped > left) skipped = left;  // never past the timeout edge
+  if (skipped > 0) {
+    wait_skip_.write(uint32_t(skipped));
+    cycles_skipped_ += skipped;
+  }
+  cycle_from(e0 + skipped * period);
 }
 
 void QpSetupFsm::drive() {
@@ -199,7 +254,7 @@ void QpSetupFsm::drive() {
   m_rvalid_.write(rv);
   m_rdata_.write(r_data_);
   m_rresp_.write(0);
-  const bool up = link_up && link_up();
+  const bool up = link_sampled();
   cmac_link_up_.write(up);
   ctx_.set(v_link_, up);
 }
@@ -226,6 +281,7 @@ void QpSetupFsm::sample_axil() {
 }
 
 void QpSetupFsm::observe() {
+  if (wait_skip_.read() != 0) wait_skip_.write(0);  // presented at one edge only
   if (m_exec_) {  // the access granted at the rising edge, on ERNIC's register file
     if (m_exec_write_) {
       arb_.slave().axil_write(m_exec_addr_, m_exec_data_);

@@ -15,7 +15,18 @@
 // a host access is in flight, a command runs (`busy`) or a master access
 // or response is pending; otherwise the block sleeps (no evaluation). With
 // idle skipping off (free_running) it runs every core cycle; results and
-// their timing are the same. Per cycle: host and master inputs are driven
+// their timing are the same. It also stops while the RTL waits in CMAC_INIT
+// for the link and nothing else happens (its link_wait output, the link
+// down, no access in flight): it sleeps until the link changes, a host
+// access comes or the cycle of the timeout edge (link_wait_left), and gives
+// the RTL the number of edges it skipped on its wait_skip input at the next
+// edge, which adds them to its wait counter: the same status (0x13 or the
+// path registers), at the same edge, and the same register values as with
+// the clock running (tb/system/test_system_qp_setup.cpp compares both, with
+// --no-idle-skip); a LINK_TIMEOUT of 10^7 cycles costs a few evaluations,
+// not 10^7. cmac_link_up as the RTL samples it at a rising edge is the link
+// as it was before any change at that very picosecond (a `link` step at
+// the same time as an edge is seen at the next one, in both modes). Per cycle: host and master inputs are driven
 // half a cycle after a core edge, with the rising clock edge; the master's
 // access is granted by the arbiter there and performed on ERNIC's register
 // file at the next core edge, its response (BVALID / RVALID with the data)
@@ -100,6 +111,7 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   uint64_t commands() const { return commands_; }
   const std::map<uint8_t, uint64_t>& status_counts() const { return status_counts_; }
   uint64_t cycles_clocked() const { return cycles_; }
+  uint64_t cycles_skipped_in_link_wait() const { return cycles_skipped_; }  // edges given as wait_skip
   bool is_rtl() const { return cfg_.rtl; }
   Vqp_setup_fsm* rtl() { return rtl_.get(); }  // nullptr with the model
 
@@ -113,6 +125,10 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   // RTL mode
   void rtl_thread();
   void cycle();       // one core cycle from a core edge to the next
+  void cycle_from(uint64_t start_ps);  // the cycle starting at core edge start_ps (now <= its rising edge)
+  bool can_stop_in_link_wait() const;
+  void link_wait_stop();                // sleep in the link wait, then one cycle with wait_skip
+  bool link_sampled() const;            // cmac_link_up for a rising edge now
   void drive();       // half a cycle in: inputs for the rising edge
   void observe();     // at the next core edge: outputs of that edge
   void sample_axil(); // both AXI4-Lite interfaces at the rising edge, for the monitors
@@ -145,6 +161,12 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
       m_rdata_{"m_rdata"}, m_rresp_{"m_rresp"};
   Wire1 cmac_link_up_{"cmac_link_up"}, busy_{"busy"};
   Word state_sig_{"state"}, status_sig_{"status"};
+  Word wait_skip_{"wait_skip"}, link_wait_left_{"link_wait_left"};
+  Wire1 link_wait_{"link_wait"};
+  static constexpr uint64_t kNoChange = ~uint64_t(0);
+  bool link_now_ = false, link_before_ = false;  // the link now, and before the last change's time step
+  uint64_t link_change_ps_ = kNoChange;          // time of the last link_changed()
+  uint64_t cycles_skipped_ = 0;
   std::unique_ptr<Vqp_setup_fsm> rtl_;
   sc_core::sc_event wake_, host_done_;
   HostOp host_;
