@@ -38,6 +38,7 @@
 #include <string>
 
 #include "model/datapath/roce_tx_ref.h"
+#include "model/datapath/tx_path_timing.h"
 #include "model/datapath/sc/datapath.h"
 
 namespace ernic {
@@ -51,8 +52,6 @@ class ModelDatapath : public RoceDatapath {
 
   static constexpr unsigned kSyncStages = 2;     // rtl/datapath/roce_datapath.sv SYNC_STAGES
   static constexpr size_t kTxFifoDepth = 256;    // rtl/datapath/roce_datapath.sv TX_FIFO_DEPTH (beats)
-  static constexpr size_t kMaxBeatsHeld = seam::kTxBufBeats + kTxFifoDepth;
-  static constexpr size_t kMaxFramesHeld = seam::kTxMaxFrames + 2;
 
   void tx(const seam::TxDesc& d, roce::Bytes payload) override;
   void cmac_rx(FrameBytes f, uint64_t start_ps) override;
@@ -63,10 +62,6 @@ class ModelDatapath : public RoceDatapath {
   std::string status() const override;
 
  private:
-  struct TxFrame {
-    FrameBytes f;
-    uint64_t head_edge = 0;      // CMAC edge that loads its first beat (before the previous-frame rule)
-  };
   struct RxOut {
     uint64_t t_ps;               // delivery (a core model edge)
     bool bypass;
@@ -74,21 +69,17 @@ class ModelDatapath : public RoceDatapath {
     roce::Bytes payload;         // or the bypass frame
   };
   void rx_method();
-  uint64_t visible_ps(const TxFrame& t) const;
   // Edge index arithmetic: core edge k at k*P + P/2, CMAC edge x at x*C + C/2.
-  uint64_t core_edge_after(uint64_t t_ps) const;   // first core edge strictly after t
-  uint64_t cmac_edge_after(uint64_t t_ps) const;
-  uint64_t core_edge_ps(uint64_t k) const { return k * core_.period_ps() + core_.period_ps() / 2; }
-  uint64_t cmac_edge_ps(uint64_t x) const { return x * cmac_.period_ps() + cmac_.period_ps() / 2; }
+  uint64_t core_edge_after(uint64_t t_ps) const { return timing_.core_edge_after(t_ps); }
+  uint64_t cmac_edge_after(uint64_t t_ps) const { return timing_.cmac_edge_after(t_ps); }
+  uint64_t cmac_edge_ps(uint64_t x) const { return timing_.cmac_edge_ps(x); }
+  uint64_t visible_ps() const;  // the oldest frame not taken: when the CMAC sees it (UINT64_MAX: not yet known)
+  void notify_head();           // head_ev_ at that time, once a frame
 
   // TX
-  seam::RoceTxTiming timing_;
-  bool any_tx_ = false;
-  uint64_t prev_load_ = 0, pay_free_ = 0;   // previous frame's load edge; first edge the payload stream is free
-  std::deque<TxFrame> txq_;                 // frames not yet taken by the CMAC
-  uint64_t held_beats_ = 0;                 // their output beats
-  uint64_t prev_take_last_ = 0;             // CMAC edge of the previous frame's last beat
-  bool any_take_ = false;
+  seam::TxPathTiming timing_;
+  std::deque<FrameBytes> txq_;              // frames not yet taken by the CMAC
+  uint64_t head_notified_ = 0;              // 1 + the frame whose head_ev_ is notified
   sc_core::sc_event head_ev_, taken_ev_;
   // RX
   uint64_t rx_next_in_ = 0;                 // first CMAC edge the RX stream is free
