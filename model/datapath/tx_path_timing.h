@@ -82,6 +82,7 @@ class TxPathTiming {
   uint64_t head(uint64_t f) const { return rec(f).head; }
   uint64_t last_write(uint64_t f) const { return rec(f).tlast; }  // core edge of its last FIFO write
   uint64_t frames() const { return rec_base_ + recs_.size(); }
+  uint64_t first_kept() const { return rec_base_; }  // older frames' results are dropped
   uint64_t taken() const { return f_take_; }
   size_t out_beats(uint64_t f) const { return rec(f).O; }
 
