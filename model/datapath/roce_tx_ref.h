@@ -35,7 +35,9 @@
 // cycles) while m_axis_tready stays high (tb/rtl/test_roce_tx_rtl checks
 // every edge); when the consumer stalls (m_axis_tready low) the RTL keeps
 // frames, order and bytes, and each stall cycle delays the beats behind it
-// by one cycle, which the model does not count. The payload handshakes are
+// by one cycle, which the model does not count (TxPathTiming,
+// model/datapath/tx_path_timing.h, does: roce_tx behind the FIFO to the
+// CMAC, every edge under backpressure). The payload handshakes are
 // exact too unless the RTL's buffer (kTxBufBeats) or frame count
 // (kTxMaxFrames) is full, which happens only while the output is the
 // bottleneck (e.g. frames whose ICRC needs an extra beat, back to back):

@@ -10,7 +10,9 @@ using namespace sc_core;
 
 ModelDatapath::ModelDatapath(sc_module_name name, const ClockDomain& core, const ClockDomain& cmac, SimContext& ctx,
                              const std::string& scope, const DatapathConfig& cfg)
-    : RoceDatapath(name, core, cmac, ctx, scope, cfg) {
+    : RoceDatapath(name, core, cmac, ctx, scope, cfg),
+      timing_(seam::TxPathTiming::Config{core.period_ps(), cmac.period_ps(), kSyncStages, kTxFifoDepth,
+                                         seam::kTxBufBeats, seam::kTxMaxFrames}) {
   SC_METHOD(rx_method);
   sensitive << rx_ev_;
   dont_initialize();
@@ -18,95 +20,72 @@ ModelDatapath::ModelDatapath(sc_module_name name, const ClockDomain& core, const
 
 ModelDatapath::~ModelDatapath() = default;
 
-uint64_t ModelDatapath::core_edge_after(uint64_t t) const {
-  const uint64_t P = core_.period_ps(), H = P / 2;
-  return t < H ? 0 : (t - H) / P + 1;
-}
-
-uint64_t ModelDatapath::cmac_edge_after(uint64_t t) const {
-  const uint64_t C = cmac_.period_ps(), H = C / 2;
-  return t < H ? 0 : (t - H) / C + 1;
-}
-
 // ------------------------------------------------------------------ TX
 
 void ModelDatapath::tx(const seam::TxDesc& d, roce::Bytes payload) {
-  // Backpressure: the frames handed in and not yet taken by the CMAC must
-  // fit in what the RTL holds (roce_tx's buffer and records, the FIFO).
-  const uint64_t beats = seam::tx_shape(d).out_beats;
-  auto full = [&] { return txq_.size() >= kMaxFramesHeld || held_beats_ + beats > kMaxBeatsHeld; };
-  if (full()) {  // the descriptor waits
-    ctx_.set(v_desc_valid_, 1);
-    ctx_.set(v_desc_ready_, 0);
-    while (full()) wait(taken_ev_);
-  }
   const uint64_t P = core_.period_ps();
   const uint64_t now = ClockDomain::now_ps();
   const uint16_t sp = sport();
   // RtlDatapath's driver picks it up at the first RTL edge after now and
   // presents it from the model edge after that: the RTL samples it from the
-  // edge after.
+  // edge after (the payload too, beat after beat).
   const uint64_t valid = core_edge_after(now) + 1;
-  // roce_tx takes it once its held descriptor has moved on (loaded).
-  const uint64_t accept = any_tx_ ? std::max(valid, prev_load_ + 1) : valid;
-  const seam::TxShape shape = seam::tx_shape(d);
-  const std::vector<uint64_t> pay_valid(shape.payload_beats, std::max(accept, pay_free_));
-  const seam::RoceTxTiming::Frame t = timing_.push(d, accept, pay_valid);
-  any_tx_ = true;
-  prev_load_ = t.load;
-  if (!t.pay.empty()) pay_free_ = t.pay.back() + 1;
-  // The PACKET FIFO (async_fifo_model.h): the frame's first beat is loaded
-  // at CMAC edge e1 + N of the core edge that wrote its last beat.
-  TxFrame fr;
-  fr.f = seam::tx_frame(d, payload, sp);
-  fr.head_edge = cmac_edge_after(core_edge_ps(t.last_out)) + kSyncStages;
-  held_beats_ += beats;
-  txq_.push_back(std::move(fr));
+  txq_.push_back(seam::tx_frame(d, payload, sp));
   ++stats_.tx_frames;
-  const uint64_t vis = visible_ps(txq_.back());
-  if (txq_.size() == 1) head_ev_.notify(ps(vis > now ? vis - now : 0));
+  const uint64_t f = timing_.push(d, valid);
+  notify_head();
   // The handshake in the waveform: valid from the model edge before edge
-  // `valid`, ready low until the one before `accept`.
+  // `valid`, ready low until the one before the handshake.
   ctx_.set_at(v_desc_valid_, 1, valid * P);
-  ctx_.set_at(v_desc_ready_, accept > valid ? 0 : 1, valid * P);
-  ctx_.set_at(v_desc_ready_, 1, accept * P);
-  ctx_.set_at(v_desc_valid_, 0, (accept + 1) * P);
+  uint64_t acc = timing_.accept(f);
+  ctx_.set_at(v_desc_ready_, acc == valid ? 1 : 0, valid * P);
+  // Backpressure: the handshake waits for the CMAC to take frames.
+  while (acc == seam::TxPathTiming::kUnknown) {
+    wait(taken_ev_);
+    acc = timing_.accept(f);
+  }
+  ctx_.set_at(v_desc_ready_, 1, acc * P);
+  ctx_.set_at(v_desc_valid_, 0, (acc + 1) * P);
   // tx() returns on the model edge after the handshake.
-  const uint64_t ret = (accept + 1) * P;
-  if (ret > now) wait(ps(ret - now));
+  const uint64_t ret = (acc + 1) * P, t = ClockDomain::now_ps();
+  if (ret > t) wait(ps(ret - t));
 }
 
-// When the CMAC sees the frame at the FIFO's output: the model edge after
-// the edge that loads its first beat, not before the previous frame's last
-// beat was taken.
-uint64_t ModelDatapath::visible_ps(const TxFrame& t) const {
-  uint64_t load = t.head_edge;
-  if (any_take_) load = std::max(load, prev_take_last_);
-  return (load + 1) * cmac_.period_ps();
+// When the CMAC sees the oldest frame not taken: the model edge after the
+// CMAC edge that loads its first beat into the FIFO's output register.
+uint64_t ModelDatapath::visible_ps() const {
+  const uint64_t f = timing_.taken();
+  if (f >= timing_.frames()) return UINT64_MAX;
+  const uint64_t h = timing_.head(f);
+  return h == seam::TxPathTiming::kUnknown ? UINT64_MAX : (h + 1) * cmac_.period_ps();
+}
+
+void ModelDatapath::notify_head() {
+  const uint64_t f = timing_.taken();
+  if (txq_.empty() || head_notified_ == f + 1) return;
+  const uint64_t vis = visible_ps();
+  if (vis == UINT64_MAX) return;
+  head_notified_ = f + 1;
+  const uint64_t now = ClockDomain::now_ps();
+  head_ev_.notify(ps(vis > now ? vis - now : 0));
 }
 
 const uint8_t* ModelDatapath::tx_head(size_t* len) {
-  if (txq_.empty() || ClockDomain::now_ps() < visible_ps(txq_.front())) return nullptr;
-  *len = std::min<size_t>(64, txq_.front().f.size());
-  return txq_.front().f.data();
+  if (txq_.empty() || ClockDomain::now_ps() < visible_ps()) return nullptr;
+  *len = std::min<size_t>(64, txq_.front().size());
+  return txq_.front().data();
 }
 
 CmacTxSource::Taken ModelDatapath::tx_take(uint32_t, uint32_t) {
-  // On CMAC model edge x: its beats are taken at edges x .. x + B - 1 (the
+  // On CMAC model edge x: its beats are taken at edges x .. x + O - 1 (the
   // Cmac model waits them out).
   Taken t;
-  t.f = std::move(txq_.front().f);
+  t.f = std::move(txq_.front());
   txq_.pop_front();
-  const uint64_t x = ClockDomain::now_ps() / cmac_.period_ps();
-  prev_take_last_ = x + (t.f.size() + 63) / 64 - 1;
-  held_beats_ -= (t.f.size() + 63) / 64;
-  any_take_ = true;
+  timing_.take(ClockDomain::now_ps() / cmac_.period_ps());
   ++stats_.tx_out;
   taken_ev_.notify(SC_ZERO_TIME);
-  if (!txq_.empty()) {
-    const uint64_t now = ClockDomain::now_ps(), vis = visible_ps(txq_.front());
-    head_ev_.notify(ps(vis > now ? vis - now : 0));
-  }
+  notify_head();
   return t;
 }
 

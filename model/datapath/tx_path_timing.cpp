@@ -1,0 +1,137 @@
+#include "model/datapath/tx_path_timing.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ernic::seam {
+
+uint64_t TxPathTiming::push(const TxDesc& d, uint64_t valid) {
+  const TxShape s = tx_shape(d);
+  if (s.out_beats > cfg_.fifo_depth)
+    throw std::invalid_argument("TxPathTiming: a frame of " + std::to_string(s.out_beats) +
+                                " beats does not fit the FIFO of " + std::to_string(cfg_.fifo_depth));
+  Rec r;
+  r.valid = valid;
+  r.B = uint32_t(s.body_beats);
+  r.O = uint32_t(s.out_beats);
+  recs_.push_back(r);
+  const uint64_t f = frames() - 1;
+  advance();
+  return f;
+}
+
+void TxPathTiming::take(uint64_t x) {
+  if (f_take_ >= frames() || rec(f_take_).head == kUnknown || x <= rec(f_take_).head)
+    throw std::logic_error("TxPathTiming: take of a frame whose head is not loaded");
+  const Rec& r = rec(f_take_);
+  // Beat j is taken at x + j; taking it loads beat j + 1 (rptr moves).
+  for (uint32_t j = 1; j < r.O; ++j) R_.push_back(x + j - 1);
+  prev_take_last_ = x + r.O - 1;
+  any_take_ = true;
+  ++f_take_;
+  advance();
+}
+
+void TxPathTiming::advance() {
+  const uint64_t N = cfg_.sync_stages;
+  for (bool progress = true; progress;) {
+    progress = false;
+    // Descriptor handshake and load (roce_tx W stage intake).
+    while (f_load_ < frames()) {
+      Rec& r = rec(f_load_);
+      if (r.acc == kUnknown) r.acc = f_load_ ? std::max(r.valid, prev_load_ + 1) : r.valid;
+      uint64_t l = r.acc;
+      if (f_load_) {
+        if (f_asm_ < f_load_) break;  // the previous frame is still being assembled
+        l = std::max(l, last_end_);
+      }
+      if (f_load_ >= cfg_.max_frames) {
+        const uint64_t i = f_load_ - cfg_.max_frames;  // its rd_start frees a record
+        if (i >= s_base_ + S_.size()) break;
+        l = std::max(l, S_[size_t(i - s_base_)] + 1);
+      }
+      r.load = prev_load_ = l;
+      ++f_load_;
+      progress = true;
+    }
+    // Assembly, one body beat an edge while the beat buffer has room.
+    while (f_asm_ < f_load_) {
+      Rec& r = rec(f_asm_);
+      uint64_t w = (i_asm_ ? w_prev_ : r.load) + 1;
+      if (g_asm_ >= cfg_.buf_beats) {
+        const uint64_t i = g_asm_ - cfg_.buf_beats;  // its pop frees a slot
+        if (i >= p_base_ + P_.size()) break;
+        w = std::max(w, P_[size_t(i - p_base_)] + 1);
+      }
+      w_prev_ = w;
+      ++g_asm_;
+      if (++i_asm_ == r.B) {
+        r.end = last_end_ = w;
+        i_asm_ = 0;
+        ++f_asm_;
+      }
+      progress = true;
+    }
+    // Read-out into the FIFO, one beat an edge while it is not full.
+    while (f_out_ < f_asm_) {
+      Rec& r = rec(f_out_);
+      if (l_cur_ == kUnknown) {
+        if (j_out_ == 0) {
+          const uint64_t commit = r.end + kTxCommitAfterEnd;
+          l_cur_ = any_out_ ? std::max(t_prev_, commit) : commit;
+          S_.push_back(l_cur_);
+        } else {
+          l_cur_ = t_prev_;
+        }
+        if (j_out_ < r.B) P_.push_back(l_cur_);
+      }
+      uint64_t t = l_cur_ + 1;
+      if (n_out_ >= cfg_.fifo_depth) {
+        const uint64_t i = n_out_ - cfg_.fifo_depth;  // its read frees a FIFO entry
+        if (i >= r_base_ + R_.size()) break;
+        t = std::max(t, core_edge_after(cmac_edge_ps(R_[size_t(i - r_base_)])) + N);
+      }
+      t_prev_ = t;
+      any_out_ = true;
+      l_cur_ = kUnknown;
+      ++n_out_;
+      if (++j_out_ == r.O) {
+        r.tlast = t;
+        j_out_ = 0;
+        ++f_out_;
+      }
+      progress = true;
+    }
+    // The FIFO loads the oldest untaken frame's first beat once its last
+    // beat is seen and the previous frame is gone.
+    if (f_take_ < f_out_ && rec(f_take_).head == kUnknown) {
+      Rec& r = rec(f_take_);
+      uint64_t h = cmac_edge_after(core_edge_ps(r.tlast)) + N;
+      if (any_take_) h = std::max(h, prev_take_last_);
+      r.head = h;
+      R_.push_back(h);
+      progress = true;
+    }
+  }
+  trim();
+}
+
+void TxPathTiming::trim() {
+  auto cut = [](std::deque<uint64_t>& q, uint64_t& base, uint64_t keep_from) {
+    while (!q.empty() && base < keep_from) {
+      q.pop_front();
+      ++base;
+    }
+  };
+  if (f_load_ > cfg_.max_frames) cut(S_, s_base_, f_load_ - cfg_.max_frames);
+  if (g_asm_ > cfg_.buf_beats) cut(P_, p_base_, g_asm_ - cfg_.buf_beats);
+  if (n_out_ > cfg_.fifo_depth) cut(R_, r_base_, n_out_ - cfg_.fifo_depth);
+  const uint64_t keep = std::min(f_out_, f_take_);
+  while (!recs_.empty() && rec_base_ < keep && rec_base_ + 1 < frames()) {
+    recs_.pop_front();
+    ++rec_base_;
+  }
+}
+
+}  // namespace ernic::seam
