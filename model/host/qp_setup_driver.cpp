@@ -28,6 +28,16 @@ void QpSetupDriver::fail(const std::string& what) const {
   throw DriverError(fmt::format("node {}: qp_setup_fsm: {}", drv_.config().node, what));
 }
 
+QpSetupDriver::Lock::Lock(QpSetupDriver& d) : d_(d) {
+  while (d_.busy_) wait(d_.free_);
+  d_.busy_ = true;
+}
+
+QpSetupDriver::Lock::~Lock() {
+  d_.busy_ = false;
+  d_.free_.notify(SC_ZERO_TIME);
+}
+
 void QpSetupDriver::init() {
   if (initialised_) fail("init: already initialised");
   const uint64_t slot = g_.slot_size();
@@ -65,6 +75,7 @@ QpSetupResult QpSetupDriver::run(uint64_t timeout_ps) {
 
 QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps) {
   if (!initialised_) fail("create before init");
+  const Lock lock(*this);
   const auto& m = r.remote_mac.b;
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpCreate, uint16_t(r.qpn)));
   wr(Q::reg::DESTQP, r.remote_qpn);
@@ -82,6 +93,7 @@ QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps
 
 QpSetupResult QpSetupDriver::release(uint32_t qpn, uint64_t timeout_ps) {
   if (!initialised_) fail("release before init");
+  const Lock lock(*this);
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpRelease, uint16_t(qpn)));
   const QpSetupResult res = run(timeout_ps);
   if (res.status == Q::status::kSuccess) drv_.reserve_qpn(qpn, false);
@@ -90,6 +102,7 @@ QpSetupResult QpSetupDriver::release(uint32_t qpn, uint64_t timeout_ps) {
 
 Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr, const Mr* local_mr) {
   if (!initialised_) fail("adopt before init");
+  const Lock lock(*this);
   wr(Q::reg::INFO_QPN, qpn);
   const uint32_t slot = rd(Q::reg::INFO_SLOT);
   if (!(slot & 0x8000'0000u)) fail(fmt::format("adopt: QP{} holds no slot (INFO_SLOT 0x{:08x})", qpn, slot));

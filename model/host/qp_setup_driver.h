@@ -19,6 +19,11 @@
 //   mirrors of the slot are zeroed by host stores (a reused slot holds the
 //   previous QP's values; ERNIC's pointers are zeroed by the release).
 //   From then on post / poll / recv work on it as on any connection.
+// - The block has one set of command registers, so the driver runs one
+//   register sequence (create, release, adopt's read-back) at a time, as a
+//   real driver holds a lock around it: a call made while another is in
+//   progress (steps in parallel branches) waits until that one has ended,
+//   then runs (callers in the order the kernel wakes them).
 // Errors are DriverError (node named).
 #pragma once
 #include <cstdint>
@@ -73,6 +78,18 @@ class QpSetupDriver {
   void wr(uint32_t off, uint32_t v) { axil_.write(qps::kMmioBase + off, v); }
   uint32_t rd(uint32_t off) { return axil_.read(qps::kMmioBase + off); }
   [[noreturn]] void fail(const std::string& what) const;
+  // Holds the block's command registers for one call (see above).
+  class Lock {
+   public:
+    explicit Lock(QpSetupDriver& d);
+    ~Lock();
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+   private:
+    QpSetupDriver& d_;
+  };
+  bool busy_ = false;
+  sc_core::sc_event free_;
   Driver& drv_;
   AxiLitePort& axil_;
   QpSetupGeometry g_;
