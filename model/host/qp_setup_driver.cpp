@@ -76,6 +76,15 @@ QpSetupResult QpSetupDriver::run(uint64_t timeout_ps) {
 QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps) {
   if (!initialised_) fail("create before init");
   const Lock lock(*this);
+  // The QPN is the block's from the command's start, so that a connect
+  // running meanwhile picks another; one the driver is establishing (its
+  // QP maybe not programmed yet, so the block could not see it active) is
+  // refused rather than programmed twice.
+  const Driver::QpnHolder holder = drv_.qpn_holder(r.qpn);
+  if (holder == Driver::QpnHolder::connecting)
+    fail(fmt::format("create QP{}: QP {} is being established by a connection of the driver (a connect at the same "
+                     "time?)", r.qpn, r.qpn));
+  if (holder == Driver::QpnHolder::none) drv_.reserve_qpn(r.qpn, true);
   const auto& m = r.remote_mac.b;
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpCreate, uint16_t(r.qpn)));
   wr(Q::reg::DESTQP, r.remote_qpn);
@@ -87,7 +96,7 @@ QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps
   wr(Q::reg::EXP_PSN, r.exp_psn);
   wr(Q::reg::PD, r.pd);
   const QpSetupResult res = run(timeout_ps);
-  if (res.status == Q::status::kSuccess) drv_.reserve_qpn(r.qpn, true);  // the driver picks other QPNs
+  if (res.status != Q::status::kSuccess && holder == Driver::QpnHolder::none) drv_.reserve_qpn(r.qpn, false);
   return res;
 }
 

@@ -9,8 +9,10 @@
 //   template, MAX_QPN = C_NUM_QP, ERNIC layout, LINK_TIMEOUT).
 // - create() / release(): write the QP parameters and CMD, then poll STATUS
 //   (every poll_ns) until the command has ended; the status code and state.
-//   A QP created (0x17) is reserved in the ERNIC driver, which then picks
-//   other QPNs for its own connections; a release frees it.
+//   The QPN is reserved in the ERNIC driver from the command's start (kept
+//   when it ends 0x17), so the driver picks other QPNs for its own
+//   connections; a release frees it. A create for a QPN one of the
+//   driver's connections is still establishing is a DriverError.
 // - adopt(): turns a QP the block set up into a Connection of the ERNIC
 //   driver (model/host/driver.h), in RTS: its queue addresses come from the
 //   block's read-back registers (INFO_QPN, INFO_*), its remote QPN, PSNs and
