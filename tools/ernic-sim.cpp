@@ -13,6 +13,7 @@
 #include <verilated.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -375,9 +376,10 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
-  uint64_t handshake_seed = 0;
+  std::string handshake_seed;  // parsed below as the scenario's integers are (CLI11 wraps -1 and saturates 2^64)
   auto* hr_opt = runc->add_option("--handshake-random", handshake_seed,
-                                  "randomise VALID/READY timing on every seam under this seed (same results, other timing)");
+                                  "randomise VALID/READY timing on every seam under this seed, 0..2^64-1 (same results, "
+                                  "other timing)");
   std::string datapath;
   runc->add_option("--datapath", datapath, "override the scenario's datapath: rtl (Verilated RTL) or model (C++)")
       ->check(CLI::IsMember({"rtl", "model"}));
@@ -525,7 +527,21 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
-  if (hr_opt->count()) opt.handshake_random_seed = handshake_seed;
+  if (hr_opt->count()) {
+    // Decimal or 0x hex, 0..2^64-1, nothing else (as the scenario key `handshake_random.seed`).
+    const std::string& s = handshake_seed;
+    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const char* first = s.data() + (hex ? 2 : 0);
+    const char* last = s.data() + s.size();
+    uint64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, v, hex ? 16 : 10);
+    if (first == last || ec != std::errc() || ptr != last) {
+      std::fprintf(stderr, "ernic-sim run: --handshake-random '%s': want an integer 0..18446744073709551615%s\n",
+                   s.c_str(), ec == std::errc::result_out_of_range ? " (out of range)" : "");
+      return 2;
+    }
+    opt.handshake_random_seed = v;
+  }
   if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
     std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
     return 2;

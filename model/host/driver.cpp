@@ -383,6 +383,17 @@ void Driver::reserve_qpn(uint32_t qpn, bool reserved) {
   qpn_used_[qpn] = reserved;
 }
 
+Driver::QpnHolder Driver::qpn_holder(uint32_t qpn) const {
+  if (qpn < 2 || qpn > cfg_.num_qp || !qpn_used_[qpn]) return QpnHolder::none;
+  if (qpn_reserved_[qpn]) return QpnHolder::reserved;
+  for (auto it = conns_.rbegin(); it != conns_.rend(); ++it)  // the newest holder of the QPN
+    if ((*it)->qpn == qpn)
+      return (*it)->state == VerbsState::Reset || (*it)->state == VerbsState::Init || (*it)->state == VerbsState::Rtr
+                 ? QpnHolder::connecting
+                 : QpnHolder::connection;
+  return QpnHolder::connection;
+}
+
 Connection& Driver::adopt(std::unique_ptr<Connection> c) {
   if (!initialised_) fail("adopt before init");
   if (c->qpn >= 2 && c->qpn <= cfg_.num_qp && qpn_reserved_[c->qpn])

@@ -197,6 +197,11 @@ class Driver : public sc_core::sc_module {
   // A QPN set up outside the driver (reserved: true) is skipped when the
   // driver picks a free QPN, and may be adopted; false frees it again.
   void reserve_qpn(uint32_t qpn, bool reserved);
+  // Who holds QPN qpn here: nobody (free or out of range), a reservation
+  // (reserve_qpn), a connection of the driver not yet in RTS (being
+  // established: its QP may not be programmed yet), or one in RTS or later.
+  enum class QpnHolder { none, reserved, connecting, connection };
+  QpnHolder qpn_holder(uint32_t qpn) const;
 
   // Passive side: the next ConnectRequest is answered with these parameters.
   Connection& listen(const QpParams& p);

@@ -28,6 +28,16 @@ void QpSetupDriver::fail(const std::string& what) const {
   throw DriverError(fmt::format("node {}: qp_setup_fsm: {}", drv_.config().node, what));
 }
 
+QpSetupDriver::Lock::Lock(QpSetupDriver& d) : d_(d) {
+  while (d_.busy_) wait(d_.free_);
+  d_.busy_ = true;
+}
+
+QpSetupDriver::Lock::~Lock() {
+  d_.busy_ = false;
+  d_.free_.notify(SC_ZERO_TIME);
+}
+
 void QpSetupDriver::init() {
   if (initialised_) fail("init: already initialised");
   const uint64_t slot = g_.slot_size();
@@ -65,6 +75,16 @@ QpSetupResult QpSetupDriver::run(uint64_t timeout_ps) {
 
 QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps) {
   if (!initialised_) fail("create before init");
+  const Lock lock(*this);
+  // The QPN is the block's from the command's start, so that a connect
+  // running meanwhile picks another; one the driver is establishing (its
+  // QP maybe not programmed yet, so the block could not see it active) is
+  // refused rather than programmed twice.
+  const Driver::QpnHolder holder = drv_.qpn_holder(r.qpn);
+  if (holder == Driver::QpnHolder::connecting)
+    fail(fmt::format("create QP{}: QP {} is being established by a connection of the driver (a connect at the same "
+                     "time?)", r.qpn, r.qpn));
+  if (holder == Driver::QpnHolder::none) drv_.reserve_qpn(r.qpn, true);
   const auto& m = r.remote_mac.b;
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpCreate, uint16_t(r.qpn)));
   wr(Q::reg::DESTQP, r.remote_qpn);
@@ -76,12 +96,13 @@ QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps
   wr(Q::reg::EXP_PSN, r.exp_psn);
   wr(Q::reg::PD, r.pd);
   const QpSetupResult res = run(timeout_ps);
-  if (res.status == Q::status::kSuccess) drv_.reserve_qpn(r.qpn, true);  // the driver picks other QPNs
+  if (res.status != Q::status::kSuccess && holder == Driver::QpnHolder::none) drv_.reserve_qpn(r.qpn, false);
   return res;
 }
 
 QpSetupResult QpSetupDriver::release(uint32_t qpn, uint64_t timeout_ps) {
   if (!initialised_) fail("release before init");
+  const Lock lock(*this);
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpRelease, uint16_t(qpn)));
   const QpSetupResult res = run(timeout_ps);
   if (res.status == Q::status::kSuccess) drv_.reserve_qpn(qpn, false);
@@ -90,6 +111,7 @@ QpSetupResult QpSetupDriver::release(uint32_t qpn, uint64_t timeout_ps) {
 
 Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr, const Mr* local_mr) {
   if (!initialised_) fail("adopt before init");
+  const Lock lock(*this);
   wr(Q::reg::INFO_QPN, qpn);
   const uint32_t slot = rd(Q::reg::INFO_SLOT);
   if (!(slot & 0x8000'0000u)) fail(fmt::format("adopt: QP{} holds no slot (INFO_SLOT 0x{:08x})", qpn, slot));

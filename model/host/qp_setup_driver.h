@@ -9,8 +9,10 @@
 //   template, MAX_QPN = C_NUM_QP, ERNIC layout, LINK_TIMEOUT).
 // - create() / release(): write the QP parameters and CMD, then poll STATUS
 //   (every poll_ns) until the command has ended; the status code and state.
-//   A QP created (0x17) is reserved in the ERNIC driver, which then picks
-//   other QPNs for its own connections; a release frees it.
+//   The QPN is reserved in the ERNIC driver from the command's start (kept
+//   when it ends 0x17), so the driver picks other QPNs for its own
+//   connections; a release frees it. A create for a QPN one of the
+//   driver's connections is still establishing is a DriverError.
 // - adopt(): turns a QP the block set up into a Connection of the ERNIC
 //   driver (model/host/driver.h), in RTS: its queue addresses come from the
 //   block's read-back registers (INFO_QPN, INFO_*), its remote QPN, PSNs and
@@ -19,6 +21,11 @@
 //   mirrors of the slot are zeroed by host stores (a reused slot holds the
 //   previous QP's values; ERNIC's pointers are zeroed by the release).
 //   From then on post / poll / recv work on it as on any connection.
+// - The block has one set of command registers, so the driver runs one
+//   register sequence (create, release, adopt's read-back) at a time, as a
+//   real driver holds a lock around it: a call made while another is in
+//   progress (steps in parallel branches) waits until that one has ended,
+//   then runs (callers in the order the kernel wakes them).
 // Errors are DriverError (node named).
 #pragma once
 #include <cstdint>
@@ -73,6 +80,18 @@ class QpSetupDriver {
   void wr(uint32_t off, uint32_t v) { axil_.write(qps::kMmioBase + off, v); }
   uint32_t rd(uint32_t off) { return axil_.read(qps::kMmioBase + off); }
   [[noreturn]] void fail(const std::string& what) const;
+  // Holds the block's command registers for one call (see above).
+  class Lock {
+   public:
+    explicit Lock(QpSetupDriver& d);
+    ~Lock();
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+   private:
+    QpSetupDriver& d_;
+  };
+  bool busy_ = false;
+  sc_core::sc_event free_;
   Driver& drv_;
   AxiLitePort& axil_;
   QpSetupGeometry g_;

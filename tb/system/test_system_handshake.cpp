@@ -356,6 +356,29 @@ TEST(RandomisedHandshakes, BadKeysNameFileLineAndKey) {
   }
 }
 
+// --handshake-random SEED takes what the scenario key takes: an integer
+// 0..2^64-1, decimal or 0x hex. A negative, empty, fractional or too large
+// seed is an error (exit 2, naming the option), not a silently wrapped or
+// saturated seed (-1 and 2^64 used to run as 2^64-1, '' as 0).
+TEST(RandomisedHandshakes, BadCliSeedExits2) {
+  const fs::path dir = test_dir();
+  for (const char* bad : {"-1", "-5", "18446744073709551616", "99999999999999999999999", "", "abc", "1.5", " 5", "5x",
+                          "0x", "0x1g", "+5"}) {
+    SimResult r = run_sim(dir, {"run", kDefaultScenario, "--quiet", "--json", "bad.json", "--handshake-random", bad});
+    EXPECT_EQ(r.exit_code, 2) << "'" << bad << "'\n" << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("--handshake-random"), std::string::npos) << "'" << bad << "'\n" << r.out << r.err;
+    EXPECT_FALSE(fs::exists(dir / "bad.json")) << bad;
+  }
+  // The extremes run, with exactly that seed.
+  for (const auto& [arg, seed] : {std::pair<const char*, uint64_t>{"18446744073709551615", ~0ull}, {"0x10", 16}, {"0", 0}}) {
+    SimResult r = run_sim(dir, {"run", kDefaultScenario, "--quiet", "--json", "ok.json", "--handshake-random", arg});
+    ASSERT_EQ(r.exit_code, 0) << arg << "\n" << r.out << r.err;
+    const json j = json::parse(read_text(dir / "ok.json"));
+    EXPECT_EQ(j["handshake_random"]["top.A"]["seed"].get<uint64_t>(), seed) << arg;
+    EXPECT_EQ(j["handshake_random"]["top.B"]["seed"].get<uint64_t>(), seed) << arg;
+  }
+}
+
 // A protocol violation goes through the run's error path: the TX underflow
 // hook drops TVALID inside a frame of the CMAC's TX stream, which promises
 // no bubble (with the `model` datapath the CMAC presents those beats; the

@@ -299,3 +299,46 @@ TEST(SystemQpSetupWaveform, StateAndRtlSignals) {
 }
 
 }  // namespace
+
+// A qp_setup and a CM connect on one node in parallel branches must not
+// both take the same QPN. The connect picks the lowest free QPN when it
+// starts: (1) when the qp_setup's command is already in flight, the QPN is
+// the block's from the command's start, so the connect takes another one;
+// (2) when the connect has taken the QPN first and is still establishing
+// it, the qp_setup is refused (exit 1, naming the step) instead of the
+// block programming the QP and the CM overwriting it afterwards (both
+// claimed QP 2; DESTQPCONFi[2] ended as the CM's 2, not the block's 5).
+TEST(SystemQpSetupParallel, ConnectAndQpSetupDoNotShareAQpn) {
+  const fs::path dir = test_dir();
+  auto scenario = [](const std::string& x, const std::string& y, const std::string& after) {
+    return "scenario: race\nseed: 3\nlimits: { sim_time_us: 300 }\nnodes:\n"
+           "  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1, qp_setup_fsm: { pool: 2, link_timeout_cycles: 500 } }\n"
+           "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+           "steps:\n"
+           "  - init: [A, B]\n"
+           "  - register_mr: { node: A, name: src, length: 4096 }\n"
+           "  - register_mr: { node: B, name: dst, length: 4096 }\n"
+           "  - parallel:\n"
+           "      - name: x\n"
+           "        steps:\n" + x +
+           "      - name: y\n"
+           "        steps:\n" + y + after;
+  };
+  const std::string setup = "          - qp_setup: { node: A, qp: 2, remote: B, remote_qp: 5 }\n";
+  const std::string connect = "          - connect: { name: c1, client: A, server: B, client_mr: src, server_mr: dst }\n";
+  const std::string use =
+      "  - post: { conn: c1, node: A, wqes: [ { opcode: write, wr_id: 1, local_mr: src, length: 4096 } ] }\n"
+      "  - wait_completions: { conn: c1, node: A, expect: [ { wr_id: 1, error: false } ] }\n";
+  // (1) The command first: the connect (1 us later) gets QP 3.
+  write_text(dir / "first.yaml", scenario(setup, "          - wait: { us: 1 }\n" + connect,
+                                          use + "  - reg_expect: { node: A, reg: DESTQPCONFi, qp: 2, value: 5 }\n"
+                                                "  - reg_expect: { node: A, reg: QPCONFi, qp: 3, field: EN, value: 1 }\n"));
+  SimResult r = run_sim(dir, {"run", "first.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // (2) The connect first: QP 2 is its, being established; the qp_setup fails.
+  write_text(dir / "second.yaml", scenario(connect, setup, use));
+  r = run_sim(dir, {"run", "second.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("second.yaml:17:13:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("QP 2 is being established by a connection of the driver"), std::string::npos) << r.out;
+}
