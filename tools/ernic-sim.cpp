@@ -23,6 +23,7 @@
 #include <iostream>
 #include <systemc>
 
+#include "model/datapath/sc/datapath.h"
 #include "model/system/gtkw.h"
 #include "model/system/report.h"
 #include "model/system/scenario.h"
@@ -45,6 +46,16 @@ std::string self_exe(const char* argv0) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   return ec ? std::string(argv0) : self;
 }
+
+// --datapath NAME: a registered datapath (rtl, model, user:<name>); else a
+// usage error (exit 2) that lists the registered names.
+const CLI::Validator datapath_check(
+    [](std::string& v) -> std::string {
+      Scenario probe;
+      if (!set_datapath(probe, v) || !datapath_registered(v)) return unknown_datapath_message(v);
+      return {};
+    },
+    "rtl|model|user:<name>");
 
 // --trigger / --window / --trigger-mode / --vcd-measure-full (README.md "Triggers").
 struct WaveOptions {
@@ -118,9 +129,22 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::fprintf(stderr, "ernic-sim: %s\n", e.what());
     return 2;
   }
-  // --datapath overrides the scenario's `datapath` key.
-  if (datapath == "rtl") sc.datapath = Datapath::rtl;
-  if (datapath == "model") sc.datapath = Datapath::model;
+  // --datapath overrides the scenario's `datapath` key (checked by the option's validator).
+  if (!datapath.empty()) {
+    set_datapath(sc, datapath);
+    sc.datapath_loc = SourceLoc{};
+  }
+  if (!datapath_registered(sc.datapath_name())) {
+    if (sc.datapath_loc.file.empty())
+      std::fprintf(stderr, "ernic-sim: --datapath %s: %s\n", datapath.c_str(),
+                   unknown_datapath_message(sc.datapath_name()).c_str());
+    else
+      std::fprintf(stderr, "ernic-sim: %s\n",
+                   ScenarioError(sc.datapath_loc.file, sc.datapath_loc.line, sc.datapath_loc.column, "datapath",
+                                 unknown_datapath_message(sc.datapath_name()))
+                       .what());
+    return 2;
+  }
   if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
     std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
     for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
@@ -375,8 +399,10 @@ int sc_main(int argc, char** argv) {
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
   std::string datapath;
-  runc->add_option("--datapath", datapath, "override the scenario's datapath: rtl (Verilated RTL) or model (C++)")
-      ->check(CLI::IsMember({"rtl", "model"}));
+  runc->add_option("--datapath", datapath,
+                   "override the scenario's datapath: rtl (Verilated RTL), model (C++) or user:<name> "
+                   "(a top built by ernic_user_datapath, rtl/SEAM.md)")
+      ->check(datapath_check);
   auto* regc = app.add_subcommand("regress", "run every scenario under a folder (sharded, parallel, JUnit XML)");
   RegressOptions ropt;
   std::string rshard = "0/1", rlabels;
@@ -384,8 +410,8 @@ int sc_main(int argc, char** argv) {
   regc->add_option("--jobs,-j", ropt.jobs, "scenario processes at a time")->check(CLI::Range(1u, 256u));
   regc->add_option("--shard", rshard, "I/N: only scenarios k (0-based, sorted) with k mod N == I");
   regc->add_option("--junit", ropt.junit, "write JUnit XML here");
-  regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl or model")
-      ->check(CLI::IsMember({"rtl", "model"}));
+  regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl, model or user:<name>")
+      ->check(datapath_check);
   regc->add_option("--label", rlabels, "only scenarios with these labels (comma-separated, all must hold): "
                                        "quick, long, handshake, traffic, error, perf, example");
   regc->add_option("--out", ropt.out_dir, "per-scenario JSON reports and output (default regress/)");
