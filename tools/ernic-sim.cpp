@@ -1,8 +1,8 @@
 // ernic-sim: the simulator's command line.
 //
-//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model]
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model|user:<name>]
 //                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
-//   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model] [--label L]  (tools/regress.h)
+//   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model|user:<name>] [--label L]  (tools/regress.h)
 //   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
