@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -107,11 +108,12 @@ std::string idle_text() {
          "  - wait_completions: { conn: c, node: A, count: 1 }\n  - wait: { us: 10000 }\n";
 }
 
-// Runs `self run FILE --log LOG --json JSON --quiet`; the parsed report, or
+// Runs `self run FILE --log LOG --json JSON --datapath DP --quiet`; the parsed report, or
 // null (with a message) when the run failed.
-json run_child(const std::string& self, const fs::path& file, const fs::path& log, const fs::path& rep) {
+json run_child(const std::string& self, const fs::path& file, const fs::path& log, const fs::path& rep,
+               const std::string& datapath) {
   const std::string cmd = quote(self) + " run " + quote(file.string()) + " --log " + quote(log.string()) + " --json " +
-                          quote(rep.string()) + " --quiet";
+                          quote(rep.string()) + " --datapath " + quote(datapath) + " --quiet";
   const int rc = std::system(cmd.c_str());
   std::ifstream in(rep);
   json j;
@@ -167,12 +169,51 @@ const char* title(const std::string& op) {
 
 std::string rule() { return std::string(87, '-'); }
 
+
+// The bandwidth figures of one run's log, phase by phase; false (with a
+// message) when the log lacks a phase.
+bool compute_results(const std::string& op, const std::vector<Phase>& phases, const LogScan& s, const fs::path& file,
+                     std::vector<Result>* out) {
+  size_t cqe = 0;
+  for (size_t k = 0; k < phases.size(); ++k) {
+    const Phase& p = phases[k];
+    if (k >= s.post_start.size() || k >= s.wait_end.size() || cqe + p.iters > s.cqe_a.size()) {
+      std::fprintf(stderr, "ernic-sim bench: %s: the log of %s lacks phase %zu\n", op.c_str(), file.string().c_str(), k);
+      return false;
+    }
+    const uint64_t t0 = s.post_start[k], first = s.cqe_a[cqe], last = s.cqe_a[cqe + p.iters - 1];
+    cqe += p.iters;
+    Result r;
+    r.op = op;
+    r.size = p.size;
+    r.iters = p.iters;
+    const double span_ps = double(last - t0);
+    r.us = span_ps / 1e6;
+    r.bw_avg = double(p.iters) * double(p.size) * 8.0 / span_ps * 1e3;
+    r.bw_peak = last > first ? double(p.iters - 1) * double(p.size) * 8.0 / double(last - first) * 1e3 : r.bw_avg;
+    r.mpps = double(p.iters) / span_ps * 1e6;
+    out->push_back(r);
+  }
+  return true;
+}
+
+// A run's wall-clock speed from its JSON report (`wall`).
+double speed_of(const json& j) { return j.contains("wall") ? j["wall"].value("sim_core_cycles_per_wall_second", 0.0) : 0.0; }
+
 }  // namespace
 
 int bench_main(const BenchOptions& opt, const std::string& self) {
   std::vector<uint64_t> sizes = opt.sizes;
   if (sizes.empty())
     for (uint64_t s = 64; s <= (1u << 20); s *= 2) sizes.push_back(s);
+  if (opt.datapaths.empty()) {
+    std::fprintf(stderr, "ernic-sim bench: no datapath to run\n");
+    return 2;
+  }
+  // The first datapath's runs give the simulated figures; --no-speed runs
+  // only those.
+  std::vector<std::string> dps = opt.datapaths;
+  if (!opt.speed) dps.resize(1);
   const fs::path dir = opt.out_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -195,7 +236,9 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     std::fprintf(stderr, "ernic-sim bench: cannot write %s\n", speed_path.string().c_str());
     return 2;
   }
-  speed_csv << "run,sim_core_cycles_per_wall_second\n";
+  speed_csv << "run,datapath,sim_core_cycles_per_wall_second\n";
+  // Speed by run (rows, in order) and datapath (columns); < 0: the run failed.
+  std::vector<std::pair<std::string, std::vector<double>>> speed_rows;
   int status = 0;
   for (const std::string& op : opt.ops) {
     std::vector<Phase> phases;
@@ -208,88 +251,117 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     const bool lat = opt.latency && op == "write";
     const fs::path file = dir / ("bench_" + op + ".yaml");
     std::ofstream(file) << scenario_text(op, phases, max_size, lat, opt.lat_iters);
-    const fs::path log = dir / ("bench_" + op + ".jsonl"), rep = dir / ("bench_" + op + ".json");
-    const json j = run_child(self, file, log, rep);
-    if (j.is_null()) {
-      status = 1;
-      continue;
-    }
-    const LogScan s = scan_log(log);
-    std::printf("%s\n%s\n", rule().c_str(),
-                fmt::format("{:^87}", std::string(title(op)) + " (simulated time)").c_str());
-    std::printf(" Device          : ernic-sim, ERNIC PG332 3.1 model     Transport type : IB (RoCEv2)\n");
-    std::printf(" Connection type : RC      Number of qps : 1      TX depth : %u      Mtu : %u[B]\n", kSqDepth, kPmtu);
-    std::printf(" Link type       : Ethernet 100 Gb/s, PCIe Gen3 x16 MPS 256 MRRS 512, core %.0f MHz\n", kCoreMhz);
-    std::printf("%s\n", rule().c_str());
-    std::printf(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
-    size_t cqe = 0;
-    for (size_t k = 0; k < phases.size(); ++k) {
-      const Phase& p = phases[k];
-      if (k >= s.post_start.size() || k >= s.wait_end.size() || cqe + p.iters > s.cqe_a.size()) {
-        std::fprintf(stderr, "ernic-sim bench: %s: the log of %s lacks phase %zu\n", op.c_str(), file.string().c_str(), k);
+    std::vector<Result> first_results;
+    std::vector<double> speeds;
+    for (size_t d = 0; d < dps.size(); ++d) {
+      const std::string& dp = dps[d];
+      const std::string stem = "bench_" + op + "." + dp;
+      const fs::path log = dir / (stem + ".jsonl"), rep = dir / (stem + ".json");
+      const json j = run_child(self, file, log, rep, dp);
+      if (j.is_null()) {
         status = 1;
-        break;
+        speeds.push_back(-1);
+        continue;
       }
-      const uint64_t t0 = s.post_start[k], first = s.cqe_a[cqe], last = s.cqe_a[cqe + p.iters - 1];
-      cqe += p.iters;
-      Result r;
-      r.op = op;
-      r.size = p.size;
-      r.iters = p.iters;
-      const double span_ps = double(last - t0);
-      r.us = span_ps / 1e6;
-      r.bw_avg = double(p.iters) * double(p.size) * 8.0 / span_ps * 1e3;
-      r.bw_peak = last > first ? double(p.iters - 1) * double(p.size) * 8.0 / double(last - first) * 1e3 : r.bw_avg;
-      r.mpps = double(p.iters) / span_ps * 1e6;
-      std::printf(" %-10llu %-14u %-18.2f %-20.2f %.6f\n", static_cast<unsigned long long>(r.size), r.iters,
-                  r.bw_peak, r.bw_avg, r.mpps);
-      csv << fmt::format("{},{},{},{:.3f},{:.3f},{:.6f},{:.3f}\n", r.op, r.size, r.iters, r.bw_peak, r.bw_avg,
-                         r.mpps, r.us);
-    }
-    std::printf("%s\n", rule().c_str());
-    if (lat) {
-      // The last lat_iters doorbells and 64-byte landings belong to the
-      // latency phase (one WRITE at a time).
-      const size_t n = opt.lat_iters;
-      if (s.db_a.size() >= n && s.land_b64.size() >= n) {
-        std::vector<double> v;
-        for (size_t i = 0; i < n; ++i) {
-          const uint64_t db = s.db_a[s.db_a.size() - n + i], land = s.land_b64[s.land_b64.size() - n + i];
-          v.push_back(double(land - db) / 1e6);
+      speeds.push_back(speed_of(j));
+      const LogScan s = scan_log(log);
+      std::vector<Result> results;
+      if (!compute_results(op, phases, s, file, &results)) status = 1;
+      if (d > 0) {
+        // Another datapath: its simulated figures against the first's.
+        if (first_results.empty()) continue;
+        double worst = 0;
+        uint64_t worst_size = 0;
+        for (size_t k = 0; k < std::min(results.size(), first_results.size()); ++k) {
+          const double rel = std::abs(results[k].bw_avg - first_results[k].bw_avg) / first_results[k].bw_avg;
+          if (rel > worst) worst = rel, worst_size = results[k].size;
         }
-        std::vector<double> sorted = v;
-        std::sort(sorted.begin(), sorted.end());
-        double avg = 0;
-        for (double x : v) avg += x;
-        avg /= double(v.size());
-        std::printf("%s\n", fmt::format("{:^87}", "RDMA_Write one-way latency (simulated time)").c_str());
-        std::printf(" from the SQPIi doorbell to the payload's DMA write into the responder's memory\n");
-        std::printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]\n");
-        std::printf(" %-6d %-14zu %-14.3f %-12.3f %-18.3f %.3f\n", 64, n, sorted.front(), sorted.back(),
-                    sorted[sorted.size() / 2], avg);
-        csv << fmt::format("write_latency_one_way,64,{},,,,{:.3f}\n", n, avg);
-        std::printf("%s\n", rule().c_str());
+        if (results.size() == first_results.size() && worst == 0)
+          std::printf(" datapath %s: the same simulated figures as %s\n", dp.c_str(), dps[0].c_str());
+        else
+          std::printf(" datapath %s: BW average differs from %s by up to %.3f%% (%llu bytes)\n", dp.c_str(),
+                      dps[0].c_str(), worst * 100, static_cast<unsigned long long>(worst_size));
+        continue;
+      }
+      first_results = results;
+      std::printf("%s\n%s\n", rule().c_str(),
+                  fmt::format("{:^87}", std::string(title(op)) + " (simulated time)").c_str());
+      std::printf(" Device          : ernic-sim, ERNIC PG332 3.1 model     Transport type : IB (RoCEv2)\n");
+      std::printf(" Connection type : RC      Number of qps : 1      TX depth : %u      Mtu : %u[B]\n", kSqDepth,
+                  kPmtu);
+      std::printf(" Link type       : Ethernet 100 Gb/s, PCIe Gen3 x16 MPS 256 MRRS 512, core %.0f MHz\n", kCoreMhz);
+      std::printf(" Datapath        : %s\n", dp.c_str());
+      std::printf("%s\n", rule().c_str());
+      std::printf(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
+      for (const Result& r : results) {
+        std::printf(" %-10llu %-14u %-18.2f %-20.2f %.6f\n", static_cast<unsigned long long>(r.size), r.iters,
+                    r.bw_peak, r.bw_avg, r.mpps);
+        csv << fmt::format("{},{},{},{:.3f},{:.3f},{:.6f},{:.3f}\n", r.op, r.size, r.iters, r.bw_peak, r.bw_avg,
+                           r.mpps, r.us);
+      }
+      std::printf("%s\n", rule().c_str());
+      if (lat) {
+        // The last lat_iters doorbells and 64-byte landings belong to the
+        // latency phase (one WRITE at a time).
+        const size_t n = opt.lat_iters;
+        if (s.db_a.size() >= n && s.land_b64.size() >= n) {
+          std::vector<double> v;
+          for (size_t i = 0; i < n; ++i) {
+            const uint64_t db = s.db_a[s.db_a.size() - n + i], land = s.land_b64[s.land_b64.size() - n + i];
+            v.push_back(double(land - db) / 1e6);
+          }
+          std::vector<double> sorted = v;
+          std::sort(sorted.begin(), sorted.end());
+          double avg = 0;
+          for (double x : v) avg += x;
+          avg /= double(v.size());
+          std::printf("%s\n", fmt::format("{:^87}", "RDMA_Write one-way latency (simulated time)").c_str());
+          std::printf(" from the SQPIi doorbell to the payload's DMA write into the responder's memory\n");
+          std::printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]\n");
+          std::printf(" %-6d %-14zu %-14.3f %-12.3f %-18.3f %.3f\n", 64, n, sorted.front(), sorted.back(),
+                      sorted[sorted.size() / 2], avg);
+          csv << fmt::format("write_latency_one_way,64,{},,,,{:.3f}\n", n, avg);
+          std::printf("%s\n", rule().c_str());
+        }
       }
     }
-    const double speed = j["wall"].value("sim_core_cycles_per_wall_second", 0.0);
-    speed_csv << fmt::format("{},{:.0f}\n", op, speed);
-    std::printf(" simulation speed (%s run): %.0f simulated core cycles per wall second\n", op.c_str(), speed);
+    speed_rows.emplace_back(op, speeds);
   }
   if (opt.speed) {
     const fs::path file = dir / "bench_idle.yaml";
     std::ofstream(file) << idle_text();
-    const json j = run_child(self, file, dir / "bench_idle.jsonl", dir / "bench_idle.json");
-    if (j.is_null()) {
-      status = 1;
-    } else {
-      const double idle = j["wall"].value("sim_core_cycles_per_wall_second", 0.0);
-      std::printf(" simulation speed (idle-heavy run, 20 ms mostly idle): %.0f simulated core cycles per wall second\n",
-                  idle);
-      speed_csv << fmt::format("idle,{:.0f}\n", idle);
+    std::vector<double> speeds;
+    for (const std::string& dp : dps) {
+      const json j =
+          run_child(self, file, dir / ("bench_idle." + dp + ".jsonl"), dir / ("bench_idle." + dp + ".json"), dp);
+      if (j.is_null()) status = 1;
+      speeds.push_back(j.is_null() ? -1 : speed_of(j));
     }
+    speed_rows.emplace_back("idle", speeds);
   }
-  std::printf(" CSV: %s (simulated figures), %s (simulation speed, wall clock)\n", csv_path.string().c_str(),
-              speed_path.string().c_str());
+  // The speed table: one row per run, one column per datapath, and the
+  // ratio of the first two.
+  if (!speed_rows.empty()) {
+    std::printf("%s\n", fmt::format("{:^87}", "Simulation speed (simulated core cycles per wall second)").c_str());
+    std::string head = fmt::format(" {:<8}", "run");
+    for (const std::string& dp : dps) head += fmt::format(" {:>14}", dp + " cyc/s");
+    if (dps.size() >= 2) head += fmt::format(" {:>12}", dps[0] + "/" + dps[1]);
+    std::printf("%s\n", head.c_str());
+    for (const auto& [run, speeds] : speed_rows) {
+      std::string line = fmt::format(" {:<8}", run);
+      for (size_t d = 0; d < dps.size(); ++d) {
+        line += speeds[d] < 0 ? fmt::format(" {:>14}", "failed") : fmt::format(" {:>14.0f}", speeds[d]);
+        if (speeds[d] >= 0) speed_csv << fmt::format("{},{},{:.0f}\n", run, dps[d], speeds[d]);
+      }
+      if (dps.size() >= 2)
+        line += speeds[0] > 0 && speeds[1] > 0 ? fmt::format(" {:>12.3f}", speeds[0] / speeds[1])
+                                               : fmt::format(" {:>12}", "-");
+      std::printf("%s\n", line.c_str());
+    }
+    std::printf(" (idle: 20 ms of a quiet link around one 4 KiB WRITE)\n%s\n", rule().c_str());
+  }
+  std::printf(" CSV: %s (simulated figures, datapath %s), %s (simulation speed, wall clock)\n",
+              csv_path.string().c_str(), dps[0].c_str(), speed_path.string().c_str());
   return status;
 }
 

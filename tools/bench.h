@@ -14,9 +14,15 @@
 // WRITEs one at a time; one-way = the requester's SQPIi doorbell write
 // (AXI4-Lite handshake) to the responder's DMA write of the 64 bytes into
 // its memory. Simulation speed: simulated core cycles per wall second of
-// the WRITE run (streaming) and of an idle-heavy run (20 ms of a quiet
-// link around one WRITE). bench.csv holds the simulated figures only
-// (identical on every run); the wall-clock speed goes to speed.csv beside it.
+// every operation's run (streaming) and of an idle-heavy run (20 ms of a
+// quiet link around one WRITE), each run once per datapath of `datapaths`
+// (`run --datapath`: the Verilated RTL, the C++ reference models), printed
+// as a table: one row per run, one column per datapath and the ratio of
+// the first two. The tables and bench.csv come from the first datapath's
+// runs; the others' simulated figures are compared with them (one line:
+// the same, or the largest BW-average difference). bench.csv holds the
+// simulated figures only (identical on every run); the wall-clock speed
+// goes to speed.csv beside it (run,datapath,sim_core_cycles_per_wall_second).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -30,7 +36,9 @@ struct BenchOptions {
   uint64_t bytes_per_size = 4u << 20;  // N = clamp(bytes_per_size / size, min_iters, max_iters)
   uint32_t min_iters = 32, max_iters = 1000;
   uint32_t lat_iters = 16;
-  bool latency = true, speed = true;
+  bool latency = true;
+  bool speed = true;                 // false: only datapaths[0]'s runs, no idle-heavy run
+  std::vector<std::string> datapaths{"rtl", "model"};  // `run --datapath` values; [0] gives bench.csv
   std::string out_dir = "bench";     // scenarios, logs, reports and the CSV
   std::string csv;                   // default: <out_dir>/bench.csv
 };

@@ -1,7 +1,7 @@
 // ernic-sim: the simulator's command line.
 //
 //   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model|user:<name>]
-//                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full]
+//                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full] [--handshake-random SEED]
 //   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model|user:<name>] [--label L]  (tools/regress.h)
 //   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
@@ -262,6 +262,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
   auto t1 = std::chrono::steady_clock::now();
+  ctx.protocol.finish();  // the protocol monitors evaluate their last edges
   if (!sys->finished && sys->exit_code == 0) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
                              SourceLoc{}, sc_core::sc_time_stamp().value()});
@@ -398,6 +399,9 @@ int sc_main(int argc, char** argv) {
                  "evaluate every clock cycle (RTL clocked every core cycle, a ticker per domain); same results, slower");
   std::string log_path;
   runc->add_option("--log", log_path, "transaction log (JSON lines)");
+  uint64_t handshake_seed = 0;
+  auto* hr_opt = runc->add_option("--handshake-random", handshake_seed,
+                                  "randomise VALID/READY timing on every seam under this seed (same results, other timing)");
   std::string datapath;
   runc->add_option("--datapath", datapath,
                    "override the scenario's datapath: rtl (Verilated RTL), model (C++) or user:<name> "
@@ -436,7 +440,12 @@ int sc_main(int argc, char** argv) {
   benchc->add_option("--csv", bopt.csv, "CSV file (default: <out>/bench.csv)");
   bool no_lat = false, no_speed = false;
   benchc->add_flag("--no-latency", no_lat, "skip the 64-byte latency phase");
-  benchc->add_flag("--no-speed", no_speed, "skip the idle-heavy speed run");
+  benchc->add_flag("--no-speed", no_speed,
+                   "skip the speed runs: no idle-heavy run, and only the first --speed-datapaths datapath");
+  std::string bdps = "rtl,model";
+  benchc->add_option("--speed-datapaths", bdps,
+                     "datapaths to run each run with, side by side (comma-separated: rtl, model, user:<name>; the first gives "
+                     "bench.csv)");
   auto* logc = app.add_subcommand("log", "print a transaction log as a timeline");
   std::string log_file;
   TimelineFilter filt;
@@ -490,6 +499,24 @@ int sc_main(int argc, char** argv) {
       std::fprintf(stderr, "ernic-sim bench: need 1 <= --min-iters <= --max-iters\n");
       return 2;
     }
+    bopt.datapaths = split_csv(bdps);
+    if (bopt.datapaths.empty()) {
+      std::fprintf(stderr, "ernic-sim bench: --speed-datapaths: name at least one of rtl, model\n");
+      return 2;
+    }
+    for (size_t i = 0; i < bopt.datapaths.size(); ++i) {
+      const std::string& d = bopt.datapaths[i];
+      if (!datapath_registered(d)) {  // rtl, model, user:<name>
+        std::fprintf(stderr, "ernic-sim bench: --speed-datapaths %s: %s\n", d.c_str(),
+                     unknown_datapath_message(d).c_str());
+        return 2;
+      }
+      for (size_t k = 0; k < i; ++k)
+        if (bopt.datapaths[k] == d) {
+          std::fprintf(stderr, "ernic-sim bench: --speed-datapaths: %s twice\n", d.c_str());
+          return 2;
+        }
+    }
     bopt.latency = !no_lat;
     bopt.speed = !no_speed;
     std::error_code ec;
@@ -525,6 +552,7 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  if (hr_opt->count()) opt.handshake_random_seed = handshake_seed;
   if (!opt.test_plant_bug.empty() && !random_mode::is_plantable(opt.test_plant_bug)) {
     std::fprintf(stderr, "ernic-sim run: --plant-bug %s: no such planted bug\n", opt.test_plant_bug.c_str());
     return 2;

@@ -960,6 +960,17 @@ bool is_plantable(const std::string& name) {
 
 std::string generate_yaml(uint64_t seed) { return render(generate(seed), gen_header(seed)).yaml; }
 
+// CLI11 converts "-1" for an unsigned 64-bit option by wrapping it to
+// 2^64-1 (and refuses it for 32 bits with a terse message): refuse a minus
+// sign in any unsigned count, naming the option's range.
+CLI::Validator no_minus(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& v) {
+        return v.find('-') == std::string::npos ? std::string() : what + ", got " + v;
+      },
+      "UINT");
+}
+
 CLI::App* add_command(CLI::App& app, Options& opt) {
   auto* c = app.add_subcommand("random", "seeded constrained-random traffic, checked; failures reduced to a small scenario");
   c->add_option("--seed", opt.seed, "first seed (then seed+1, ...)")
@@ -975,9 +986,12 @@ CLI::App* add_command(CLI::App& app, Options& opt) {
   c->add_flag("--keep", opt.keep, "keep every scenario and report (default: only failing seeds')");
   c->add_flag("--generate", opt.generate_only, "write the scenarios only, run nothing");
   c->add_option("--plant-bug", opt.plant_bug, "test only: run the model with a planted bug (ack_coalescing)");
-  c->add_option("--max-failures", opt.max_failures, "start no new seed after this many failures (0: run all)");
-  c->add_option("--reduce", opt.reduce, "reduce the first this many failing seeds (0: none)");
-  c->add_option("--reduce-runs", opt.reduce_runs, "at most this many runs per reduction");
+  c->add_option("--max-failures", opt.max_failures, "start no new seed after this many failures (0: run all)")
+      ->check(no_minus("--max-failures is 0..18446744073709551615"));
+  c->add_option("--reduce", opt.reduce, "reduce the first this many failing seeds (0: none)")
+      ->check(no_minus("--reduce is 0..18446744073709551615"));
+  c->add_option("--reduce-runs", opt.reduce_runs, "at most this many runs per reduction")
+      ->check(no_minus("--reduce-runs is 0..4294967295"));
   c->add_option("--child-timeout", opt.child_timeout_s, "wall-clock seconds a run may take before it is killed")
       ->check(CLI::Range(1u, 86400u));
   return c;

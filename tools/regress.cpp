@@ -394,14 +394,20 @@ int regress_main(const RegressOptions& opt, const std::string& self, std::ostrea
     return 2;
   }
   const auto sel = regress_select(all, opt);
+  // An empty selection is a usage error, listed or run (a typo in --label
+  // must not pass as "nothing failed").
+  if (sel.empty()) {
+    err << "ernic-sim regress: no scenario selected under " << opt.dir
+        << (opt.labels.empty() ? "" : " with labels " + join(opt.labels, ","))
+        << (opt.shard_count > 1 ? " in shard " + std::to_string(opt.shard_index) + "/" +
+                                      std::to_string(opt.shard_count)
+                                : std::string())
+        << " (" << all.size() << " found)\n";
+    return 2;
+  }
   if (opt.list) {
     for (const auto& c : sel) out << c.name << "  " << join(c.labels, ",") << "\n";
     return 0;
-  }
-  if (sel.empty()) {
-    err << "ernic-sim regress: no scenario selected under " << opt.dir
-        << (opt.labels.empty() ? "" : " with labels " + join(opt.labels, ",")) << "\n";
-    return 2;
   }
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);

@@ -35,7 +35,7 @@
 // errors, skipped and time; properties; system-out; system-err).
 //
 // Exit code: 0 every scenario passed; 1 one failed; 2 bad usage (no such
-// DIR, no scenario selected, a bad --shard).
+// DIR, no scenario selected, also with --list; a bad --shard).
 #pragma once
 #include <cstdint>
 #include <ostream>

@@ -16,6 +16,17 @@
 //          not pass the posted writes before it (PCIe ordering).
 // Accesses reach the slave one at a time, in issue order (one thread of
 // this port performs them). Threads of one driver share the port.
+//
+// The five channels are driven as AXI4-Lite signals (AW/W/B/AR/R VALID and
+// READY, AWADDR, WDATA, WSTRB 0xF, BRESP/RRESP OKAY, ARADDR, RDATA) and
+// checked by an AXI4-Lite protocol monitor (<scope>, model/monitor). With
+// randomised handshakes (`handshake_random`) the bridge raises AWVALID,
+// WVALID (independently) and ARVALID late and drops BREADY/RREADY at random
+// edges, and the slave drops AWREADY/WREADY/ARREADY at random edges and
+// raises BVALID/RVALID late (streams <scope>.<signal>); the write reaches
+// the register file at the edge where the later of AW and W is taken, a
+// read takes its value where RVALID rises. Unrandomised, the timing is the
+// one above.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -62,6 +73,26 @@ class AxiLitePort : public sc_core::sc_module {
     v_araddr_ = ctx.var(scope, "araddr", 32);
     v_rvalid_ = ctx.var(scope, "rvalid", 1);
     v_rdata_ = ctx.var(scope, "rdata", 32);
+    v_wvalid_ = ctx.var(scope, "wvalid", 1);
+    v_awready_ = ctx.var(scope, "awready", 1, 1);
+    v_wready_ = ctx.var(scope, "wready", 1, 1);
+    v_bready_ = ctx.var(scope, "bready", 1, 1);
+    v_arready_ = ctx.var(scope, "arready", 1, 1);
+    v_rready_ = ctx.var(scope, "rready", 1, 1);
+    sig_.awready = sig_.wready = sig_.bready = sig_.arready = sig_.rready = true;  // idle: ready
+    shown_ = sig_;
+    mon_ = &ctx.protocol.axil(scope, clk.name(), clk.period_ps());
+    using K = monitor::HandshakeRandomizer::Kind;
+    rnd_awvalid_ = ctx.protocol.stall(scope + ".awvalid", K::valid);
+    rnd_wvalid_ = ctx.protocol.stall(scope + ".wvalid", K::valid);
+    rnd_arvalid_ = ctx.protocol.stall(scope + ".arvalid", K::valid);
+    rnd_bready_ = ctx.protocol.stall(scope + ".bready", K::ready);
+    rnd_rready_ = ctx.protocol.stall(scope + ".rready", K::ready);
+    rnd_awready_ = ctx.protocol.stall(scope + ".awready", K::ready);
+    rnd_wready_ = ctx.protocol.stall(scope + ".wready", K::ready);
+    rnd_arready_ = ctx.protocol.stall(scope + ".arready", K::ready);
+    rnd_bvalid_ = ctx.protocol.stall(scope + ".bvalid", K::valid);
+    rnd_rvalid_ = ctx.protocol.stall(scope + ".rvalid", K::valid);
     SC_THREAD(slave_thread);
   }
 
@@ -107,7 +138,30 @@ class AxiLitePort : public sc_core::sc_module {
     last_arrival_ = std::max(last_arrival_, t);  // in order
     return last_arrival_;
   }
+  // The signals from this core edge on (sampled at the next edge): the
+  // waveform variables that change, and the monitor.
+  void drive(const monitor::AxilSample& n) {
+    monitor::AxilSample& o = shown_;
+    if (n.awvalid != o.awvalid) ctx_.set(v_awvalid_, n.awvalid);
+    if (n.awaddr != o.awaddr) ctx_.set(v_awaddr_, n.awaddr);
+    if (n.wvalid != o.wvalid) ctx_.set(v_wvalid_, n.wvalid);
+    if (n.wdata != o.wdata) ctx_.set(v_wdata_, n.wdata);
+    if (n.awready != o.awready) ctx_.set(v_awready_, n.awready);
+    if (n.wready != o.wready) ctx_.set(v_wready_, n.wready);
+    if (n.bvalid != o.bvalid) ctx_.set(v_bvalid_, n.bvalid);
+    if (n.bready != o.bready) ctx_.set(v_bready_, n.bready);
+    if (n.arvalid != o.arvalid) ctx_.set(v_arvalid_, n.arvalid);
+    if (n.araddr != o.araddr) ctx_.set(v_araddr_, n.araddr);
+    if (n.arready != o.arready) ctx_.set(v_arready_, n.arready);
+    if (n.rvalid != o.rvalid) ctx_.set(v_rvalid_, n.rvalid);
+    if (n.rdata != o.rdata) ctx_.set(v_rdata_, n.rdata);
+    if (n.rready != o.rready) ctx_.set(v_rready_, n.rready);
+    o = n;
+    mon_->sample(clk_.cycle() + 1, n);
+  }
+  void edge() { sc_core::wait(clk_.period()); }
   void slave_thread() {
+    monitor::AxilSample& s = sig_;
     for (;;) {
       while (q_.empty()) sc_core::wait(ev_);
       const Op op = q_.front();
@@ -115,32 +169,78 @@ class AxiLitePort : public sc_core::sc_module {
       if (op.t_ps > now) sc_core::wait(ps(op.t_ps - now));
       clk_.sync();
       if (op.write) {
-        ctx_.set(v_awvalid_, 1);
-        ctx_.set(v_awaddr_, op.addr);
-        ctx_.set(v_wdata_, op.data);
-        sc_core::wait(clk_.period());  // handshake edge
+        // AW and W, each raised after the bridge's (random) delay, each
+        // taken where the slave is ready.
+        uint32_t aw_wait = rnd_awvalid_.hold(), w_wait = rnd_wvalid_.hold();
+        bool aw_done = false, w_done = false;
+        s.awaddr = op.addr;
+        s.wdata = op.data;
+        s.wstrb = 0xF;
+        while (!(aw_done && w_done)) {
+          s.awvalid = !aw_done && aw_wait == 0;
+          s.wvalid = !w_done && w_wait == 0;
+          s.awready = !(s.awvalid && rnd_awready_());
+          s.wready = !(s.wvalid && rnd_wready_());
+          drive(s);
+          edge();  // the handshake edge(s)
+          if (s.awvalid) aw_done = s.awready; else if (!aw_done) --aw_wait;
+          if (s.wvalid) w_done = s.wready; else if (!w_done) --w_wait;
+        }
+        // AW and W are taken: their VALIDs drop at once, also when the
+        // register file makes the write wait (an arbiter, axil_mux.h).
+        s.awvalid = s.wvalid = false;
+        s.awready = s.wready = true;
+        drive(s);
         target_.axil_write(op.addr, op.data);
         ctx_.bump();
         ++writes_;
-        ctx_.set(v_awvalid_, 0);
-        ctx_.set(v_bvalid_, 1);
-        sc_core::wait(clk_.period());  // B accepted
-        ctx_.set(v_bvalid_, 0);
+        // B, raised after the slave's (random) delay, until the bridge takes it.
+        uint32_t b_wait = rnd_bvalid_.hold();
+        for (;;) {
+          s.bvalid = b_wait == 0;
+          s.bresp = 0;  // OKAY: the register file decodes its whole window
+          s.bready = !(s.bvalid && rnd_bready_());
+          drive(s);
+          edge();
+          if (s.bvalid && s.bready) break;
+          if (!s.bvalid) --b_wait;
+        }
+        s.bvalid = false;
+        s.bready = true;
+        drive(s);
         q_.pop_front();
         continue;
       }
-      ctx_.set(v_arvalid_, 1);
-      ctx_.set(v_araddr_, op.addr);
-      sc_core::wait(clk_.period());  // AR handshake edge
-      ctx_.set(v_arvalid_, 0);
+      uint32_t ar_wait = rnd_arvalid_.hold();
+      s.araddr = op.addr;
+      for (;;) {
+        s.arvalid = ar_wait == 0;
+        s.arready = !(s.arvalid && rnd_arready_());
+        drive(s);
+        edge();  // AR handshake edge
+        if (s.arvalid && s.arready) break;
+        if (!s.arvalid) --ar_wait;
+      }
+      s.arvalid = false;
+      s.arready = true;
+      drive(s);
       if (t_.read_wait_cycles) sc_core::wait(clk_.cycles(t_.read_wait_cycles));
+      if (const uint32_t late = rnd_rvalid_.hold()) sc_core::wait(clk_.cycles(late));
       const uint32_t v = target_.axil_read(op.addr);
       ctx_.bump();
       ++reads_;
-      ctx_.set(v_rvalid_, 1);
-      ctx_.set(v_rdata_, v);
-      sc_core::wait(clk_.period());  // R accepted
-      ctx_.set(v_rvalid_, 0);
+      s.rvalid = true;
+      s.rdata = v;
+      s.rresp = 0;
+      for (;;) {
+        s.rready = !rnd_rready_();
+        drive(s);
+        edge();  // R accepted where RREADY is high
+        if (s.rready) break;
+      }
+      s.rvalid = false;
+      s.rready = true;
+      drive(s);
       q_.pop_front();
       // The completion goes back up the link; the CPU has it after the flight.
       const uint64_t t0 = ClockDomain::now_ps();
@@ -162,6 +262,12 @@ class AxiLitePort : public sc_core::sc_module {
   uint64_t last_arrival_ = 0;
   uint64_t reads_ = 0, writes_ = 0, posted_ = 0;
   int v_awvalid_, v_awaddr_, v_wdata_, v_bvalid_, v_arvalid_, v_araddr_, v_rvalid_, v_rdata_;
+  int v_wvalid_, v_awready_, v_wready_, v_bready_, v_arready_, v_rready_;
+  monitor::AxilMonitor* mon_ = nullptr;
+  // The bridge's (master's) and the slave's randomised handshake signals.
+  monitor::HandshakeStall rnd_awvalid_, rnd_wvalid_, rnd_arvalid_, rnd_bready_, rnd_rready_;
+  monitor::HandshakeStall rnd_awready_, rnd_wready_, rnd_arready_, rnd_bvalid_, rnd_rvalid_;
+  monitor::AxilSample sig_, shown_;  // driven now; last shown in the waveform
 };
 
 }  // namespace ernic

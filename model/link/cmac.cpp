@@ -43,6 +43,14 @@ Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& 
   // ERNIC's TX datapath offers a frame the FIFO cannot take yet.
   v_fifo_s_tvalid_ = ctx.var(scope + ".tx_fifo", "s_axis_tvalid", 1);
   v_fifo_s_tready_ = ctx.var(scope + ".tx_fifo", "s_axis_tready", 1, 1);
+  mon_tx_ = &ctx.protocol.axis(scope + ".tx_axis", cmac_clk.name(), cmac_clk.period_ps(),
+                               monitor::AxisRules::seam(/*has_ready=*/true, /*no_bubble=*/true));
+  mon_rx_ = &ctx.protocol.axis(scope + ".rx_axis", cmac_clk.name(), cmac_clk.period_ps(),
+                               monitor::AxisRules::seam(/*has_ready=*/false, /*no_bubble=*/false));
+  using K = monitor::HandshakeRandomizer::Kind;
+  tx_tready_stall_ = ctx.protocol.stall(scope + ".tx_axis.tready", K::ready);
+  tx_tvalid_stall_ = ctx.protocol.stall(scope + ".tx_axis.tvalid", K::valid);
+  rx_tvalid_stall_ = ctx.protocol.stall(scope + ".rx_axis.tvalid", K::valid);
   SC_THREAD(tx_thread);
   SC_THREAD(rx_thread);
   SC_THREAD(cdc_thread);
@@ -156,6 +164,8 @@ void Cmac::set_tx_axis(bool tvalid, bool tlast, uint64_t tkeep) {
   ctx_.set(v_tx_tkeep_, tvalid ? tkeep : 0);
 }
 
+void Cmac::set_tx_tready(bool tready) { ctx_.set(v_tx_tready_, tready); }
+
 void Cmac::set_rx_axis(bool tvalid, bool tlast, uint64_t tkeep) {
   ctx_.set(v_rx_tvalid_, tvalid);
   ctx_.set(v_rx_tlast_, tlast);
@@ -186,7 +196,7 @@ void Cmac::tx_thread() {
     const uint64_t now = ClockDomain::now_ps();
     // A frame boundary: MAC control frames go ahead of queued data.
     if (auto pf = take_pause_frame(now)) {
-      transmit(std::move(*pf), 0, 0);
+      transmit(std::move(*pf), 0, 0, /*axis=*/false);
       tx_busy_ = false;
       continue;
     }
@@ -231,7 +241,7 @@ void Cmac::tx_thread_src() {
     wait_line_free();
     const uint64_t now = ClockDomain::now_ps();
     if (auto pf = take_pause_frame(now)) {
-      transmit(std::move(*pf), 0, 0);
+      transmit(std::move(*pf), 0, 0, /*axis=*/false);
       tx_busy_ = false;
       continue;
     }
@@ -366,8 +376,11 @@ void Cmac::report_underflow(const FrameBytes& f, uint64_t index, uint32_t bubble
 }
 
 // Puts one frame on the line now (a frame boundary, the line free).
-void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles) {
+void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles, bool axis) {
   const uint64_t bpb = 64;  // bytes a beat on the 512-bit stream
+  // Randomised handshake: the NIC's stream raises TVALID late (the frame starts later).
+  if (axis)
+    if (const uint32_t h = tx_tvalid_stall_.hold()) wait(cmac_clk_.cycles(h));
   const uint64_t index = tx_index_++;
   const uint64_t t0 = ClockDomain::now_ps();
   const uint64_t beats = (f.size() + bpb - 1) / bpb;
@@ -377,27 +390,77 @@ void Cmac::transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles)
   // The frame is on the line from t0 (cut-through: the MAC serialises the
   // beats as they come); the wire sees it now, faults are decided now.
   put_on_line(f, t0, underflow);
-  // AXI4-Stream beats: one a cycle, tlast on the last.
-  const uint64_t last_keep = f.size() % bpb ? (uint64_t{1} << (f.size() % bpb)) - 1 : ~uint64_t{0};
-  ctx_.set(v_tx_tvalid_, 1);
-  ctx_.set(v_tx_tkeep_, beats > 1 ? ~uint64_t{0} : last_keep);
-  uint64_t rest = beats;
-  if (underflow) {
-    wait(cmac_clk_.cycles(uint64_t(bubble_after) + 1));
-    // Detected on the first cycle tvalid is low inside the frame.
-    ctx_.set(v_tx_tvalid_, 0);
-    report_underflow(f, index, bubble_after, bubble_cycles, ClockDomain::now_ps());
-    wait(cmac_clk_.cycles(bubble_cycles));
-    ctx_.set(v_tx_tvalid_, 1);
-    rest = beats - bubble_after - 1;
+  // AXI4-Stream beats: one a cycle, tlast on the last; TREADY low where the
+  // randomised handshake stalls; TVALID low for the underflow hook's bubble.
+  std::vector<AxisRun> runs;
+  for (uint64_t i = 0; i < beats; ++i) {
+    if (underflow && i == uint64_t(bubble_after) + 1) runs.push_back({false, true, i, bubble_cycles});
+    if (axis)
+      if (const uint32_t h = tx_tready_stall_.hold()) runs.push_back({true, false, i, h});
+    add_beat(runs, i);
   }
-  if (rest > 1) wait(cmac_clk_.cycles(rest - 1));
-  ctx_.set(v_tx_tlast_, 1);
-  ctx_.set(v_tx_tkeep_, last_keep);
-  wait(cmac_clk_.period());
-  ctx_.set(v_tx_tlast_, 0);
-  ctx_.set(v_tx_tvalid_, 0);
-  ctx_.set(v_tx_tkeep_, 0);
+  walk_axis(f, runs, axis ? mon_tx_ : nullptr, v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_tx_tkeep_, [&] {
+    // Detected on the first cycle tvalid is low inside the frame.
+    report_underflow(f, index, bubble_after, bubble_cycles, ClockDomain::now_ps());
+  });
+}
+
+void Cmac::add_beat(std::vector<AxisRun>& runs, uint64_t beat) {
+  AxisRun* b = runs.empty() ? nullptr : &runs.back();
+  if (b && b->valid && b->ready && b->beat + b->cycles == beat)
+    ++b->cycles;  // back to back with the run before
+  else
+    runs.push_back({true, true, beat, 1});
+}
+
+void Cmac::walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
+                     int v_ready, int v_last, int v_keep, const std::function<void()>& on_bubble) {
+  const uint64_t c0 = cmac_clk_.cycle();
+  const uint64_t beats = monitor::axis_beats(f.size());
+  const uint64_t last_keep = f.size() % 64 ? (uint64_t{1} << (f.size() % 64)) - 1 : ~uint64_t{0};
+  uint64_t at = 0;  // the edge (from c0) the thread is at
+  bool valid = false, ready = true, last = false, started = false;
+  // The signals from edge k on, beat `beat` offered.
+  auto point = [&](uint64_t k, bool v, bool rd, uint64_t beat) {
+    const bool l = v && beat + 1 == beats;
+    if (v != valid || rd != ready || l != last) {
+      if (k > at) wait(cmac_clk_.cycles(k - at)), at = k;
+      if (v != valid) ctx_.set(v_valid, v);
+      if (v && !started) ctx_.set(v_keep, beats > 1 ? ~uint64_t{0} : last_keep);
+      if (rd != ready) ctx_.set(v_ready, rd);
+      if (l != last) ctx_.set(v_last, l);
+      if (l && !last) ctx_.set(v_keep, last_keep);
+      if (!v && started && on_bubble) on_bubble();
+      valid = v, ready = rd, last = l;
+    }
+    started |= v;
+    if (mon) {
+      monitor::AxisSample s;
+      s.valid = v;
+      s.ready = rd;
+      monitor::AxisBeat b;
+      if (v) {
+        b = monitor::axis_beat(f.data(), f.size(), beat);
+        s.last = l;
+        s.keep = b.keep;
+        s.data = b.data.data();
+      }
+      mon->sample(c0 + k, s);
+    }
+  };
+  uint64_t k = 0;
+  for (const AxisRun& r : runs) {
+    point(k, r.valid, r.ready, r.beat);
+    // A run of back-to-back transfers: its last beat (the monitor takes the
+    // edges between as transfers of full, non-last beats).
+    if (r.valid && r.ready && r.cycles > 1) point(k + r.cycles - 1, true, true, r.beat + r.cycles - 1);
+    k += r.cycles;
+  }
+  if (k > at) wait(cmac_clk_.cycles(k - at));
+  ctx_.set(v_last, 0);
+  ctx_.set(v_valid, 0);
+  ctx_.set(v_keep, 0);
+  if (mon) mon->sample(c0 + k, monitor::AxisSample{});
 }
 
 void Cmac::rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs) {
@@ -493,17 +556,14 @@ void Cmac::rx_thread() {
     }
     // The RX stream presents the frame's beats (no tready), then the async
     // FIFO hands it to the core domain.
+    // (Randomised handshake: TVALID low at random edges before a beat.)
     const uint64_t beats = (it.f.size() + bpb - 1) / bpb;
-    const uint64_t last_keep = it.f.size() % bpb ? (uint64_t{1} << (it.f.size() % bpb)) - 1 : ~uint64_t{0};
-    ctx_.set(v_rx_tvalid_, 1);
-    ctx_.set(v_rx_tkeep_, beats > 1 ? ~uint64_t{0} : last_keep);
-    if (beats > 1) wait(cmac_clk_.cycles(beats - 1));
-    ctx_.set(v_rx_tlast_, 1);
-    ctx_.set(v_rx_tkeep_, last_keep);
-    wait(cmac_clk_.period());
-    ctx_.set(v_rx_tlast_, 0);
-    ctx_.set(v_rx_tvalid_, 0);
-    ctx_.set(v_rx_tkeep_, 0);
+    std::vector<AxisRun> runs;
+    for (uint64_t i = 0; i < beats; ++i) {
+      if (const uint32_t h = rx_tvalid_stall_.hold()) runs.push_back({false, true, i, h});
+      add_beat(runs, i);
+    }
+    walk_axis(it.f, runs, mon_rx_, v_rx_tvalid_, -1, v_rx_tlast_, v_rx_tkeep_, nullptr);
     // The async FIFO is pipelined: each frame reaches the core domain
     // cdc_cycles of the core clock after its last beat, while the next
     // frame's beats already come in (a crossing adds latency, it does not

@@ -41,6 +41,18 @@
 // on a falling bit one XON (time 0), as Xilinx MACs do with auto-XON
 // (assumption A-PFC-2). Every pause sent, received, holding or releasing
 // traffic is a `state` record in the transaction log.
+//
+// Protocol monitors (model/monitor/protocol.h) on the AXI4-Stream beats
+// this model presents itself: TX (<scope>.tx_axis: TREADY, keep contiguous,
+// no bubble inside a frame) for the frames it streams (its own FIFO's, a
+// `model` datapath's; an RTL datapath streams and checks its own, see
+// model/datapath/sc/rtl_datapath.h) and RX (<scope>.rx_axis, no TREADY)
+// without a datapath module. Randomised handshakes (`handshake_random`):
+// TX TREADY low at random edges inside those frames (<scope>.tx_axis.tready),
+// TX TVALID raised late before a frame's first beat (<scope>.tx_axis.tvalid;
+// the frame starts later), RX TVALID low at random edges before a beat
+// (<scope>.rx_axis.tvalid). MAC control frames are the MAC's own, not on
+// the NIC's stream.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -168,6 +180,7 @@ class Cmac : public sc_core::sc_module {
   bool axis_traced = false;
   void set_tx_axis(bool tvalid, bool tlast, uint64_t tkeep);
   void set_rx_axis(bool tvalid, bool tlast, uint64_t tkeep);
+  void set_tx_tready(bool tready);  // the MAC's tready (waveform; randomised stalls)
   PcapWriter* tap_tx = nullptr;
   PcapWriter* tap_rx = nullptr;
   PcapWriter* tap_wire = nullptr;            // shared view of every transmitted frame
@@ -201,7 +214,20 @@ class Cmac : public sc_core::sc_module {
   // A pause frame due now (XOFF, refresh, XON), with the state updated.
   std::optional<FrameBytes> take_pause_frame(uint64_t now);
   uint64_t next_refresh_ps() const;
-  void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles);
+  // axis: the frame came over the NIC's TX stream (not a MAC control frame).
+  void transmit(FrameBytes f, uint32_t bubble_after, uint32_t bubble_cycles, bool axis = true);
+  // A run of `cycles` edges of a frame's AXI4-Stream from beat `beat` on:
+  // TVALID and TREADY high: `cycles` beats transferred back to back; else
+  // beat `beat` offered and not taken (stall) or TVALID low, `cycles` edges.
+  struct AxisRun { bool valid, ready; uint64_t beat, cycles; };
+  // Appends the transfer of `beat`, extending a run of transfers it follows.
+  static void add_beat(std::vector<AxisRun>& runs, uint64_t beat);
+  // Presents a frame's beats from this CMAC edge, run by run: the waveform
+  // variables change where they change (the thread waits until then), the
+  // monitor sees every run, on_bubble is called where TVALID drops inside
+  // the frame. Returns on the edge after the last beat, TVALID low.
+  void walk_axis(const FrameBytes& f, const std::vector<AxisRun>& runs, monitor::AxisMonitor* mon, int v_valid,
+                 int v_ready, int v_last, int v_keep, const std::function<void()>& on_bubble);
   // The line and wire side of a frame whose first beat was taken at t0.
   void put_on_line(const FrameBytes& f, uint64_t t0, bool underflow);
   void report_underflow(const FrameBytes& f, uint64_t index, uint32_t bubble_after, uint32_t bubble_cycles,
@@ -240,6 +266,9 @@ class Cmac : public sc_core::sc_module {
   int v_tx_tvalid_, v_tx_tready_, v_tx_tlast_, v_rx_tvalid_, v_rx_tlast_, v_tx_fifo_level_;
   int v_ctl_tx_pause_req_, v_stat_rx_pause_req_;
   int v_tx_tkeep_ = -1, v_rx_tkeep_ = -1, v_fifo_s_tvalid_ = -1, v_fifo_s_tready_ = -1;  // waveform only
+  monitor::AxisMonitor* mon_tx_ = nullptr;
+  monitor::AxisMonitor* mon_rx_ = nullptr;
+  monitor::HandshakeStall tx_tready_stall_, tx_tvalid_stall_, rx_tvalid_stall_;
 };
 
 // One direction of the link: delivers frames after the propagation delay,

@@ -15,7 +15,18 @@
 // a host access is in flight, a command runs (`busy`) or a master access
 // or response is pending; otherwise the block sleeps (no evaluation). With
 // idle skipping off (free_running) it runs every core cycle; results and
-// their timing are the same. Per cycle: host and master inputs are driven
+// their timing are the same. It also stops while the RTL waits in CMAC_INIT
+// for the link and nothing else happens (its link_wait output, the link
+// down, no access in flight): it sleeps until the link changes, a host
+// access comes or the cycle of the timeout edge (link_wait_left), and gives
+// the RTL the number of edges it skipped on its wait_skip input at the next
+// edge, which adds them to its wait counter: the same status (0x13 or the
+// path registers), at the same edge, and the same register values as with
+// the clock running (tb/system/test_system_qp_setup.cpp compares both, with
+// --no-idle-skip); a LINK_TIMEOUT of 10^7 cycles costs a few evaluations,
+// not 10^7. cmac_link_up as the RTL samples it at a rising edge is the link
+// as it was before any change at that very picosecond (a `link` step at
+// the same time as an edge is seen at the next one, in both modes). Per cycle: host and master inputs are driven
 // half a cycle after a core edge, with the rising clock edge; the master's
 // access is granted by the arbiter there and performed on ERNIC's register
 // file at the next core edge, its response (BVALID / RVALID with the data)
@@ -31,6 +42,16 @@
 // kModelCycleBound core cycles of the RTL's (the RTL's two-flop link
 // synchroniser and its wait counter are not modelled); the accesses, their
 // order and the status codes are the same.
+//
+// Protocol monitors (RTL mode, model/monitor): the block's AXI4-Lite slave
+// (<scope>.s_axi_lite, the host's side) and master (<scope>.m_axi_lite,
+// towards ERNIC) are sampled at every rising edge the clock makes, after the
+// inputs of that edge have settled (two delta cycles before the edge: the
+// slave's READYs are combinational). Randomised handshakes
+// (`handshake_random`): the host raises AWVALID, WVALID and ARVALID late
+// (<scope>.s_axi_lite.{awvalid,wvalid,arvalid}); ERNIC's side grants the
+// master's request late (<scope>.m_axi_lite.{awready,arready}) and raises
+// BVALID / RVALID late (<scope>.m_axi_lite.{bvalid,rvalid}).
 //
 // Observation: the waveform has top.<node>.qp_setup_fsm.{state, status,
 // busy, cmac_link_up, commands} (model signals, both modes) and, with
@@ -90,6 +111,7 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   uint64_t commands() const { return commands_; }
   const std::map<uint8_t, uint64_t>& status_counts() const { return status_counts_; }
   uint64_t cycles_clocked() const { return cycles_; }
+  uint64_t cycles_skipped_in_link_wait() const { return cycles_skipped_; }  // edges given as wait_skip
   bool is_rtl() const { return cfg_.rtl; }
   Vqp_setup_fsm* rtl() { return rtl_.get(); }  // nullptr with the model
 
@@ -97,12 +119,19 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   struct HostOp {
     bool active = false, write = false, presented = false, accepted = false, done = false;
     uint32_t off = 0, data = 0, value = 0;
+    bool drawn = false;                 // randomised: the VALID delays drawn
+    uint32_t aw_hold = 0, w_hold = 0;   // edges before AWVALID / WVALID (ARVALID: aw_hold) rise
   };
   // RTL mode
   void rtl_thread();
   void cycle();       // one core cycle from a core edge to the next
+  void cycle_from(uint64_t start_ps);  // the cycle starting at core edge start_ps (now <= its rising edge)
+  bool can_stop_in_link_wait() const;
+  void link_wait_stop();                // sleep in the link wait, then one cycle with wait_skip
+  bool link_sampled() const;            // cmac_link_up for a rising edge now
   void drive();       // half a cycle in: inputs for the rising edge
   void observe();     // at the next core edge: outputs of that edge
+  void sample_axil(); // both AXI4-Lite interfaces at the rising edge, for the monitors
   bool needs_clock() const;
   // model mode
   void model_thread();
@@ -132,6 +161,12 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
       m_rdata_{"m_rdata"}, m_rresp_{"m_rresp"};
   Wire1 cmac_link_up_{"cmac_link_up"}, busy_{"busy"};
   Word state_sig_{"state"}, status_sig_{"status"};
+  Word wait_skip_{"wait_skip"}, link_wait_left_{"link_wait_left"};
+  Wire1 link_wait_{"link_wait"};
+  static constexpr uint64_t kNoChange = ~uint64_t(0);
+  bool link_now_ = false, link_before_ = false;  // the link now, and before the last change's time step
+  uint64_t link_change_ps_ = kNoChange;          // time of the last link_changed()
+  uint64_t cycles_skipped_ = 0;
   std::unique_ptr<Vqp_setup_fsm> rtl_;
   sc_core::sc_event wake_, host_done_;
   HostOp host_;
@@ -141,6 +176,11 @@ class QpSetupFsm : public sc_core::sc_module, public AxiLiteTarget {
   uint32_t m_exec_addr_ = 0, m_exec_data_ = 0;
   bool b_out_ = false, r_out_ = false;
   uint32_t r_data_ = 0;
+  uint32_t b_hold_ = 0, r_hold_ = 0;  // randomised: edges before BVALID / RVALID rise
+  monitor::AxilMonitor* mon_s_ = nullptr;
+  monitor::AxilMonitor* mon_m_ = nullptr;
+  monitor::HandshakeStall rnd_s_awvalid_, rnd_s_wvalid_, rnd_s_arvalid_, rnd_m_awready_, rnd_m_arready_,
+      rnd_m_bvalid_, rnd_m_rvalid_;
   uint32_t qpctrl_shadow_ = 0;  // the QPCTRL the running command took (for logs)
   // model
   std::unique_ptr<qps::QpSetupModel> model_;

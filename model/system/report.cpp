@@ -49,6 +49,26 @@ json counts_json(const OpcodeCounts& c) {
   return {{"packets", c.packets}, {"bytes", c.bytes}, {"by_opcode", by}};
 }
 std::string loc_str(const SourceLoc& l) { return l.file.empty() ? "" : l.str(); }
+// Every seam's protocol monitor (model/monitor/protocol.h), by interface name.
+json protocol_json(const monitor::ProtocolMonitors& p) {
+  json m = json::object();
+  for (const auto& e : p.axis_monitors()) {
+    const monitor::AxisCounters& c = e.mon->counters();
+    m[e.mon->name()] = {{"kind", "axi4-stream"}, {"clock", e.mon->clock()}, {"beats", c.beats}, {"frames", c.frames},
+                        {"stalls", c.stalls}, {"bubbles", c.bubbles}, {"violations", c.violations},
+                        {"in_frame_at_end", e.mon->in_frame()}};
+  }
+  for (const auto& e : p.axil_monitors()) {
+    const monitor::AxilCounters& c = e.mon->counters();
+    json st = json::object();
+    for (int ch = 0; ch < monitor::kAxilChannels; ++ch) st[monitor::axil_channel_name(ch)] = c.stalls[ch];
+    m[e.mon->name()] = {{"kind", "axi4-lite"}, {"clock", e.mon->clock()}, {"writes", c.writes()}, {"reads", c.reads()},
+                        {"stalls", c.total_stalls()}, {"stalls_by_channel", st}, {"slverr", c.slverr},
+                        {"decerr", c.decerr}, {"violations", c.violations}, {"open_writes", e.mon->open_writes()},
+                        {"open_reads", e.mon->open_reads()}};
+  }
+  return m;
+}
 }  // namespace
 
 json make_report(System& sys, const std::vector<std::string>& argv, const WallClock& wall,
@@ -207,6 +227,18 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
       if (n->qp_setup && n->qp_setup->is_rtl())
         r["idle_skip"]["qp_setup_fsm_clocked_core_cycles"][n->cfg.name] = n->qp_setup->cycles_clocked();
   }
+  r["protocol_monitors"] = protocol_json(sys.ctx.protocol);
+  {
+    json hr = json::object();
+    for (const auto& [scope, rnd] : sys.ctx.protocol.randomizers()) {
+      if (!rnd->enabled()) continue;
+      json st = json::object();
+      for (const auto& s : rnd->streams()) st[s.name] = s.stalls;
+      hr[scope] = {{"seed", rnd->config().seed}, {"ready_pct", rnd->config().ready_pct},
+                   {"valid_pct", rnd->config().valid_pct}, {"stall_cycles", st}, {"total_stall_cycles", rnd->total_stalls()}};
+    }
+    r["handshake_random"] = hr;
+  }
   json as = json::array();
   for (const auto& a : assumptions()) as.push_back({{"id", a.id}, {"text", a.text}, {"reason", a.reason}});
   r["assumptions"] = as;
@@ -314,6 +346,29 @@ std::string summary_text(const json& r) {
                        u("pfc_xon_sent"), u("pause_frames_received"), u("tx_held"), u("tx_held_ns"), u("tx_underflows"),
                        u("rx_bad_fcs"));
   }
+  if (r.contains("protocol_monitors") && !r["protocol_monitors"].empty()) {
+    uint64_t axis = 0, axil = 0, beats = 0, frames = 0, accesses = 0, stalls = 0, viol = 0;
+    for (const auto& [name, m] : r["protocol_monitors"].items()) {
+      if (m["kind"] == "axi4-lite") {
+        ++axil;
+        accesses += m["writes"].get<uint64_t>() + m["reads"].get<uint64_t>();
+      } else {
+        ++axis;
+        beats += m["beats"].get<uint64_t>();
+        frames += m["frames"].get<uint64_t>();
+      }
+      stalls += m["stalls"].get<uint64_t>();
+      viol += m["violations"].get<uint64_t>();
+    }
+    o += fmt::format("protocol  {} AXI4-Stream + {} AXI4-Lite interfaces monitored: {} beats ({} frames), {} register "
+                     "accesses, {} stall edges, {} violation(s)\n",
+                     axis, axil, beats, frames, accesses, stalls, viol);
+  }
+  if (r.contains("handshake_random"))
+    for (const auto& [scope, h] : r["handshake_random"].items())
+      o += fmt::format("handshake random {}: seed {}, READY high {}%, VALID raised {}%: {} stall cycles inserted\n", scope,
+                       h["seed"].get<uint64_t>(), h["ready_pct"].get<uint32_t>(), h["valid_pct"].get<uint32_t>(),
+                       h["total_stall_cycles"].get<uint64_t>());
   const auto& w = r["wall"];
   o += fmt::format("wall      {:.3f} s, {:.0f} simulated core cycles per wall second\n", w["seconds"].get<double>(),
                    w["sim_core_cycles_per_wall_second"].get<double>());

@@ -612,7 +612,7 @@ class Parser {
 
   void parse_top(const Field& root) {
     MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "pcie", "datapath",
-                       "layout", "compliance", "nodes", "steps"});
+                       "layout", "compliance", "handshake_random", "nodes", "steps"});
     {
       const Field f = r.req("scenario");
       sc_.name = read_string(f);
@@ -642,10 +642,29 @@ class Parser {
     }
     sc_.layout = r.enm("layout", sc_.layout, kLayouts);
     sc_.compliance = r.enm("compliance", sc_.compliance, kComplianceModes);
+    if (auto h = r.take("handshake_random")) sc_.handshake_random = parse_handshake_random(*h);
     parse_nodes(r.req("nodes"));
     const Field steps = r.req("steps");
     r.finish();
     parse_steps(steps, sc_.steps, Scope{});
+  }
+
+  // `handshake_random: {seed: S, ready_pct: R, valid_pct: V}` (each key
+  // optional), `true` (the defaults) or `false` (off).
+  HandshakeRandom parse_handshake_random(const Field& f) {
+    HandshakeRandom h;
+    h.seed = sc_.seed;
+    if (is_plain_scalar(f.node)) {
+      h.enabled = read_bool(f);
+      return h;
+    }
+    if (!f.node.IsMap()) f.fail("expected a map {seed, ready_pct, valid_pct}, true or false, got " + describe(f.node));
+    MapReader r(f, {"seed", "ready_pct", "valid_pct"});
+    h.seed = r.u64("seed", h.seed, 0, kMaxU64);
+    h.ready_pct = uint32_t(r.u64("ready_pct", h.ready_pct, 1, 100));
+    h.valid_pct = uint32_t(r.u64("valid_pct", h.valid_pct, 1, 100));
+    r.finish();
+    return h;
   }
 
   void parse_limits(const Field& f) {
@@ -730,7 +749,7 @@ class Parser {
 
   void parse_node(const std::string& name, const Field& f) {
     MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "rx", "test_tx_underflow",
-                    "test_datapath_corrupt", "qp_setup_fsm"});
+                    "test_datapath_corrupt", "qp_setup_fsm", "handshake_random"});
     NodeConfig n;
     n.name = name;
     n.loc = f.loc();
@@ -814,6 +833,7 @@ class Parser {
       n.test_datapath_corrupt = k;
     }
     if (auto q = r.take("qp_setup_fsm")) n.qp_setup_fsm = read_qp_setup_fsm(*q, n);
+    if (auto h = r.take("handshake_random")) n.handshake_random = parse_handshake_random(*h);
     r.finish();
     node_index_[name] = sc_.nodes.size();
     sc_.nodes.push_back(std::move(n));

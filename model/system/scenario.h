@@ -125,6 +125,16 @@ enum class RegLayout { v31, v4x };
 const char* to_string(Datapath d);  // "rtl", "model", "user"
 const char* to_string(RegLayout l);
 
+// `handshake_random` (top level, or per node where it replaces the top
+// level's): randomised VALID/READY timing on the seams (model/monitor/
+// handshake.h). `false` (per node): none on that node.
+struct HandshakeRandom {
+  bool enabled = true;
+  uint64_t seed = 1;        // default: the scenario's seed
+  uint32_t ready_pct = 70;  // 1..100: edges a randomised READY is high
+  uint32_t valid_pct = 80;  // 1..100: edges a pending VALID is raised
+};
+
 struct NodeConfig {
   std::string name;
   roce::MacAddr mac;
@@ -172,6 +182,7 @@ struct NodeConfig {
   // Not a scenario key: set by `ernic-sim run --plant-bug ack_coalescing`
   // (test only; ErnicConfig::test_bug_ack_coalescing).
   bool test_bug_ack_coalescing = false;
+  std::optional<HandshakeRandom> handshake_random;  // the node's own `handshake_random`
   SourceLoc loc;             // the node's key in `nodes`
 };
 
@@ -613,6 +624,7 @@ struct Scenario {
   SourceLoc datapath_loc;        // where `datapath` was given (file only when absent)
   RegLayout layout = RegLayout::v31;   // `layout: "3.1"` or `"4.x"`
   ComplianceMode compliance = ComplianceMode::report;
+  std::optional<HandshakeRandom> handshake_random;  // top level: every node without its own
   std::vector<NodeConfig> nodes;  // in file order
   std::vector<Step> steps;
 

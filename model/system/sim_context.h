@@ -1,7 +1,9 @@
 // model/system: what every block of one simulated system shares: the
 // waveform writer (when --vcd is given), a progress counter for the no-progress
-// watchdog, and the list of model errors (internal consistency failures such
-// as an RTL/C++ ICRC mismatch), each stamped with simulated time.
+// watchdog, the list of model errors (internal consistency failures such
+// as an RTL/C++ ICRC mismatch), each stamped with simulated time, and the
+// protocol monitors of the seams with the randomised-handshake streams
+// (model/monitor/protocol.h; their violations are model errors).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/monitor/protocol.h"
 #include "model/system/txlog.h"
 #include "model/system/vcd.h"
 
@@ -22,6 +25,13 @@ struct ModelError {
 
 class SimContext {
  public:
+  SimContext() {
+    protocol.sink = [this](uint64_t time_ps, const monitor::ProtocolViolation& v) {
+      errors.push_back({time_ps, v.where, v.str()});
+    };
+  }
+  SimContext(const SimContext&) = delete;
+  SimContext& operator=(const SimContext&) = delete;
   // --- waveform ---------------------------------------------------------
   trace::VcdWriter* vcd = nullptr;
   // Declare a model signal (before sc_start). Returns -1 when not tracing.
@@ -84,6 +94,8 @@ class SimContext {
   void error(const std::string& where, const std::string& what) {
     errors.push_back({sc_core::sc_time_stamp().value(), where, what});
   }
+  // --- AXI4-Stream / AXI4-Lite monitors on the seams, randomised handshakes
+  monitor::ProtocolMonitors protocol;
   // --- protocol events worth reporting (QP fatal, ...), not failures ---
   std::vector<ModelError> events;
   void event(const std::string& where, const std::string& what) {

@@ -232,6 +232,17 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   LinkParams lp;
   lp.rate_gbps = sc.link.rate_gbps;
   lp.delay_ps = sc.link.delay_ns * 1000;
+  // Randomised handshakes (model/monitor/handshake.h), per node scope, before
+  // the nodes' blocks ask for their streams.
+  for (const NodeConfig& nc : sc.nodes) {
+    std::optional<HandshakeRandom> h = nc.handshake_random ? nc.handshake_random : sc.handshake_random;
+    if (opt.handshake_random_seed) {
+      if (!h || !h->enabled) h = HandshakeRandom{};
+      h->seed = *opt.handshake_random_seed;
+    }
+    if (h && h->enabled)
+      ctx.protocol.set_random(std::string(this->name()) + "." + nc.name, {h->seed, h->ready_pct, h->valid_pct});
+  }
   // Each node's driver draws from its own stream: seed and node index.
   for (size_t i = 0; i < sc.nodes.size(); ++i) {
     const NodeConfig& nc = sc.nodes[i];

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -58,6 +59,9 @@ struct RunOptions {
   // Test only, never hardware: `--plant-bug NAME` plants a named bug in
   // every node's ERNIC model (tools/random.h kPlantableBugs); "" = none.
   std::string test_plant_bug;
+  // --handshake-random SEED: randomised handshakes on every node with this
+  // seed (percentages from the scenario's handshake_random, else defaults).
+  std::optional<uint64_t> handshake_random_seed;
 };
 
 // The scenario's pcie block as the link model takes it.

@@ -449,8 +449,9 @@ class Binder {
         if (e.ta->kind == Term::Symbol)
           throw TriggerError(e.ta->col, fmt::format("'{}' alone is not a condition: compare a signal with it "
                                                     "(rtl(A.x.state) == {})", e.ta->sym, e.ta->sym));
-        if (e.ta->kind == Term::Number)
-          throw TriggerError(e.ta->col, "a number alone is not a condition");
+        // A number alone is a condition as a signal alone is: true when
+        // non-zero (`1` as `1 != 0`: a hit at time 0, as `1 == 1`; `0` never).
+        if (e.ta->kind == Term::Number) return;
         term(*e.ta);
         if (e.ta->kind == Term::Axis && e.ta->field == "stall") b_.trackers[size_t(e.ta->tracker)].counts.insert(1);
         return;

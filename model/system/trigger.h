@@ -11,6 +11,7 @@
 //   reg_write(A, SQPIi[2])             an AXI4-Lite write to that register completes
 //   rtl(A.qp2.req_state) == WAIT_ACK   any traced signal, numbers or registered names
 //   ... combined with &&, ||, ! and parentheses; comparisons == != < <= > >=.
+// A signal or a number alone is true when non-zero (`1` hits at time 0).
 //
 // Evaluation (after the run, over the recorded changes: runs are
 // deterministic and the model records every change anyway): the expression

@@ -17,6 +17,15 @@
 // only while a command runs (`busy`) or an AXI4-Lite access is presented:
 // in IDLE and READY with no input activity no register changes, so a
 // wrapper may gate its clock then (see model/qp_setup/qp_setup_fsm.h).
+// Waiting for the link: while `link_wait` is high and cmac_link_up stays
+// low with no AXI4-Lite activity (slave or master), every edge only counts
+// the wait (wait_q + 1) until the edge that gives status 0x13, which comes
+// link_wait_left + 1 edges after the one that set these outputs. A wrapper
+// may stop the clock there for K <= link_wait_left edges and present
+// wait_skip = K at the first edge it gives again: that edge counts the K
+// edges it did not see, so status, state and every register are the same,
+// at the same edge, as with the clock running. wait_skip must be 0 at every
+// other edge (tie it to 0 without such a wrapper).
 //
 // Register map (byte offsets in this block's 4 KiB window; 32-bit words,
 // WSTRB honoured; reads of unmapped offsets give 0; every response OKAY).
@@ -143,6 +152,10 @@ module qp_setup_fsm #(
   input  logic [1:0]  m_rresp,
   // CMAC stat_rx_status (CMAC clock domain: two-flop synchronised here)
   input  logic        cmac_link_up,
+  // Clock stopped in the link wait (see "Waiting for the link" above)
+  input  logic [31:0] wait_skip,      // edges not seen, at the first edge after the stop; else 0
+  output logic        link_wait,      // CMAC_INIT, waiting only for the link (synchroniser low)
+  output logic [31:0] link_wait_left, // edges before the timeout edge (0: the next edge times out)
   // observation
   output logic [2:0]  state,
   output logic [7:0]  status,
@@ -484,6 +497,9 @@ module qp_setup_fsm #(
       check_code = ST_PSN_ACTIVE;
   end
 
+  // The wait counter with the edges a stopped clock skipped (wait_skip).
+  wire [32:0] wait_eff = {1'b0, wait_q} + {1'b0, wait_skip};
+
   wire m_wdone = (aw_done_q || m_awready) && (w_done_q || m_wready);
   wire m_resp = (mph_q == 3'd2 && m_bvalid) || (mph_q == 3'd4 && m_rvalid);
 
@@ -559,12 +575,12 @@ module qp_setup_fsm #(
             end
           end else if (st_q == S_CMAC_INIT && step_q == 5'd0 && mph_q == 3'd0 && !link_sync_q[1]) begin
             // Waiting for the link.
-            if (wait_q >= link_timeout_q) begin
+            if (wait_eff >= {1'b0, link_timeout_q}) begin
               code_q <= ST_LINK;
               st_q <= S_IDLE;
               slot_used_q[cur_idx] <= 1'b0;
             end else begin
-              wait_q <= wait_q + 32'd1;
+              wait_q <= wait_eff[31:0] + 32'd1;
             end
           end else if (mph_q == 3'd0) begin
             m_addr_q <= op_addr;
@@ -617,6 +633,8 @@ module qp_setup_fsm #(
   assign state = st_q;
   assign status = code_q;
   assign busy = is_busy;
+  assign link_wait = st_q == S_CMAC_INIT && step_q == 5'd0 && mph_q == 3'd0 && link_sync_q == 2'b00;
+  assign link_wait_left = wait_q >= link_timeout_q ? 32'd0 : link_timeout_q - wait_q;
 
   wire unused_ok = &{1'b0, s_awaddr[1:0], s_araddr[1:0], m_bresp, m_rresp, s_wi[9:6], s_ri[9:6]};
 

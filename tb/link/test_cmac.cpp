@@ -150,8 +150,12 @@ TEST(Cmac, TxUnderflowIsAnErrorAndTheFrameIsDiscarded) {
     t.a.tx_push(Bench::data(1000));  // #2: 16 beats, the bubble after beat 3
     t.a.tx_push(Bench::data(1000));  // #3
     t.at(5 * kUs);
-    ASSERT_EQ(t.ctx.errors.size(), 1u);
+    // The CMAC's error, then its TX stream monitor's (a bubble on a stream that promises none).
+    ASSERT_EQ(t.ctx.errors.size(), 2u);
     const ModelError& e = t.ctx.errors[0];
+    EXPECT_EQ(t.ctx.errors[1].where, "top.A.cmac.tx_axis");
+    EXPECT_EQ(t.ctx.errors[1].time_ps, e.time_ps);
+    EXPECT_EQ(t.ctx.errors[1].what.rfind("SEAM_NO_BUBBLE at cmac cycle", 0), 0u) << t.ctx.errors[1].what;
     EXPECT_EQ(e.where, "top.A.cmac");
     EXPECT_NE(e.what.find("TX underflow on node A"), std::string::npos) << e.what;
     EXPECT_NE(e.what.find("low for 2 CMAC cycles after beat 3 of 16 of TX frame #2 (1000 bytes"), std::string::npos)

@@ -176,6 +176,8 @@ SC_MODULE(QpsTb), public Bus {
   sc_signal<bool, SC_MANY_WRITERS> cmac_link_up{"cmac_link_up"};  // the host sets the mode, the monitor raises it
   sc_signal<bool> busy{"busy"};
   sc_signal<uint32_t> state{"state"}, status{"status"};
+  sc_signal<uint32_t> wait_skip{"wait_skip"}, link_wait_left{"link_wait_left"};  // the clock runs: no skip
+  sc_signal<bool> link_wait{"link_wait"};
   Vqp_setup_fsm dut{"dut"};
 
   std::function<void(Bus&)> program;
@@ -198,6 +200,7 @@ SC_MODULE(QpsTb), public Bus {
     dut.m_rvalid(m_rvalid); dut.m_rready(m_rready); dut.m_rdata(m_rdata); dut.m_rresp(m_rresp);
     dut.cmac_link_up(cmac_link_up);
     dut.state(state); dut.status(status); dut.busy(busy);
+    dut.wait_skip(wait_skip); dut.link_wait(link_wait); dut.link_wait_left(link_wait_left);
     SC_THREAD(host);
     SC_METHOD(ernic);
     sensitive << clk.posedge_event();

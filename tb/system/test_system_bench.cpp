@@ -46,22 +46,81 @@ TEST(SystemBench, NamedConfigurationWrites16KiBAtLineRate) {
   EXPECT_NEAR(avg, iters * 16384 * 8 / (us * 1e3), 0.01);
 }
 
-// The same command twice gives the same bench.csv (simulated time only);
-// the wall-clock speed lands in speed.csv, one row per run.
-TEST(SystemBench, Deterministic) {
+// The same command twice gives the same bench.csv (simulated time only,
+// from the rtl datapath's runs, with or without the speed runs); the
+// wall-clock speed lands in speed.csv and in the speed table on stdout, one
+// row per run with a positive figure for each datapath, rtl and model side
+// by side. The model datapath's simulated figures equal the RTL's here.
+TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
   const fs::path dir = test_dir("bench_determinism");
-  SimResult a = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--out", "a"});
-  SimResult b = run_sim(dir, {"bench", "--op", "read,send", "--sizes", "64,65536", "--out", "b"});
+  // 200 x 64 B and 32 x 64 KiB per operation (a few seconds with both datapaths).
+  const std::vector<std::string> common = {"bench",           "--op",          "read,send", "--sizes", "64,65536",
+                                           "--bytes-per-size", "1048576",     "--max-iters", "200"};
+  std::vector<std::string> args_a = common, args_b = common;
+  args_a.insert(args_a.end(), {"--out", "a"});
+  args_b.insert(args_b.end(), {"--out", "b", "--no-speed"});
+  SimResult a = run_sim(dir, args_a);
+  SimResult b = run_sim(dir, args_b);
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
-  EXPECT_EQ(read_text(dir / "a" / "bench.csv"), read_text(dir / "b" / "bench.csv"));
-  EXPECT_EQ(read_text(dir / "a" / "bench.csv").find("wall"), std::string::npos);
+  const std::string csv = read_text(dir / "a" / "bench.csv");
+  EXPECT_EQ(csv, read_text(dir / "b" / "bench.csv"));
+  EXPECT_EQ(roce_test::split_lines(csv).size(), 5u) << csv;  // header, 2 ops x 2 sizes
+  EXPECT_EQ(csv.find("wall"), std::string::npos);
+  EXPECT_NE(a.out.find(" datapath model: the same simulated figures as rtl"), std::string::npos) << a.out;
+  // speed.csv: run x datapath, positive.
   const auto rows = roce_test::split_lines(read_text(dir / "a" / "speed.csv"));
-  ASSERT_GE(rows.size(), 4u);
-  EXPECT_EQ(rows[0], "run,sim_core_cycles_per_wall_second");
-  EXPECT_EQ(rows[1].substr(0, 5), "read,");
-  EXPECT_EQ(rows[2].substr(0, 5), "send,");
-  EXPECT_EQ(rows[3].substr(0, 5), "idle,");
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0], "run,datapath,sim_core_cycles_per_wall_second");
+  const std::vector<std::pair<std::string, std::string>> want = {{"read", "rtl"},  {"read", "model"},
+                                                                 {"send", "rtl"},  {"send", "model"},
+                                                                 {"idle", "rtl"},  {"idle", "model"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto f = roce_test::split_csv(rows[i + 1]);
+    ASSERT_EQ(f.size(), 3u) << rows[i + 1];
+    EXPECT_EQ(f[0], want[i].first);
+    EXPECT_EQ(f[1], want[i].second);
+    EXPECT_GT(std::stod(f[2]), 0.0) << rows[i + 1];
+  }
+  // The table on stdout: the header, then read, send and idle with two
+  // positive speeds and their ratio.
+  const std::string head = a.out.substr(a.out.find("Simulation speed (simulated core cycles per wall second)"));
+  std::istringstream t(head);
+  std::string line;
+  std::getline(t, line);
+  std::getline(t, line);
+  std::istringstream h(line);
+  std::vector<std::string> cols;
+  for (std::string w; h >> w;) cols.push_back(w);
+  EXPECT_EQ(cols, (std::vector<std::string>{"run", "rtl", "cyc/s", "model", "cyc/s", "rtl/model"})) << line;
+  for (const char* run : {"read", "send", "idle"}) {
+    ASSERT_TRUE(std::getline(t, line));
+    std::istringstream r(line);
+    std::string name;
+    double rtl = 0, model = 0, ratio = 0;
+    r >> name >> rtl >> model >> ratio;
+    EXPECT_EQ(name, run) << line;
+    EXPECT_GT(rtl, 0.0) << line;
+    EXPECT_GT(model, 0.0) << line;
+    EXPECT_NEAR(ratio, rtl / model, 0.001 + 0.001 * ratio) << line;
+  }
+  // --no-speed: the rtl runs only, no idle run.
+  const auto brows = roce_test::split_lines(read_text(dir / "b" / "speed.csv"));
+  ASSERT_EQ(brows.size(), 3u);
+  EXPECT_EQ(brows[1].substr(0, 9), "read,rtl,");
+  EXPECT_EQ(brows[2].substr(0, 9), "send,rtl,");
+}
+
+// Bad --speed-datapaths values are usage errors.
+TEST(SystemBench, SpeedDatapathsChecked) {
+  const fs::path dir = test_dir("bench_dp_usage");
+  for (const char* v : {"rtl,fpga", "rtl,rtl", ",", "rtl,user:nope"}) {
+    SimResult r = run_sim(dir, {"bench", "--op", "write", "--sizes", "64", "--speed-datapaths", v, "--out", "x"});
+    EXPECT_EQ(r.exit_code, 2) << v << r.out << r.err;
+    EXPECT_NE(r.err.find("--speed-datapaths"), std::string::npos) << v << r.err;
+  }
+  SimResult r = run_sim(dir, {"bench", "--op", "write", "--sizes", "64", "--speed-datapaths", "user:nope", "--out", "x"});
+  EXPECT_NE(r.err.find("unknown datapath 'user:nope' (registered: model, rtl, user:alt)"), std::string::npos) << r.err;
 }
 
 }  // namespace

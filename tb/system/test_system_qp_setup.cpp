@@ -11,6 +11,7 @@
 //   plus the RTL's two-flop synchroniser), and a link that comes back 2 us
 //   into the wait ends it early.
 // - The waveform has the block's model signals and its RTL.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "model/system/vcd.h"
@@ -147,6 +148,129 @@ TEST(SystemQpSetupTiming, LinkTimeoutIsLinkTimeoutCycles) {
   const uint64_t w = waits[2].second - waits[2].first;
   EXPECT_GT(w, 300u) << w;
   EXPECT_LT(w, 450u) << w;
+}
+
+// The clock stopped in the link wait (model/qp_setup/qp_setup_fsm.h): with
+// a LINK_TIMEOUT of 100000 cycles, a command that times out, one whose
+// link comes back (after a zero-time up/down flap and a change of the other
+// direction) and one whose link comes back later, run with the clock
+// stopped while the RTL only waits (default) and with the clock running
+// every cycle (--no-idle-skip). Both give the same transaction log (every
+// state and status record with its cycle, every ERNIC register access and
+// reg_read value, every step's start and end, hence the driver's STATUS
+// polls ending at the same time), the same frames and the same report (but
+// for the RTL datapath's clocked cycles);
+// status 0x13 comes LINK_TIMEOUT cycles (+ the synchroniser) after
+// CMAC_INIT; the stopped clock gives the RTL a few thousand edges, not
+// 100000. Two core clocks put the link changes at different phases of the
+// cycle: before the RTL's rising edge (mid-cycle) and after it.
+TEST(SystemQpSetupTiming, LinkWaitWithStoppedClockEqualsEveryCycle) {
+  const fs::path dir = test_dir();
+  constexpr uint64_t kTimeout = 100000;
+  bool phase_before_edge = false, phase_after_edge = false;
+  for (const char* mhz : {"200", "250"}) {
+    std::string y = R"(scenario: qp_setup_link_wait_skip
+seed: 3
+clocks: { core_mhz: MHZ }
+limits: { sim_time_us: 3000 }
+nodes:
+  A:
+    mac: "02:00:00:00:00:0a"
+    ip: 10.0.0.1
+    qp_setup_fsm: { pool: 2, link_timeout_cycles: 100000 }
+  B: { mac: "02:00:00:00:00:0b", ip: 10.0.0.2 }
+steps:
+  - init: [A, B]
+  - link: { dir: B->A, state: down }
+  - qp_setup: { node: A, qp: 2, remote: B, remote_qp: 2, psn: 0x100, expect_status: 0x13 }
+  - reg_read: { node: A, reg: QDEPTHi, qp: 2 }
+  - reg_read: { node: A, reg: QPCONFi, qp: 2 }
+  - parallel:
+      - name: setup
+        steps:
+          - qp_setup: { node: A, qp: 3, remote: B, remote_qp: 3, psn: 0x300, expect_status: 0x17 }
+      - name: cable
+        steps:
+          - wait: { us: 3 }
+          - link: { dir: B->A, state: up }
+          - link: { dir: B->A, state: down }
+          - reg_read: { node: A, reg: QDEPTHi, qp: 3 }
+          - wait: { us: 4 }
+          - link: { dir: A->B, state: down }
+          - wait: { us: 4 }
+          - link: { dir: B->A, state: up }
+  - reg_expect: { node: A, reg: DESTQPCONFi, qp: 3, value: 3 }
+  - reg_read: { node: A, reg: QPCONFi, qp: 3 }
+  - link: { dir: A->B, state: up }
+  - link: { dir: B->A, state: down }
+  - parallel:
+      - name: setup
+        steps:
+          - qp_setup: { node: A, qp: 4, remote: B, remote_qp: 4, psn: 0x400, expect_status: 0x17 }
+      - name: cable
+        steps:
+          - wait: { us: 17 }
+          - link: { dir: B->A, state: up }
+  - reg_read: { node: A, reg: QPCONFi, qp: 4 }
+)";
+    y.replace(y.find("MHZ"), 3, mhz);
+    const std::string tag = mhz;
+    write_text(dir / (tag + ".yaml"), y);
+    SimResult a = run_sim(dir, {"run", tag + ".yaml", "--log", tag + "_stop.jsonl", "--json", tag + "_stop.json",
+                                "--pcap", tag + "_stop.pcap"});
+    ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+    SimResult b = run_sim(dir, {"run", tag + ".yaml", "--log", tag + "_tick.jsonl", "--json", tag + "_tick.json",
+                                "--pcap", tag + "_tick.pcap", "--no-idle-skip"});
+    ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+    EXPECT_EQ(read_text(dir / (tag + "_stop.jsonl")), read_text(dir / (tag + "_tick.jsonl"))) << mhz;
+    EXPECT_EQ(read_text(dir / (tag + "_stop.pcap")), read_text(dir / (tag + "_tick.pcap"))) << mhz;
+    json ja = json::parse(read_text(dir / (tag + "_stop.json")));
+    json jb = json::parse(read_text(dir / (tag + "_tick.json")));
+    // The report's nodes, but for the RTL datapath's clocked cycles (what
+    // --no-idle-skip changes).
+    json na = ja["nodes"], nb = jb["nodes"];
+    for (json* n : {&na, &nb})
+      for (auto& [name, node] : n->items()) {
+        node["datapath"].erase("core_cycles_clocked");
+        node["datapath"].erase("cmac_cycles_clocked");
+      }
+    EXPECT_EQ(na, nb) << mhz;
+    EXPECT_EQ(ja["nodes"]["A"]["qp_setup_fsm"]["status_counts"], (json{{"0x13", 1}, {"0x17", 2}}));
+    const uint64_t clocked_stop = ja["idle_skip"]["qp_setup_fsm_clocked_core_cycles"]["A"].get<uint64_t>();
+    const uint64_t clocked_tick = jb["idle_skip"]["qp_setup_fsm_clocked_core_cycles"]["A"].get<uint64_t>();
+    EXPECT_GT(clocked_tick, kTimeout) << mhz;
+    EXPECT_LT(clocked_stop, kTimeout / 20) << mhz;
+    // The statuses and the cycles they came at (the same in both logs,
+    // as compared above); the timed-out wait's length.
+    const auto log = read_log(dir / (tag + "_stop.jsonl"));
+    std::vector<std::pair<std::string, uint64_t>> seq;
+    const uint64_t period = uint64_t(std::llround(1e6 / std::stod(mhz)));
+    for (const auto& x : log) {
+      if (x["kind"] == "state" && x["node"] == "A" && x["what"].get<std::string>().rfind("qp_setup_fsm.", 0) == 0)
+        seq.emplace_back(x["value"].get<std::string>(), x["cycle"].get<uint64_t>());
+      if (x["kind"] == "step" && x["step"] == "link" && x["phase"] == "start") {
+        const uint64_t ph = x["t_ps"].get<uint64_t>() % period;
+        if (ph > 0 && ph < period / 2) phase_before_edge = true;
+        if (ph > period / 2) phase_after_edge = true;
+      }
+    }
+    std::vector<std::string> codes;
+    uint64_t init_at = 0, timeout_at = 0;
+    for (const auto& [v, c] : seq) {
+      if (v == "CMAC_INIT" && codes.empty()) init_at = c;
+      if (v.rfind("0x", 0) == 0) {
+        if (v == "0x13") timeout_at = c;
+        codes.push_back(v);
+      }
+    }
+    EXPECT_EQ(codes, (std::vector<std::string>{"0x13", "0x17", "0x17"})) << mhz;
+    EXPECT_GE(timeout_at - init_at, kTimeout) << mhz;
+    EXPECT_LE(timeout_at - init_at, kTimeout + 3) << mhz;
+    std::printf("[ %s MHz ] RTL clocked %llu cycles with the clock stopped in the link wait, %llu every cycle\n", mhz,
+                (unsigned long long)clocked_stop, (unsigned long long)clocked_tick);
+  }
+  EXPECT_TRUE(phase_before_edge);
+  EXPECT_TRUE(phase_after_edge);
 }
 
 TEST(SystemQpSetupWaveform, StateAndRtlSignals) {

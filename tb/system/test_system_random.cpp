@@ -60,6 +60,16 @@ TEST(SystemRandom, GenerationIsDeterministic) {
   EXPECT_TRUE(fs::exists(dir / "t/seed_18446744073709551615.yaml"));
   EXPECT_EQ(run_sim(dir, {"random", "--seed", "18446744073709551615", "--count", "2", "--generate", "--out", "t"}).exit_code, 2);
   EXPECT_EQ(run_sim(dir, {"random", "--seed", "-1", "--count", "1", "--generate", "--out", "t"}).exit_code, 2);
+  // Negative counts are refused with the option named, not wrapped to 2^64-1.
+  for (const char* opt : {"--reduce", "--reduce-runs", "--max-failures"})
+    for (const char* v : {"-1", "-0", "-18446744073709551615"}) {
+      SimResult neg = run_sim(dir, {"random", "--seed", "1", "--count", "1", "--generate", "--out", "t", opt, v});
+      EXPECT_EQ(neg.exit_code, 2) << opt << " " << v << neg.out;
+      EXPECT_NE(neg.err.find(std::string(opt) + " is 0.."), std::string::npos) << opt << " " << v << neg.err;
+      EXPECT_NE(neg.err.find(std::string("got ") + v), std::string::npos) << neg.err;
+    }
+  SimResult zero = run_sim(dir, {"random", "--seed", "1", "--count", "1", "--generate", "--out", "t", "--reduce", "0"});
+  EXPECT_EQ(zero.exit_code, 0) << zero.err;
 
   // Running them: the per-seed lines (stdout) do not depend on --jobs.
   SimResult j1 = run_sim(dir, {"random", "--seed", "3", "--count", "4", "--jobs", "1", "--out", "j1"});

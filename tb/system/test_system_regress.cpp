@@ -41,11 +41,20 @@ TEST(SystemRegress, ListIsSortedAndShardsPartitionItExactly) {
   for (unsigned n : {1u, 2u, 3u, 4u, 7u}) {
     std::multiset<std::string> uni;
     for (unsigned i = 0; i < n; ++i) {
-      SimResult r = run_sim(dir, {"regress", kData.string(), "--list", "--shard", std::to_string(i) + "/" + std::to_string(n)});
-      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const std::string shard = std::to_string(i) + "/" + std::to_string(n);
+      SimResult r = run_sim(dir, {"regress", kData.string(), "--list", "--shard", shard});
       std::vector<std::string> want;
       for (size_t k = 0; k < kAll.size(); ++k)
         if (k % n == i) want.push_back(kAll[k]);
+      if (want.empty()) {  // shard 6/7 of 6 scenarios: an empty selection is an error
+        EXPECT_EQ(r.exit_code, 2) << shard << r.out;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.err.find("no scenario selected under " + kData.string() + " in shard " + shard + " (6 found)"),
+                  std::string::npos)
+            << r.err;
+        continue;
+      }
+      ASSERT_EQ(r.exit_code, 0) << r.err;
       EXPECT_EQ(listed(r.out), want) << "shard " << i << "/" << n;
       for (const auto& s : listed(r.out)) uni.insert(s);
     }
@@ -62,6 +71,18 @@ TEST(SystemRegress, ListIsSortedAndShardsPartitionItExactly) {
     EXPECT_EQ(run_sim(dir, {"regress", kData.string(), "--shard", bad}).exit_code, 2) << bad;
   EXPECT_EQ(run_sim(dir, {"regress", (dir / "nowhere").string()}).exit_code, 2);
   EXPECT_EQ(run_sim(dir, {"regress", kData.string(), "--label", "nosuchlabel"}).exit_code, 2);
+  // --list with nothing selected: exit 2 with a message, nothing listed.
+  SimResult none = run_sim(dir, {"regress", kData.string(), "--list", "--label", "nosuchlabel"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.out, "");
+  EXPECT_NE(none.err.find("no scenario selected under " + kData.string() + " with labels nosuchlabel (6 found)"),
+            std::string::npos)
+      << none.err;
+  const fs::path empty = dir / "empty";
+  fs::create_directories(empty);
+  SimResult e0 = run_sim(dir, {"regress", empty.string(), "--list"});
+  EXPECT_EQ(e0.exit_code, 2);
+  EXPECT_NE(e0.err.find("no scenario selected under " + empty.string() + " (0 found)"), std::string::npos) << e0.err;
 }
 
 // One result line: "PASS  name  sim 12.345 us  wall 0.21 s  (...)" -> status, name, sim time.

@@ -551,6 +551,20 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
   EXPECT_FALSE(fs::exists(dir / "out.vcd.model.tmp"));
 }
 
+// A number alone is a condition, true when non-zero (README "Triggers"):
+// `1` and `0x10` hit once at time 0, exactly as `1 == 1` and `1 != 0`; `0`
+// never, as `0 == 1`.
+TEST(SystemWave, TriggerBareNumberIsNonZero) {
+  const fs::path dir = test_dir();
+  for (const char* e : {"1", "0x10", "1 == 1", "1 != 0", "0", "0 == 1", "!0"}) {
+    const WaveRun r = run_wave(dir, kDefaultScenario, {"--trigger", e});
+    ASSERT_EQ(r.r.exit_code, 0) << e << "\n" << r.r.err;
+    const bool truthy = std::string(e) != "0" && std::string(e) != "0 == 1";
+    EXPECT_EQ(r.hits(), truthy ? std::vector<uint64_t>{0} : std::vector<uint64_t>{}) << e;
+    EXPECT_EQ(r.report["waveform"]["trigger"]["hits"].size(), truthy ? 1u : 0u) << e;
+  }
+}
+
 // ---- windows ---------------------------------------------------------------------
 TEST(SystemWave, WindowsHoldOnlyTheCyclesAroundEveryHit) {
   const fs::path dir = test_dir();

@@ -44,8 +44,72 @@ RtlDatapath::RtlDatapath(sc_module_name name, const ClockDomain& core, const Clo
                          std::string kind)
     : RoceDatapath(name, core, cmac, ctx, scope, cfg), kind_(std::move(kind)) {
   top_ = bind("rtl", p_);
+  using R = monitor::AxisRules;
+  auto axis = [&](const char* bus, const ClockDomain& clk, const R& r) {
+    return Watch{&ctx.protocol.axis(scope + "." + bus, clk.name(), clk.period_ps(), r)};
+  };
+  w_s_desc_ = axis("s_desc", core, R::descriptor(seam::kTxdBits, /*has_ready=*/true));
+  w_s_pay_ = axis("s_pay", core, R::seam(/*has_ready=*/true, /*no_bubble=*/false));
+  w_m_desc_ = axis("m_desc", core, R::descriptor(seam::kRxdBits, /*has_ready=*/false));
+  w_m_pay_ = axis("m_pay", core, R::seam(false, false));
+  w_m_byp_ = axis("m_byp", core, R::seam(false, false));
+  w_m_cmac_ = axis("m_cmac", cmac, R::seam(true, /*no_bubble=*/true));
+  w_s_cmac_ = axis("s_cmac", cmac, R::seam(/*has_ready=*/false, false));
+  using K = monitor::HandshakeRandomizer::Kind;
+  rnd_s_desc_valid_ = ctx.protocol.stall(scope + ".s_desc.valid", K::valid);
+  rnd_s_pay_valid_ = ctx.protocol.stall(scope + ".s_pay.tvalid", K::valid);
+  rnd_m_cmac_ready_ = ctx.protocol.stall(scope + ".m_cmac.tready", K::ready);
+  rnd_s_cmac_valid_ = ctx.protocol.stall(scope + ".s_cmac.tvalid", K::valid);
   SC_METHOD(core_tick);
   SC_METHOD(cmac_tick);
+}
+
+// ------------------------------------------------------------- monitors
+
+void RtlDatapath::watch(Watch& w, uint64_t edge, bool reset, bool valid, bool ready, bool last, uint64_t keep,
+                        uint64_t user, const sc_signal<uint64_t>* words, int n) {
+  if (!valid && !reset && w.idle) return;  // still idle: the monitor holds it
+  monitor::AxisSample s;
+  s.reset = reset;
+  s.valid = valid;
+  s.ready = ready;
+  s.last = last;
+  s.keep = keep;
+  s.user = user;
+  std::array<uint64_t, 16> d;
+  if (valid) {
+    for (int i = 0; i < n; ++i) d[size_t(i)] = words[i].read();
+    s.data = d.data();
+  }
+  w.mon->sample(edge, s);
+  w.idle = !valid && !reset;
+}
+
+void RtlDatapath::watch_idle(Watch& w, uint64_t edge) {
+  if (w.idle) return;
+  w.mon->sample(edge, monitor::AxisSample{});
+  w.idle = true;
+}
+
+// The core ports at the rising edge `edge`, as they stand.
+void RtlDatapath::watch_core(uint64_t edge) {
+  const bool r = !p_.core_rst_n.read();
+  watch(w_s_desc_, edge, r, p_.s_desc_valid.read(), p_.s_desc_ready.read(), true, ~uint64_t(0), 0, p_.s_desc_w, 12);
+  watch(w_s_pay_, edge, r, p_.s_pay_tvalid.read(), p_.s_pay_tready.read(), p_.s_pay_tlast.read(),
+        p_.s_pay_tkeep.read(), 0, p_.s_pay_tdata_w, 8);
+  watch(w_m_desc_, edge, r, p_.m_desc_valid.read(), true, true, ~uint64_t(0), 0, p_.m_desc_w, 16);
+  watch(w_m_pay_, edge, r, p_.m_pay_tvalid.read(), true, p_.m_pay_tlast.read(), p_.m_pay_tkeep.read(), 0,
+        p_.m_pay_tdata_w, 8);
+  watch(w_m_byp_, edge, r, p_.m_byp_tvalid.read(), true, p_.m_byp_tlast.read(), p_.m_byp_tkeep.read(), 0,
+        p_.m_byp_tdata_w, 8);
+}
+
+void RtlDatapath::watch_cmac(uint64_t edge) {
+  const bool r = !p_.cmac_rst_n.read();
+  watch(w_m_cmac_, edge, r, p_.m_cmac_tvalid.read(), p_.m_cmac_tready.read(), p_.m_cmac_tlast.read(),
+        p_.m_cmac_tkeep.read(), 0, p_.m_cmac_tdata_w, 8);
+  watch(w_s_cmac_, edge, r, p_.s_cmac_tvalid.read(), true, p_.s_cmac_tlast.read(), p_.s_cmac_tkeep.read(),
+        p_.s_cmac_tuser.read(), p_.s_cmac_tdata_w, 8);
 }
 
 RtlDatapath::~RtlDatapath() = default;
@@ -119,6 +183,9 @@ void RtlDatapath::core_tick() {
   }
   if (core_rise_next_) {
     // --- the RTL's rising edge: handshakes as the inputs and outputs stand.
+    watch_core(core_.cycle());
+    const bool desc_held = drv_desc_ && !p_.s_desc_ready.read();  // offered, not taken: stays
+    const bool pay_held = drv_pay_ && !p_.s_pay_tready.read();
     if (drv_desc_ && p_.s_desc_ready.read()) {
       txd_q_.pop_front();
       ++desc_taken_;
@@ -136,6 +203,9 @@ void RtlDatapath::core_tick() {
     // The inputs for the next edge: what was queued before now.
     nxt_desc_ = !core_reset_ && !txd_q_.empty() && txd_q_.front().t_ps < now;
     nxt_pay_ = !core_reset_ && !pay_q_.empty() && pay_q_.front().t_ps < now;
+    // Randomised handshakes: a VALID not yet raised may wait this edge.
+    if (nxt_desc_ && !desc_held && rnd_s_desc_valid_()) nxt_desc_ = false;
+    if (nxt_pay_ && !pay_held && rnd_s_pay_valid_()) nxt_pay_ = false;
     if (nxt_pay_) {
       const PayItem& it = pay_q_.front();
       const size_t n = std::min<size_t>(64, it.bytes.size() - it.off);
@@ -192,6 +262,8 @@ void RtlDatapath::core_tick() {
     next_trigger(ps(H));
   } else {
     core_idle_ = true;
+    // The clock stops: its next edge (and every one until it runs) is idle.
+    for (Watch* w : {&w_s_desc_, &w_s_pay_, &w_m_desc_, &w_m_pay_, &w_m_byp_}) watch_idle(*w, core_.cycle());
     next_trigger(core_wake_ev_);
   }
 }
@@ -350,6 +422,7 @@ void RtlDatapath::cmac_tick() {
   }
   if (cmac_rise_next_) {
     // --- rising edge: the beat the CMAC takes, the RX beat written.
+    watch_cmac(cmac_.cycle());
     if (take_.active && !take_.done) {
       const bool ready = p_.m_cmac_tready.read();
       const bool valid = p_.m_cmac_tvalid.read();
@@ -408,6 +481,7 @@ void RtlDatapath::cmac_tick() {
     if (cmac_reset_) --cmac_reset_;
     // The next beat, presented on the model edge after this (now + P - H).
     nxt_rx_ = !cmac_reset_ && !rx_q_.empty() && rx_q_.front().t_ps < now && rx_q_.front().start_ps <= now + P - H;
+    if (nxt_rx_ && rnd_s_cmac_valid_()) nxt_rx_ = false;  // randomised: a gap before this beat
     if (nxt_rx_) {
       const RxItem& it = rx_q_.front();
       const size_t n = std::min<size_t>(64, it.f.size() - it.off);
@@ -450,8 +524,12 @@ void RtlDatapath::cmac_tick() {
       p_.m_cmac_tready.write(false);
       if (cmac_model_) cmac_model_->set_tx_axis(false, false, 0);
     } else if (!take_.done) {
-      p_.m_cmac_tready.write(true);
-      if (cmac_model_) cmac_model_->set_tx_axis(p_.m_cmac_tvalid.read(), p_.m_cmac_tlast.read(), p_.m_cmac_tkeep.read());
+      const bool ready = !rnd_m_cmac_ready_();  // randomised: the MAC stalls the frame
+      p_.m_cmac_tready.write(ready);
+      if (cmac_model_) {
+        cmac_model_->set_tx_axis(p_.m_cmac_tvalid.read(), p_.m_cmac_tlast.read(), p_.m_cmac_tkeep.read());
+        if (rnd_m_cmac_ready_) cmac_model_->set_tx_tready(ready);
+      }
     }
   }
   // A frame's first beat at the FIFO's output: the MAC may take it.
@@ -475,6 +553,7 @@ void RtlDatapath::cmac_tick() {
     next_trigger(ps(H));
   } else {
     cmac_idle_ = true;
+    for (Watch* w : {&w_m_cmac_, &w_s_cmac_}) watch_idle(*w, cmac_.cycle());
     next_trigger(cmac_wake_ev_);
   }
 }

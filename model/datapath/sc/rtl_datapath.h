@@ -30,6 +30,18 @@
 // offset>: RTL 0x.. reference 0x.. at core/CMAC cycle C"; DatapathStats
 // counts checks and mismatches.
 //
+// Protocol monitors (model/monitor): every port of the top is checked at
+// every rising edge its clock makes, with the signals as they stand there:
+// <scope>.s_desc (768-bit descriptor, ready), .s_pay (payload AXI4-Stream),
+// .m_desc (1024-bit descriptor, no ready), .m_pay, .m_byp (no ready) on the
+// core clock; .m_cmac (FIFO -> CMAC, no bubble inside a frame) and .s_cmac
+// (CMAC -> FIFO, no ready) on the CMAC clock. When a clock stops, its next
+// edge is declared idle. Randomised handshakes (`handshake_random`):
+// s_desc_valid and s_pay_tvalid raised late (<scope>.s_desc.valid,
+// <scope>.s_pay.tvalid), m_cmac_tready low at random edges of a frame the
+// CMAC takes (<scope>.m_cmac.tready), s_cmac_tvalid low at random edges
+// before a received beat (<scope>.s_cmac.tvalid).
+//
 // TX to the CMAC: the PACKET FIFO shows a frame's first beat only once the
 // whole frame is in, so when the CMAC takes it (tx_take) its bytes are
 // known (as roce_tx wrote them): the CMAC puts it on the line at once and
@@ -150,6 +162,19 @@ class RtlDatapath : public RoceDatapath {
   RoceDatapathPorts p_;
   RoceDatapathTop top_;
   std::string kind_;
+
+  // Protocol monitors on the ports, fed at each rising edge.
+  struct Watch {
+    monitor::AxisMonitor* mon = nullptr;
+    bool idle = false;  // the last sample was idle (TVALID low, out of reset): held
+  };
+  void watch(Watch& w, uint64_t edge, bool reset, bool valid, bool ready, bool last, uint64_t keep, uint64_t user,
+             const sc_core::sc_signal<uint64_t>* words, int n);
+  void watch_core(uint64_t edge);
+  void watch_cmac(uint64_t edge);
+  static void watch_idle(Watch& w, uint64_t edge);
+  Watch w_s_desc_, w_s_pay_, w_m_desc_, w_m_pay_, w_m_byp_, w_m_cmac_, w_s_cmac_;
+  monitor::HandshakeStall rnd_s_desc_valid_, rnd_s_pay_valid_, rnd_m_cmac_ready_, rnd_s_cmac_valid_;
 
   // core domain
   bool core_rise_next_ = true;     // next activation: the RTL's rising edge (else the model edge)
