@@ -1,8 +1,8 @@
 // ernic-sim: the simulator's command line.
 //
-//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model]
+//   ernic-sim run SCENARIO.yaml [--pcap F] [--vcd F] [--json F] [--log F] [--quiet] [--datapath rtl|model|user:<name>]
 //                 [--trigger EXPR [--window PRE,POST] [--trigger-mode first|every]] [--vcd-measure-full] [--handshake-random SEED]
-//   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model] [--label L]  (tools/regress.h)
+//   ernic-sim regress DIR [--jobs N] [--shard I/N] [--junit F] [--datapath rtl|model|user:<name>] [--label L]  (tools/regress.h)
 //   ernic-sim random --seed S --count N [...]   (tools/random.h)
 //
 // Exit codes: 0 pass; 1 an expectation failed (or the model reported an
@@ -24,6 +24,7 @@
 #include <iostream>
 #include <systemc>
 
+#include "model/datapath/sc/datapath.h"
 #include "model/system/gtkw.h"
 #include "model/system/report.h"
 #include "model/system/scenario.h"
@@ -46,6 +47,16 @@ std::string self_exe(const char* argv0) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   return ec ? std::string(argv0) : self;
 }
+
+// --datapath NAME: a registered datapath (rtl, model, user:<name>); else a
+// usage error (exit 2) that lists the registered names.
+const CLI::Validator datapath_check(
+    [](std::string& v) -> std::string {
+      Scenario probe;
+      if (!set_datapath(probe, v) || !datapath_registered(v)) return unknown_datapath_message(v);
+      return {};
+    },
+    "rtl|model|user:<name>");
 
 // --trigger / --window / --trigger-mode / --vcd-measure-full (README.md "Triggers").
 struct WaveOptions {
@@ -119,9 +130,22 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::fprintf(stderr, "ernic-sim: %s\n", e.what());
     return 2;
   }
-  // --datapath overrides the scenario's `datapath` key.
-  if (datapath == "rtl") sc.datapath = Datapath::rtl;
-  if (datapath == "model") sc.datapath = Datapath::model;
+  // --datapath overrides the scenario's `datapath` key (checked by the option's validator).
+  if (!datapath.empty()) {
+    set_datapath(sc, datapath);
+    sc.datapath_loc = SourceLoc{};
+  }
+  if (!datapath_registered(sc.datapath_name())) {
+    if (sc.datapath_loc.file.empty())
+      std::fprintf(stderr, "ernic-sim: --datapath %s: %s\n", datapath.c_str(),
+                   unknown_datapath_message(sc.datapath_name()).c_str());
+    else
+      std::fprintf(stderr, "ernic-sim: %s\n",
+                   ScenarioError(sc.datapath_loc.file, sc.datapath_loc.line, sc.datapath_loc.column, "datapath",
+                                 unknown_datapath_message(sc.datapath_name()))
+                       .what());
+    return 2;
+  }
   if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
     std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
     for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
@@ -381,8 +405,10 @@ int sc_main(int argc, char** argv) {
                                   "randomise VALID/READY timing on every seam under this seed, 0..2^64-1 (same results, "
                                   "other timing)");
   std::string datapath;
-  runc->add_option("--datapath", datapath, "override the scenario's datapath: rtl (Verilated RTL) or model (C++)")
-      ->check(CLI::IsMember({"rtl", "model"}));
+  runc->add_option("--datapath", datapath,
+                   "override the scenario's datapath: rtl (Verilated RTL), model (C++) or user:<name> "
+                   "(a top built by ernic_user_datapath, rtl/SEAM.md)")
+      ->check(datapath_check);
   auto* regc = app.add_subcommand("regress", "run every scenario under a folder (sharded, parallel, JUnit XML)");
   RegressOptions ropt;
   std::string rshard = "0/1", rlabels;
@@ -390,8 +416,8 @@ int sc_main(int argc, char** argv) {
   regc->add_option("--jobs,-j", ropt.jobs, "scenario processes at a time")->check(CLI::Range(1u, 256u));
   regc->add_option("--shard", rshard, "I/N: only scenarios k (0-based, sorted) with k mod N == I");
   regc->add_option("--junit", ropt.junit, "write JUnit XML here");
-  regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl or model")
-      ->check(CLI::IsMember({"rtl", "model"}));
+  regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl, model or user:<name>")
+      ->check(datapath_check);
   regc->add_option("--label", rlabels, "only scenarios with these labels (comma-separated, all must hold): "
                                        "quick, long, handshake, traffic, error, perf, example");
   regc->add_option("--out", ropt.out_dir, "per-scenario JSON reports and output (default regress/)");
@@ -420,7 +446,7 @@ int sc_main(int argc, char** argv) {
                    "skip the speed runs: no idle-heavy run, and only the first --speed-datapaths datapath");
   std::string bdps = "rtl,model";
   benchc->add_option("--speed-datapaths", bdps,
-                     "datapaths to run each run with, side by side (comma-separated: rtl, model; the first gives "
+                     "datapaths to run each run with, side by side (comma-separated: rtl, model, user:<name>; the first gives "
                      "bench.csv)");
   auto* logc = app.add_subcommand("log", "print a transaction log as a timeline");
   std::string log_file;
@@ -482,8 +508,9 @@ int sc_main(int argc, char** argv) {
     }
     for (size_t i = 0; i < bopt.datapaths.size(); ++i) {
       const std::string& d = bopt.datapaths[i];
-      if (d != "rtl" && d != "model") {
-        std::fprintf(stderr, "ernic-sim bench: --speed-datapaths %s: not one of rtl, model\n", d.c_str());
+      if (!datapath_registered(d)) {  // rtl, model, user:<name>
+        std::fprintf(stderr, "ernic-sim bench: --speed-datapaths %s: %s\n", d.c_str(),
+                     unknown_datapath_message(d).c_str());
         return 2;
       }
       for (size_t k = 0; k < i; ++k)

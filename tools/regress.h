@@ -49,7 +49,7 @@ struct RegressOptions {
   unsigned jobs = 1;                    // scenario processes at a time
   unsigned shard_index = 0, shard_count = 1;   // --shard I/N, I in 0..N-1
   std::string junit;                    // JUnit XML file ("" = none)
-  std::string datapath;                 // "", "rtl", "model": passed to every run
+  std::string datapath;                 // "", "rtl", "model", "user:<name>": passed to every run
   std::vector<std::string> labels;      // all of them must be the scenario's
   std::string out_dir = "regress";      // per-scenario JSON report and output
   bool pcap = false, log = false;       // also keep a pcap / transaction log per scenario

@@ -77,7 +77,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   json r;
   r["scenario"] = sys.scenario.name;
   r["file"] = scenario_path;
-  r["datapath"] = to_string(sys.scenario.datapath);   // as run (the scenario's key, or run --datapath)
+  r["datapath"] = sys.scenario.datapath_name();   // as run (the scenario's key, or run --datapath)
   r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? (sys.time_limit_hit ? "time-limit" : "no-progress") : "fail";
   r["exit_code"] = sys.exit_code;
   json fails = json::array();

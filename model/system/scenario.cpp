@@ -182,8 +182,35 @@ const char* to_string(FaultAction a) {
   }
   return "?";
 }
-const char* to_string(Datapath d) { return d == Datapath::rtl ? "rtl" : "model"; }
+const char* to_string(Datapath d) {
+  switch (d) {
+    case Datapath::rtl: return "rtl";
+    case Datapath::model: return "model";
+    case Datapath::user: return "user";
+  }
+  return "?";
+}
 const char* to_string(RegLayout l) { return l == RegLayout::v31 ? "3.1" : "4.x"; }
+
+std::string Scenario::datapath_name() const {
+  return datapath == Datapath::user ? "user:" + datapath_user : to_string(datapath);
+}
+
+bool set_datapath(Scenario& sc, const std::string& name) {
+  if (name == "rtl" || name == "model") {
+    sc.datapath = name == "rtl" ? Datapath::rtl : Datapath::model;
+    sc.datapath_user.clear();
+    return true;
+  }
+  const std::string prefix = "user:";
+  if (name.compare(0, prefix.size(), prefix) != 0 || name.size() == prefix.size()) return false;
+  const std::string u = name.substr(prefix.size());
+  if (!std::all_of(u.begin(), u.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+    return false;
+  sc.datapath = Datapath::user;
+  sc.datapath_user = u;
+  return true;
+}
 
 const NodeConfig* Scenario::find_node(const std::string& n) const {
   for (const auto& node : nodes)
@@ -402,7 +429,6 @@ const EnumTable<WqeOpcode> kOpcodes = {{"write", WqeOpcode::write},     {"write_
                                        {"send", WqeOpcode::send},       {"send_imm", WqeOpcode::send_imm},
                                        {"send_inv", WqeOpcode::send_inv}, {"read", WqeOpcode::read}};
 const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each}};
-const EnumTable<Datapath> kDatapaths = {{"rtl", Datapath::rtl}, {"model", Datapath::model}};
 const EnumTable<std::string> kCorruptStreams = {
     {"tx", "tx"}, {"rx_desc", "rx_desc"}, {"rx_payload", "rx_payload"}, {"bypass", "bypass"}};
 const EnumTable<RegLayout> kLayouts = {{"3.1", RegLayout::v31}, {"4.x", RegLayout::v4x}};
@@ -603,7 +629,17 @@ class Parser {
     if (auto f = r.take("clocks")) parse_clocks(*f);
     if (auto f = r.take("link")) parse_link(*f);
     if (auto f = r.take("pcie")) parse_pcie(*f);
-    sc_.datapath = r.enm("datapath", sc_.datapath, kDatapaths);
+    sc_.datapath_loc = SourceLoc{ctx_.file, 0, 0};
+    if (auto f = r.take("datapath")) {
+      sc_.datapath_loc = f->loc();
+      if (!f->node.IsScalar()) f->fail("expected rtl, model or user:<name>, got " + describe(f->node));
+      const std::string s = read_string(*f);
+      if (!set_datapath(sc_, s)) {
+        if (s.compare(0, 5, "user:") == 0)
+          f->fail("invalid datapath '" + s + "': user:<name> takes a name of letters, digits and '_'");
+        f->fail("unknown value '" + s + "'" + suggest(s, {"rtl", "model", "user:<name>"}));
+      }
+    }
     sc_.layout = r.enm("layout", sc_.layout, kLayouts);
     sc_.compliance = r.enm("compliance", sc_.compliance, kComplianceModes);
     if (auto h = r.take("handshake_random")) sc_.handshake_random = parse_handshake_random(*h);

@@ -115,12 +115,14 @@ struct PcieConfig {          // PCIe link behind the DMA masters
   uint32_t outstanding = 8;        // DMA bursts in flight per AXI4 master and direction
 };
 
-enum class Datapath { rtl, model };
+// `datapath`: rtl (default), model, or user:<name> (a Verilated top built
+// by CMake's ernic_user_datapath(), rtl/SEAM.md "Users' own RTL").
+enum class Datapath { rtl, model, user };
 // What a PG332 compliance report does: listed in the summary (report), or
 // also a failure of the run (fail).
 enum class ComplianceMode { report, fail };
 enum class RegLayout { v31, v4x };
-const char* to_string(Datapath d);
+const char* to_string(Datapath d);  // "rtl", "model", "user"
 const char* to_string(RegLayout l);
 
 // `handshake_random` (top level, or per node where it replaces the top
@@ -618,6 +620,8 @@ struct Scenario {
   LinkConfig link;
   PcieConfig pcie;
   Datapath datapath = Datapath::rtl;
+  std::string datapath_user;     // Datapath::user: <name> of `user:<name>`
+  SourceLoc datapath_loc;        // where `datapath` was given (file only when absent)
   RegLayout layout = RegLayout::v31;   // `layout: "3.1"` or `"4.x"`
   ComplianceMode compliance = ComplianceMode::report;
   std::optional<HandshakeRandom> handshake_random;  // top level: every node without its own
@@ -625,7 +629,17 @@ struct Scenario {
   std::vector<Step> steps;
 
   const NodeConfig* find_node(const std::string& name) const;  // nullptr if absent
+  // The datapath's registered name: "rtl", "model" or "user:<name>"
+  // (model/datapath/sc/datapath.h make_datapath).
+  std::string datapath_name() const;
 };
+
+// Sets a scenario's datapath from a name as `datapath` and `run --datapath`
+// take it: rtl, model, or user:<name> (<name>: letters, digits, '_').
+// False (nothing changed) when the text is none of these forms; whether a
+// user:<name> is registered is checked where the datapaths are known
+// (System, ernic-sim).
+bool set_datapath(Scenario& sc, const std::string& name);
 
 // Parse a scenario file; errors are ScenarioError (including an unreadable file).
 Scenario load_scenario(const std::string& path);

@@ -136,7 +136,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
     ernic_arb = std::make_unique<AxilArbiter>(core, *ernic);
     QpSetupFsm::Config fc;
     fc.node = c.name;
-    fc.rtl = sc.datapath == Datapath::rtl;
+    fc.rtl = sc.datapath != Datapath::model;  // rtl and user:<name>: the RTL FSM
     fc.free_running = !idle_skip;
     qp_setup = std::make_unique<QpSetupFsm>("qp_setup_fsm", core, ctx, scope + ".qp_setup_fsm", *ernic_arb, fc);
     mmio = std::make_unique<AxilDecoder>(*ernic_arb, *qp_setup, qps::kMmioBase, qps::kWindowBytes);
@@ -175,7 +175,10 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
     const auto& k = *c.test_datapath_corrupt;
     dpc.corrupt.push_back({k.stream, k.frame, k.offset, uint8_t(k.xor_mask)});
   }
-  datapath = make_datapath(to_string(sc.datapath), "datapath", core, cmac_clk, ctx, scope + ".datapath", dpc);
+  datapath = make_datapath(sc.datapath_name(), "datapath", core, cmac_clk, ctx, scope + ".datapath", dpc);
+  if (!datapath)  // ernic-sim checks first; a program building System directly gets the same error
+    throw ScenarioError(sc.datapath_loc.file, sc.datapath_loc.line, sc.datapath_loc.column, "datapath",
+                        unknown_datapath_message(sc.datapath_name()));
   datapath->attach(*cmac);
   ernic->datapath = datapath.get();
   const uint32_t xrnicconf_addr = ec.layout.global(regs::g::XRNICCONF);

@@ -445,6 +445,29 @@ TEST(ScenarioParse, LayoutAndDefaults) {
   EXPECT_EQ(parse_scenario(std::string("scenario: t\nlayout: '3.1'\n") + nodes, "t.yaml").layout, RegLayout::v31);
   EXPECT_EQ(parse_scenario(std::string("scenario: t\nlayout: 4.x\n") + nodes, "t.yaml").layout, RegLayout::v4x);
   EXPECT_EQ(parse_scenario(std::string("scenario: t\ndatapath: rtl\n") + nodes, "t.yaml").datapath, Datapath::rtl);
+  EXPECT_EQ(d.datapath_name(), "rtl");
+  // user:<name>: kept as given; whether it is registered is System's and ernic-sim's check.
+  const Scenario u = parse_scenario(std::string("scenario: t\ndatapath: user:alt_2\n") + nodes, "t.yaml");
+  EXPECT_EQ(u.datapath, Datapath::user);
+  EXPECT_EQ(u.datapath_user, "alt_2");
+  EXPECT_EQ(u.datapath_name(), "user:alt_2");
+  EXPECT_EQ(u.datapath_loc.line, 2);
+  EXPECT_EQ(u.datapath_loc.column, 11);
+  EXPECT_EQ(u.datapath_loc.file, "t.yaml");
+}
+
+TEST(ScenarioParse, SetDatapath) {
+  Scenario s;
+  EXPECT_TRUE(set_datapath(s, "user:mine"));
+  EXPECT_EQ(s.datapath, Datapath::user);
+  EXPECT_EQ(s.datapath_name(), "user:mine");
+  EXPECT_TRUE(set_datapath(s, "model"));
+  EXPECT_EQ(s.datapath, Datapath::model);
+  EXPECT_EQ(s.datapath_user, "");
+  for (const char* bad : {"user:", "user:a-b", "user:a b", "User:x", "verilog", "", "user"}) {
+    EXPECT_FALSE(set_datapath(s, bad)) << bad;
+    EXPECT_EQ(s.datapath, Datapath::model) << bad;
+  }
 }
 
 
@@ -870,6 +893,11 @@ TEST(ScenarioErrors, Issue3Messages) {
   const ScenarioError dp = parse_error("scenario: t\ndatapath: verilog\n" + nodes);
   EXPECT_EQ(dp.key(), "datapath");
   EXPECT_NE(dp.message().find("unknown value 'verilog'"), std::string::npos) << dp.what();
+  EXPECT_NE(dp.message().find("rtl, model, user:<name>"), std::string::npos) << dp.what();
+  const ScenarioError du = parse_error("scenario: t\ndatapath: user:my-block\n" + nodes);
+  EXPECT_EQ(du.key(), "datapath");
+  EXPECT_EQ(du.line(), 2);
+  EXPECT_EQ(du.message(), "invalid datapath 'user:my-block': user:<name> takes a name of letters, digits and '_'");
 }
 
 TEST(ScenarioErrors, TopLevel) {

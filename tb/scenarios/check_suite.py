@@ -263,7 +263,7 @@ def check_labels(root, ctest, build, sim):
                                       text=True).stdout)
     ct = {}
     for t in shown["tests"]:
-        m = re.match(r"^scenario\.(rtl|model)\.(.+)$", t["name"])
+        m = re.match(r"^scenario\.(rtl|model|user_alt)\.(.+)$", t["name"])
         if not m:
             continue
         labels = []
@@ -278,16 +278,17 @@ def check_labels(root, ctest, build, sim):
         name, labels = line.split()
         n += 1
         want = set(labels.split(","))
-        for dp in ("rtl", "model"):
+        # ctest family -> its datapath label (user_alt: `--datapath user:alt`, label user)
+        for dp, dp_label in (("rtl", "rtl"), ("model", "model"), ("user_alt", "user")):
             key = (dp, name.replace("/", "."))
             if key not in ct:
                 errs.append("no ctest test scenario.%s.%s" % key)
                 continue
-            if ct[key] != want | {"scenario", dp}:
+            if ct[key] != want | {"scenario", dp_label}:
                 errs.append("scenario.%s.%s: ctest labels %s, regress labels %s" % (key[0], key[1], sorted(ct[key]),
-                                                                                    sorted(want | {"scenario", dp})))
-    if len(ct) != 2 * n:
-        errs.append("%d scenario tests in ctest for %d scenarios (2 each wanted)" % (len(ct), n))
+                                                                                    sorted(want | {"scenario", dp_label})))
+    if len(ct) != 3 * n:
+        errs.append("%d scenario tests in ctest for %d scenarios (3 each wanted)" % (len(ct), n))
     return errs, n
 
 

@@ -114,11 +114,13 @@ TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
 // Bad --speed-datapaths values are usage errors.
 TEST(SystemBench, SpeedDatapathsChecked) {
   const fs::path dir = test_dir("bench_dp_usage");
-  for (const char* v : {"rtl,fpga", "rtl,rtl", ","}) {
+  for (const char* v : {"rtl,fpga", "rtl,rtl", ",", "rtl,user:nope"}) {
     SimResult r = run_sim(dir, {"bench", "--op", "write", "--sizes", "64", "--speed-datapaths", v, "--out", "x"});
     EXPECT_EQ(r.exit_code, 2) << v << r.out << r.err;
     EXPECT_NE(r.err.find("--speed-datapaths"), std::string::npos) << v << r.err;
   }
+  SimResult r = run_sim(dir, {"bench", "--op", "write", "--sizes", "64", "--speed-datapaths", "user:nope", "--out", "x"});
+  EXPECT_NE(r.err.find("unknown datapath 'user:nope' (registered: model, rtl, user:alt)"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -22,7 +22,11 @@ void RoceDatapath::attach(Cmac& c) {
 
 namespace {
 std::map<std::string, DatapathFactory>& registry() {
-  static std::map<std::string, DatapathFactory> r = {{"rtl", &make_rtl_datapath}, {"model", &make_model_datapath}};
+  static std::map<std::string, DatapathFactory> r = [] {
+    std::map<std::string, DatapathFactory> m = {{"rtl", &make_rtl_datapath}, {"model", &make_model_datapath}};
+    for (auto& [name, f] : user_datapath_factories()) m[name] = std::move(f);
+    return m;
+  }();
   return r;
 }
 }  // namespace
@@ -41,6 +45,14 @@ std::vector<std::string> datapath_names() {
   std::vector<std::string> v;
   for (const auto& [k, f] : registry()) v.push_back(k);
   return v;
+}
+
+bool datapath_registered(const std::string& name) { return registry().count(name) != 0; }
+
+std::string unknown_datapath_message(const std::string& name) {
+  std::string known;
+  for (const auto& n : datapath_names()) known += (known.empty() ? "" : ", ") + n;
+  return "unknown datapath '" + name + "' (registered: " + known + ")";
 }
 
 }  // namespace ernic

@@ -329,14 +329,29 @@ void RtlDatapath::core_outputs() {
     const uint64_t index = rx_desc_index_++;
     if (const DatapathCorrupt* c = corruption("rx_desc", index); c && c->offset < seam::kRxdBits)
       bits[c->offset / 64] ^= uint64_t(c->xor_mask & 1) << (c->offset % 64);
-    seam::RxDesc d = seam::unpack_rx(bits);
-    roce::Bytes payload;
-    if (d.payload_len && !rx_pay_done_.empty()) {
-      payload = std::move(rx_pay_done_.front());
-      rx_pay_done_.pop_front();
-    }
-    deliver_rx_desc(d, std::move(payload));
+    // The seam lets a frame's payload come after its descriptor (e.g.
+    // store-and-forward, rtl/examples/roce_rx_alt), never after the next
+    // descriptor: a descriptor waits for its payload until then (a payload
+    // still missing at the next descriptor is delivered empty, and the
+    // scoreboard reports it).
+    deliver_waiting_rx_desc(true);
+    rx_desc_wait_.push_back(seam::unpack_rx(bits));
   }
+  deliver_waiting_rx_desc(false);
+}
+
+void RtlDatapath::deliver_waiting_rx_desc(bool force) {
+  if (rx_desc_wait_.empty()) return;
+  const bool has_pay = rx_desc_wait_.front().payload_len != 0;
+  if (has_pay && rx_pay_done_.empty() && !force) return;
+  roce::Bytes payload;
+  if (has_pay && !rx_pay_done_.empty()) {
+    payload = std::move(rx_pay_done_.front());
+    rx_pay_done_.pop_front();
+  }
+  const seam::RxDesc d = rx_desc_wait_.front();
+  rx_desc_wait_.pop_front();
+  deliver_rx_desc(d, std::move(payload));
 }
 
 void RtlDatapath::deliver_rx_desc(const seam::RxDesc& d, roce::Bytes payload) {

@@ -152,6 +152,7 @@ class RtlDatapath : public RoceDatapath {
   void wake();
   void core_outputs();             // read at the model edge after an RTL edge
   void deliver_rx_desc(const seam::RxDesc& got_desc, roce::Bytes got_payload);
+  void deliver_waiting_rx_desc(bool force);  // the waiting descriptor, once its payload ended (or force)
   void tx_seam_beat();             // at a core rising edge
   void mismatch(const std::string& what, bool core_domain);
   const DatapathCorrupt* corruption(const char* stream, uint64_t index) const;
@@ -191,6 +192,7 @@ class RtlDatapath : public RoceDatapath {
   sc_core::sc_event desc_ev_, core_wake_ev_;
   roce::Bytes rx_pay_cur_, byp_cur_;
   std::deque<roce::Bytes> rx_pay_done_;
+  std::deque<seam::RxDesc> rx_desc_wait_;  // at most one: a descriptor whose payload has not ended yet
   uint64_t rx_desc_index_ = 0, rx_pay_index_ = 0, byp_index_ = 0;
 
   // CMAC domain

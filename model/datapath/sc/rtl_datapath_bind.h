@@ -8,7 +8,8 @@
 //   });
 //
 // makes another top (e.g. one Verilated with -DROCE_RX_MODULE=roce_rx_alt)
-// a datapath by name. The top must have the ports and the internal signals
+// a datapath by name. CMake's ernic_user_datapath() (cmake/
+// ErnicUserDatapath.cmake) Verilates such a top and generates this for it. The top must have the ports and the internal signals
 // tx_tvalid/tx_tready/tx_tdata/tx_tkeep/tx_tlast (public_flat_rd) of
 // roce_datapath.sv.
 #pragma once
