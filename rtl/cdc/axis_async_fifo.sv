@@ -189,7 +189,12 @@ module axis_async_fifo #(
       logic [PW-1:0]    seen;            // beats the read side sees: wptr_m - rptr
       logic [DEPTH-1:0] seen_mask;       // ... as a mask from rptr on (bit j = entry rptr+j)
       logic [DEPTH-1:0] last_rot;        // last_vec rotated so that bit 0 is entry rptr
-      logic             frame_ready;     // a tlast lies among the beats seen
+      // frame_ready is public only so that the Verilated model keeps it a
+      // variable of its own, computed after a clock edge, instead of folding
+      // it into m_rd, which depends on the input m_axis_tready and so is
+      // recomputed whenever any input of the top changes (three 256-bit
+      // shifts per evaluation).
+      logic             frame_ready /*verilator public_flat_rd*/;  // a tlast lies among the beats seen
       logic             in_frame;        // a frame has started and its tlast is not loaded
 
       always_ff @(posedge s_clk) begin

@@ -54,33 +54,51 @@
 #include <string>
 
 #include "model/datapath/sc/datapath.h"
+#include "model/datapath/sc/pin_bank.h"
 
 namespace ernic {
 
-// The top's ports as SystemC signals (names and widths of
-// rtl/datapath/roce_datapath.sv; <bus>_w[i] = bits [64i+63:64i]).
+// The top's ports as SystemC channels (names and widths of
+// rtl/datapath/roce_datapath.sv; <bus>_w[i] = bits [64i+63:64i]): Pins with
+// sc_signal's semantics (pin_bank.h), the top's inputs in one bank (one
+// evaluation of the top per delta cycle in which any changed), its outputs
+// in another.
 struct RoceDatapathPorts {
   template <class T>
-  using S = sc_core::sc_signal<T>;
-  S<bool> core_clk{"core_clk"}, core_rst_n{"core_rst_n"}, cmac_clk{"cmac_clk"}, cmac_rst_n{"cmac_rst_n"};
-  S<uint32_t> cfg_udp_sport{"cfg_udp_sport"}, seed{"seed"};
-  S<bool> s_desc_valid{"s_desc_valid"}, s_desc_ready{"s_desc_ready"};
+  using S = Pin<T>;
+  PinBank in{"rtl_in"}, out{"rtl_out"};
+  // inputs
+  S<bool> core_clk{in}, core_rst_n{in}, cmac_clk{in}, cmac_rst_n{in};
+  S<uint32_t> cfg_udp_sport{in}, seed{in};
+  S<bool> s_desc_valid{in};
   S<uint64_t> s_desc_w[12];
-  S<bool> s_pay_tvalid{"s_pay_tvalid"}, s_pay_tready{"s_pay_tready"}, s_pay_tlast{"s_pay_tlast"};
-  S<uint64_t> s_pay_tdata_w[8], s_pay_tkeep{"s_pay_tkeep"};
-  S<bool> m_desc_valid{"m_desc_valid"};
+  S<bool> s_pay_tvalid{in}, s_pay_tlast{in};
+  S<uint64_t> s_pay_tdata_w[8], s_pay_tkeep{in};
+  S<bool> m_cmac_tready{in};
+  S<bool> s_cmac_tvalid{in}, s_cmac_tlast{in}, s_cmac_tuser{in};
+  S<uint64_t> s_cmac_tdata_w[8], s_cmac_tkeep{in};
+  // outputs
+  S<bool> s_desc_ready{out}, s_pay_tready{out};
+  S<bool> m_desc_valid{out};
   S<uint64_t> m_desc_w[16];
-  S<bool> m_pay_tvalid{"m_pay_tvalid"}, m_pay_tlast{"m_pay_tlast"};
-  S<uint64_t> m_pay_tdata_w[8], m_pay_tkeep{"m_pay_tkeep"};
-  S<bool> m_byp_tvalid{"m_byp_tvalid"}, m_byp_tlast{"m_byp_tlast"};
-  S<uint64_t> m_byp_tdata_w[8], m_byp_tkeep{"m_byp_tkeep"};
-  S<bool> m_cmac_tvalid{"m_cmac_tvalid"}, m_cmac_tlast{"m_cmac_tlast"};
-  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> m_cmac_tready{"m_cmac_tready"};
-  S<uint64_t> m_cmac_tdata_w[8], m_cmac_tkeep{"m_cmac_tkeep"};
-  S<bool> s_cmac_tvalid{"s_cmac_tvalid"}, s_cmac_tready{"s_cmac_tready"}, s_cmac_tlast{"s_cmac_tlast"},
-      s_cmac_tuser{"s_cmac_tuser"};
-  S<uint64_t> s_cmac_tdata_w[8], s_cmac_tkeep{"s_cmac_tkeep"};
-  S<uint64_t> meta_events{"meta_events"};
+  S<bool> m_pay_tvalid{out}, m_pay_tlast{out};
+  S<uint64_t> m_pay_tdata_w[8], m_pay_tkeep{out};
+  S<bool> m_byp_tvalid{out}, m_byp_tlast{out};
+  S<uint64_t> m_byp_tdata_w[8], m_byp_tkeep{out};
+  S<bool> m_cmac_tvalid{out}, m_cmac_tlast{out};
+  S<uint64_t> m_cmac_tdata_w[8], m_cmac_tkeep{out};
+  S<bool> s_cmac_tready{out};
+  S<uint64_t> meta_events{out};
+
+  RoceDatapathPorts() {
+    for (auto& w : s_desc_w) w.attach(in);
+    for (auto& w : s_pay_tdata_w) w.attach(in);
+    for (auto& w : s_cmac_tdata_w) w.attach(in);
+    for (auto& w : m_desc_w) w.attach(out);
+    for (auto& w : m_pay_tdata_w) w.attach(out);
+    for (auto& w : m_byp_tdata_w) w.attach(out);
+    for (auto& w : m_cmac_tdata_w) w.attach(out);
+  }
 };
 
 // One beat of the top's internal TX seam stream (roce_tx -> FIFO), read
@@ -156,7 +174,7 @@ class RtlDatapath : public RoceDatapath {
   void tx_seam_beat();             // at a core rising edge
   void mismatch(const std::string& what, bool core_domain);
   const DatapathCorrupt* corruption(const char* stream, uint64_t index) const;
-  static void read_beat(const sc_core::sc_signal<uint64_t>* w, uint64_t keep, roce::Bytes& out);
+  static void read_beat(const Pin<uint64_t>* w, uint64_t keep, roce::Bytes& out);
   static uint64_t keep_of(size_t n) { return n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1; }
 
   RoceDatapathPorts p_;
@@ -169,12 +187,15 @@ class RtlDatapath : public RoceDatapath {
     bool idle = false;  // the last sample was idle (TVALID low, out of reset): held
   };
   void watch(Watch& w, uint64_t edge, bool reset, bool valid, bool ready, bool last, uint64_t keep, uint64_t user,
-             const sc_core::sc_signal<uint64_t>* words, int n);
+             const Pin<uint64_t>* words, int n);
   void watch_core(uint64_t edge);
   void watch_cmac(uint64_t edge);
   static void watch_idle(Watch& w, uint64_t edge);
   Watch w_s_desc_, w_s_pay_, w_m_desc_, w_m_pay_, w_m_byp_, w_m_cmac_, w_s_cmac_;
   monitor::HandshakeStall rnd_s_desc_valid_, rnd_s_pay_valid_, rnd_m_cmac_ready_, rnd_s_cmac_valid_;
+  // Half periods (H = period / 2 and period - H) as sc_time, set at time 0:
+  // one next_trigger per edge without a conversion from double.
+  sc_core::sc_time core_h_, core_ph_, cmac_h_, cmac_ph_;
 
   // core domain
   bool core_rise_next_ = true;     // next activation: the RTL's rising edge (else the model edge)
