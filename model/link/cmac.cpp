@@ -357,7 +357,7 @@ void Cmac::put_on_line(const FrameBytes& f, uint64_t t0, bool underflow) {
   line_free_ps_ = last_byte + line_ps(LinkParams::kIfg);
   tx_counts_.add(f);
   if (tap_tx) tap_tx->write(f.data(), f.size(), first_byte);
-  if (tap_wire) tap_wire->write(f.data(), f.size(), first_byte);
+  if (tap_wire) tap_wire->write_ordered(f.data(), f.size(), first_byte, tap_wire_source);
   if (on_tx) on_tx(f, first_byte);
   ctx_.bump();
   if (wire_out) wire_out->send(f, first_byte, last_byte, underflow);

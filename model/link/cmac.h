@@ -184,6 +184,7 @@ class Cmac : public sc_core::sc_module {
   PcapWriter* tap_tx = nullptr;
   PcapWriter* tap_rx = nullptr;
   PcapWriter* tap_wire = nullptr;            // shared view of every transmitted frame
+  uint32_t tap_wire_source = 0;              // this MAC's rank among a same-instant's frames there
   // Observers of the two taps (expectations, transaction log); same frames,
   // same times as the pcap files.
   std::function<void(const FrameBytes&, uint64_t first_byte_ps)> on_tx, on_rx;

@@ -2,6 +2,7 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ernic {
@@ -30,6 +31,10 @@ PcapWriter::PcapWriter(const std::string& path) : path_(path) {
 
 PcapWriter::~PcapWriter() {
   if (dumper_) {
+    try {
+      write_held();
+    } catch (...) {
+    }
     pcap_dump_flush(dumper_);
     pcap_dump_close(dumper_);
   }
@@ -49,13 +54,28 @@ void PcapWriter::write(const uint8_t* frame, size_t len, uint64_t time_ps) {
   ++frames_;
 }
 
+void PcapWriter::write_ordered(const uint8_t* frame, size_t len, uint64_t time_ps, uint32_t source) {
+  if (!dumper_) throw pcap_error("write after close of", path_, nullptr);
+  if (!held_.empty() && time_ps != held_ps_) write_held();
+  held_ps_ = time_ps;
+  held_.push_back({source, std::vector<uint8_t>(frame, frame + len)});
+}
+
+void PcapWriter::write_held() {
+  std::stable_sort(held_.begin(), held_.end(), [](const Held& a, const Held& b) { return a.source < b.source; });
+  for (const Held& h : held_) write(h.bytes.data(), h.bytes.size(), held_ps_);
+  held_.clear();
+}
+
 void PcapWriter::flush() {
+  write_held();
   if (dumper_ && pcap_dump_flush(dumper_) != 0)
     throw pcap_error("write error on", path_, nullptr);
 }
 
 void PcapWriter::close() {
   if (!dumper_) return;
+  write_held();
   const bool ok = pcap_dump_flush(dumper_) == 0;
   pcap_dump_close(dumper_);
   dumper_ = nullptr;

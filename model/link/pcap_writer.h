@@ -41,6 +41,12 @@ class PcapWriter {
   void write(const std::vector<uint8_t>& frame, uint64_t time_ps) {
     write(frame.data(), frame.size(), time_ps);
   }
+  // A file fed by several sources (the link's two-direction capture):
+  // frames come in time order, and frames of one instant (same time_ps) are
+  // written ordered by `source` (then arrival), not by which process ran
+  // first, so the file does not depend on the simulator's process order.
+  // They are held until a later time arrives, flush() or close().
+  void write_ordered(const uint8_t* frame, size_t len, uint64_t time_ps, uint32_t source);
   void flush();  // pushes buffered records to the file
   void close();  // flush + close; further writes throw. Idempotent.
 
@@ -52,6 +58,13 @@ class PcapWriter {
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
   uint64_t frames_ = 0;
+  struct Held {
+    uint32_t source;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Held> held_;  // write_ordered's frames at held_ps_
+  uint64_t held_ps_ = 0;
+  void write_held();
 };
 
 struct PcapFrame {

@@ -356,7 +356,9 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   }
   if (!opt.pcap.empty()) {
     tap_wire = std::make_unique<PcapWriter>(opt.pcap);
+    uint32_t rank = 0;  // the scenario's node order ranks a same-instant's frames in the merged capture
     for (auto& n : nodes) {
+      n->cmac->tap_wire_source = rank++;
       n->tap_tx = std::make_unique<PcapWriter>(pcap_tap_path(opt.pcap, n->cfg.name, "tx"));
       n->tap_rx = std::make_unique<PcapWriter>(pcap_tap_path(opt.pcap, n->cfg.name, "rx"));
       n->cmac->tap_tx = n->tap_tx.get();

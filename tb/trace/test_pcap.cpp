@@ -145,6 +145,33 @@ TEST(Pcap, ErrorsNameThePath) {
   }
 }
 
+// The link's two-direction capture: frames of one instant are written in
+// source order whatever the order they came in; times stay in order, and
+// the held frames reach the file at the next instant, flush() and close().
+TEST(Pcap, WriteOrderedRanksFramesOfOneInstantBySource) {
+  const auto dir = test_dir();
+  const auto path = (dir / "o.pcap").string();
+  PcapWriter w(path);
+  // Payload size names the frame: a = 11, b = 12, ...
+  w.write_ordered(udp_frame(11, 0).data(), udp_frame(11, 0).size(), 5'000, 1);
+  w.write_ordered(udp_frame(12, 0).data(), udp_frame(12, 0).size(), 5'000, 0);
+  w.write_ordered(udp_frame(13, 0).data(), udp_frame(13, 0).size(), 5'000, 1);
+  w.write_ordered(udp_frame(14, 0).data(), udp_frame(14, 0).size(), 7'000, 1);
+  w.flush();  // the 7 ns frame is written too
+  EXPECT_EQ(PcapReader::read_all(path).size(), 4u);
+  w.write_ordered(udp_frame(15, 0).data(), udp_frame(15, 0).size(), 7'000, 0);
+  w.write_ordered(udp_frame(16, 0).data(), udp_frame(16, 0).size(), 9'000, 1);
+  w.write_ordered(udp_frame(17, 0).data(), udp_frame(17, 0).size(), 9'000, 0);
+  w.close();
+  const auto f = PcapReader::read_all(path);
+  ASSERT_EQ(f.size(), 7u);
+  const std::vector<std::pair<size_t, uint64_t>> want = {{12, 5}, {11, 5}, {13, 5}, {14, 7}, {15, 7}, {17, 9}, {16, 9}};
+  for (size_t k = 0; k < f.size(); ++k) {
+    EXPECT_EQ(f[k].data, udp_frame(want[k].first, 0)) << "frame " << k;
+    EXPECT_EQ(f[k].time_ns, want[k].second) << "frame " << k;
+  }
+}
+
 TEST(Pcap, WriteAfterCloseThrows) {
   const auto dir = test_dir();
   PcapWriter w((dir / "c.pcap").string());
