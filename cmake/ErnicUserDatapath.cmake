@@ -22,6 +22,13 @@
 #                   (rtl/include is on the include path)
 #   VERILATOR_ARGS  more Verilator arguments (defines, -G parameters, ...)
 #
+# The seam's ports are checked at Verilation: a port missing from TOP is
+# Verilator's error; a port of another width (WIDTH) or one the seam does not
+# have (PINMISSING) is made an error too (ERNIC_USER_DATAPATH_CHECK_ARGS),
+# where the rest of the RTL build only warns (-Wno-fatal). WIDTH is then an
+# error anywhere in the user's block: lint_off WIDTH around code of its own
+# that needs it (VERILATOR_ARGS -Wno-WIDTH would also stop the port check).
+#
 # Call it from rtl/CMakeLists.txt or a file that rtl/CMakeLists.txt includes:
 # the cache variable ERNIC_USER_RTL lists CMake files it includes, so a
 # block outside the tree needs no edit of the repo:
@@ -43,6 +50,9 @@
 # unknown argument; a call from another folder than rtl/.
 
 set(ERNIC_USER_DATAPATH_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/user_datapath.cpp.in)
+# A seam port of the wrong width, or one the seam does not have, stops the
+# build (tb/rtl/check_user_datapath_ports.cmake checks both).
+set(ERNIC_USER_DATAPATH_CHECK_ARGS -Werror-WIDTH -Werror-PINMISSING)
 
 function(ernic_user_datapath)
   set(_f "ernic_user_datapath")
@@ -114,7 +124,8 @@ function(ernic_user_datapath)
     PREFIX ${_prefix}
     TOP_MODULE roce_datapath
     SOURCES ${_all}
-    VERILATOR_ARGS ${ERNIC_RTL_VERILATOR_ARGS} -I${_rtl}/include -D${_macro}=${ARG_TOP} ${ARG_VERILATOR_ARGS})
+    VERILATOR_ARGS ${ERNIC_RTL_VERILATOR_ARGS} ${ERNIC_USER_DATAPATH_CHECK_ARGS} -I${_rtl}/include
+                   -D${_macro}=${ARG_TOP} ${ARG_VERILATOR_ARGS})
 
   # The registration: make_user_datapath_<name> (template variables below).
   set(NAME ${ARG_NAME})
