@@ -139,6 +139,20 @@ function(ernic_user_datapath)
   message(STATUS "user datapath user:${ARG_NAME}: ${ARG_TOP} at the ${ARG_SEAM} seam (${_prefix})")
 endfunction()
 
+# ERNIC_USER_RTL's entries (rtl/CMakeLists.txt includes each): an absolute
+# path to an existing file, else a FATAL_ERROR. A relative path is refused:
+# include() would look for it in rtl/, and the configure step that the build
+# re-runs starts in the build folder, not where the path was typed.
+function(ernic_user_rtl_check path)
+  if(NOT IS_ABSOLUTE "${path}")
+    message(FATAL_ERROR "ERNIC_USER_RTL: '${path}' is a relative path; give an absolute one "
+                        "(e.g. -DERNIC_USER_RTL=$PWD/${path})")
+  endif()
+  if(NOT EXISTS "${path}" OR IS_DIRECTORY "${path}")
+    message(FATAL_ERROR "ERNIC_USER_RTL: no file ${path}")
+  endif()
+endfunction()
+
 # Writes <build>/user_datapaths/user_datapaths.cpp (user_datapath_factories(),
 # model/datapath/sc/datapath.h) and sets <out_var> to it and every
 # registration file; model/CMakeLists.txt compiles them into ernic_model.
