@@ -11,7 +11,8 @@
 # datapath "user:<name>": scenarios pick it with `datapath: user:<name>`,
 # the command line with `ernic-sim run|regress --datapath user:<name>`.
 #
-#   NAME            letters, digits, '_' (a C++ identifier part); unique
+#   NAME            letters, digits, '_' (a C++ identifier part), at most 64
+#                   characters; unique
 #   SEAM            rx or tx: the block replaced; its in-tree source is left
 #                   out, so the user's module may even be called roce_rx
 #   TOP             the user's module, with the seam's ports (rtl/SEAM.md)
@@ -45,7 +46,8 @@
 # all into ernic_model, whose datapath registry (datapath.cpp) calls it.
 #
 # Errors (FATAL_ERROR, naming the argument): a missing or empty NAME, SEAM,
-# TOP or SOURCES; a NAME or TOP that is not an identifier; SEAM other than
+# TOP or SOURCES; a NAME or TOP that is not an identifier; a NAME longer
+# than 64 characters; SEAM other than
 # rx / tx; a NAME used twice; a source file that does not exist; an
 # unknown argument; a call from another folder than rtl/.
 
@@ -69,6 +71,12 @@ function(ernic_user_datapath)
   endforeach()
   if(NOT ARG_NAME MATCHES "^[A-Za-z0-9_]+$")
     message(FATAL_ERROR "${_f}: NAME '${ARG_NAME}' must be letters, digits and '_' (the datapath is user:<NAME>)")
+  endif()
+  string(LENGTH "${ARG_NAME}" _len)
+  if(_len GREATER 64)
+    # Verilator's file names are Vroce_datapath_<NAME> plus up to ~45
+    # characters; past 255 it cannot write them.
+    message(FATAL_ERROR "${_f}: NAME '${ARG_NAME}' is ${_len} characters, at most 64")
   endif()
   if(NOT ARG_SEAM STREQUAL "rx" AND NOT ARG_SEAM STREQUAL "tx")
     message(FATAL_ERROR "${_f}: SEAM '${ARG_SEAM}' is not rx or tx (the block replaced: roce_rx or roce_tx)")

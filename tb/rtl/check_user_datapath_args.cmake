@@ -9,6 +9,7 @@ if(NOT MODULE OR NOT SV OR NOT WORK)
 endif()
 file(MAKE_DIRECTORY ${WORK})
 
+string(REPEAT "n" 65 _long)
 # case name | call arguments | expected text (regex)
 set(_cases
   "bad_seam|NAME x SEAM bogus TOP t SOURCES ${SV}|SEAM 'bogus' is not rx or tx"
@@ -18,6 +19,7 @@ set(_cases
   "no_sources|NAME x SEAM tx TOP t|SOURCES is missing"
   "bad_name|NAME a-b SEAM rx TOP t SOURCES ${SV}|NAME 'a-b' must be letters, digits and '_'"
   "bad_top|NAME x SEAM rx TOP 9t SOURCES ${SV}|TOP '9t' is not a Verilog module name"
+  "long_name|NAME ${_long} SEAM rx TOP t SOURCES ${SV}|NAME '${_long}' is 65 characters, at most 64"
   "unknown_arg|FOO NAME x SEAM rx TOP t SOURCES ${SV}|unknown argument\\(s\\) 'FOO'"
   "missing_file|NAME x SEAM rx TOP t SOURCES no_such_file.sv|SOURCES: no file .*no_such_file.sv"
   "duplicate|NAME dup SEAM rx TOP t SOURCES ${SV}|NAME 'dup' is already a datapath \\(user:dup\\)"
