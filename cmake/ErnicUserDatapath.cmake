@@ -11,7 +11,8 @@
 # datapath "user:<name>": scenarios pick it with `datapath: user:<name>`,
 # the command line with `ernic-sim run|regress --datapath user:<name>`.
 #
-#   NAME            letters, digits, '_' (a C++ identifier part); unique
+#   NAME            letters, digits, '_' (a C++ identifier part), at most 64
+#                   characters; unique
 #   SEAM            rx or tx: the block replaced; its in-tree source is left
 #                   out, so the user's module may even be called roce_rx
 #   TOP             the user's module, with the seam's ports (rtl/SEAM.md)
@@ -21,6 +22,13 @@
 #                   given twice is taken once); `include "seam.vh" works
 #                   (rtl/include is on the include path)
 #   VERILATOR_ARGS  more Verilator arguments (defines, -G parameters, ...)
+#
+# The seam's ports are checked at Verilation: a port missing from TOP is
+# Verilator's error; a port of another width (WIDTH) or one the seam does not
+# have (PINMISSING) is made an error too (ERNIC_USER_DATAPATH_CHECK_ARGS),
+# where the rest of the RTL build only warns (-Wno-fatal). WIDTH is then an
+# error anywhere in the user's block: lint_off WIDTH around code of its own
+# that needs it (VERILATOR_ARGS -Wno-WIDTH would also stop the port check).
 #
 # Call it from rtl/CMakeLists.txt or a file that rtl/CMakeLists.txt includes:
 # the cache variable ERNIC_USER_RTL lists CMake files it includes, so a
@@ -38,11 +46,15 @@
 # all into ernic_model, whose datapath registry (datapath.cpp) calls it.
 #
 # Errors (FATAL_ERROR, naming the argument): a missing or empty NAME, SEAM,
-# TOP or SOURCES; a NAME or TOP that is not an identifier; SEAM other than
+# TOP or SOURCES; a NAME or TOP that is not an identifier; a NAME longer
+# than 64 characters; SEAM other than
 # rx / tx; a NAME used twice; a source file that does not exist; an
 # unknown argument; a call from another folder than rtl/.
 
 set(ERNIC_USER_DATAPATH_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/user_datapath.cpp.in)
+# A seam port of the wrong width, or one the seam does not have, stops the
+# build (tb/rtl/check_user_datapath_ports.cmake checks both).
+set(ERNIC_USER_DATAPATH_CHECK_ARGS -Werror-WIDTH -Werror-PINMISSING)
 
 function(ernic_user_datapath)
   set(_f "ernic_user_datapath")
@@ -59,6 +71,12 @@ function(ernic_user_datapath)
   endforeach()
   if(NOT ARG_NAME MATCHES "^[A-Za-z0-9_]+$")
     message(FATAL_ERROR "${_f}: NAME '${ARG_NAME}' must be letters, digits and '_' (the datapath is user:<NAME>)")
+  endif()
+  string(LENGTH "${ARG_NAME}" _len)
+  if(_len GREATER 64)
+    # Verilator's file names are Vroce_datapath_<NAME> plus up to ~45
+    # characters; past 255 it cannot write them.
+    message(FATAL_ERROR "${_f}: NAME '${ARG_NAME}' is ${_len} characters, at most 64")
   endif()
   if(NOT ARG_SEAM STREQUAL "rx" AND NOT ARG_SEAM STREQUAL "tx")
     message(FATAL_ERROR "${_f}: SEAM '${ARG_SEAM}' is not rx or tx (the block replaced: roce_rx or roce_tx)")
@@ -114,7 +132,8 @@ function(ernic_user_datapath)
     PREFIX ${_prefix}
     TOP_MODULE roce_datapath
     SOURCES ${_all}
-    VERILATOR_ARGS ${ERNIC_RTL_VERILATOR_ARGS} -I${_rtl}/include -D${_macro}=${ARG_TOP} ${ARG_VERILATOR_ARGS})
+    VERILATOR_ARGS ${ERNIC_RTL_VERILATOR_ARGS} ${ERNIC_USER_DATAPATH_CHECK_ARGS} -I${_rtl}/include
+                   -D${_macro}=${ARG_TOP} ${ARG_VERILATOR_ARGS})
 
   # The registration: make_user_datapath_<name> (template variables below).
   set(NAME ${ARG_NAME})
@@ -126,6 +145,20 @@ function(ernic_user_datapath)
   set_property(GLOBAL APPEND PROPERTY ERNIC_USER_DATAPATHS ${ARG_NAME})
   set_property(GLOBAL APPEND PROPERTY ERNIC_USER_DATAPATH_SOURCES ${_cpp})
   message(STATUS "user datapath user:${ARG_NAME}: ${ARG_TOP} at the ${ARG_SEAM} seam (${_prefix})")
+endfunction()
+
+# ERNIC_USER_RTL's entries (rtl/CMakeLists.txt includes each): an absolute
+# path to an existing file, else a FATAL_ERROR. A relative path is refused:
+# include() would look for it in rtl/, and the configure step that the build
+# re-runs starts in the build folder, not where the path was typed.
+function(ernic_user_rtl_check path)
+  if(NOT IS_ABSOLUTE "${path}")
+    message(FATAL_ERROR "ERNIC_USER_RTL: '${path}' is a relative path; give an absolute one "
+                        "(e.g. -DERNIC_USER_RTL=$PWD/${path})")
+  endif()
+  if(NOT EXISTS "${path}" OR IS_DIRECTORY "${path}")
+    message(FATAL_ERROR "ERNIC_USER_RTL: no file ${path}")
+  endif()
 endfunction()
 
 # Writes <build>/user_datapaths/user_datapaths.cpp (user_datapath_factories(),

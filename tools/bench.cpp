@@ -222,6 +222,13 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     return 2;
   }
   const fs::path csv_path = opt.csv.empty() ? dir / "bench.csv" : fs::path(opt.csv);
+  // speed.csv goes next to the CSV: --csv may not name it.
+  const fs::path speed_path = csv_path.parent_path() / "speed.csv";
+  if (fs::weakly_canonical(csv_path, ec) == fs::weakly_canonical(speed_path, ec)) {
+    std::fprintf(stderr, "ernic-sim bench: --csv %s: the speed table's file (speed.csv next to the CSV); name it otherwise\n",
+                 opt.csv.c_str());
+    return 2;
+  }
   std::ofstream csv(csv_path);
   if (!csv) {
     std::fprintf(stderr, "ernic-sim bench: cannot write %s\n", csv_path.string().c_str());
@@ -230,7 +237,6 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
   csv << "op,bytes,iterations,bw_peak_gbps,bw_average_gbps,msg_rate_mpps,sim_time_us\n";
   // Simulation speed is wall-clock: it goes to its own file, so that
   // bench.csv holds simulated figures only (the same on every run).
-  const fs::path speed_path = csv_path.parent_path() / "speed.csv";
   std::ofstream speed_csv(speed_path);
   if (!speed_csv) {
     std::fprintf(stderr, "ernic-sim bench: cannot write %s\n", speed_path.string().c_str());
