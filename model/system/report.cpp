@@ -33,7 +33,8 @@ nlohmann::json datapath_json(const RoceDatapath& d) {
           {"rx_fifo_overflows", s.rx_fifo_overflows},
           {"meta_events", s.meta_events},
           {"core_cycles_clocked", s.core_cycles_clocked},
-          {"cmac_cycles_clocked", s.cmac_cycles_clocked}};
+          {"cmac_cycles_clocked", s.cmac_cycles_clocked},
+          {"unchecked_at_end", {{"tx", d.unchecked().tx}, {"rx", d.unchecked().rx}, {"bypass", d.unchecked().bypass}}}};
 }
 }  // namespace
 
@@ -257,6 +258,17 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   return r;
 }
 
+// ", 1 TX, 2 RX frame(s) still inside at the end (not checked)" or "".
+static std::string unchecked_text(const json& u) {
+  if (!u.is_object()) return "";
+  std::string parts;
+  for (const char* k : {"tx", "rx", "bypass"}) {
+    const uint64_t v = u.value(k, uint64_t(0));
+    if (v) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", v, k == std::string("bypass") ? "bypass" : (k == std::string("tx") ? "TX" : "RX"));
+  }
+  return parts.empty() ? "" : "; " + parts + " frame(s) still inside at the end (not checked)";
+}
+
 std::string summary_text(const json& r) {
   std::string o;
   o += fmt::format("scenario  {} ({})\n", r["scenario"].get<std::string>(), r["file"].get<std::string>());
@@ -310,9 +322,9 @@ std::string summary_text(const json& r) {
       auto u = [&](const char* k) { return d[k].get<uint64_t>(); };
       if (d["scoreboard"].get<bool>())
         o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames checked against the reference models, "
-                         "{} mismatch(es)\n",
+                         "{} mismatch(es){}\n",
                          name, d["kind"].get<std::string>(), u("tx_checked"), u("rx_checked"), u("bypass_checked"),
-                         u("mismatches"));
+                         u("mismatches"), unchecked_text(d["unchecked_at_end"]));
       else
         o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames\n", name, d["kind"].get<std::string>(),
                          u("tx_frames"), u("rx_frames"), u("bypass_frames"));

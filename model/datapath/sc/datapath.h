@@ -125,6 +125,13 @@ class RoceDatapath : public sc_core::sc_module, public CmacTxSource {
   virtual void trace(VerilatedVcdSc*, int /*levels*/) {}
   // The in-flight frames' state for the watchdog's report; "" when none.
   virtual std::string status() const { return {}; }
+  // Scoreboard (rtl): reference outputs the RTL has not produced yet, per
+  // stream. At the end of a run these are frames still inside the datapath
+  // (in flight when the last step ended, or lost by the RTL): not checked.
+  struct Unchecked {
+    uint64_t tx = 0, rx = 0, bypass = 0;
+  };
+  virtual Unchecked unchecked() const { return {}; }
 
  protected:
   const ClockDomain& core_;
