@@ -1,6 +1,6 @@
 `timescale 1ps/1ps
 // tb/rtl/cdc_fifo_iverilog_tb.sv: Icarus Verilog testbench for the CDC FIFO
-// test tops (rtl/cdc/cdc_fifo_gray_tb.sv, cdc_fifo_pkt_tb.sv), the twin of
+// test top (rtl/cdc/cdc_fifo_tb.sv, Gray stream and Gray packet), the twin of
 // the SystemC bench in tb/rtl/test_cdc_rtl.cpp (Bench, Write::Random, hash
 // stream): same clocks, resets, stimulus generators and beat contents,
 // edge for edge. It logs every read-side transfer ("time_ps word0 word15
@@ -57,25 +57,13 @@ module cdc_iv_bench #(
   wire [63:0] m_keep;
   wire [31:0] s_meta, m_meta;
 
-  generate
-    if (PACKET != 0) begin : g_pkt
-      cdc_fifo_pkt_tb dut(
-        .s_clk(s_clk), .s_rst_n(s_rst_n), .s_axis_tvalid(s_valid), .s_axis_tready(s_ready),
-        .s_axis_tdata(s_data), .s_axis_tkeep(s_keep), .s_axis_tlast(s_last),
-        .s_axis_tuser(s_user), .m_clk(m_clk), .m_rst_n(m_rst_n), .m_axis_tvalid(m_valid),
-        .m_axis_tready(m_ready), .m_axis_tdata(m_data), .m_axis_tkeep(m_keep),
-        .m_axis_tlast(m_last), .m_axis_tuser(m_user), .seed(SEED),
-        .s_meta_events(s_meta), .m_meta_events(m_meta));
-    end else begin : g_stream
-      cdc_fifo_gray_tb dut(
-        .s_clk(s_clk), .s_rst_n(s_rst_n), .s_axis_tvalid(s_valid), .s_axis_tready(s_ready),
-        .s_axis_tdata(s_data), .s_axis_tkeep(s_keep), .s_axis_tlast(s_last),
-        .s_axis_tuser(s_user), .m_clk(m_clk), .m_rst_n(m_rst_n), .m_axis_tvalid(m_valid),
-        .m_axis_tready(m_ready), .m_axis_tdata(m_data), .m_axis_tkeep(m_keep),
-        .m_axis_tlast(m_last), .m_axis_tuser(m_user), .seed(SEED),
-        .s_meta_events(s_meta), .m_meta_events(m_meta));
-    end
-  endgenerate
+  cdc_fifo_tb #(.GRAY(1), .PACKET(PACKET != 0 ? 1 : 0)) dut(
+    .s_clk(s_clk), .s_rst_n(s_rst_n), .s_axis_tvalid(s_valid), .s_axis_tready(s_ready),
+    .s_axis_tdata(s_data), .s_axis_tkeep(s_keep), .s_axis_tlast(s_last),
+    .s_axis_tuser(s_user), .m_clk(m_clk), .m_rst_n(m_rst_n), .m_axis_tvalid(m_valid),
+    .m_axis_tready(m_ready), .m_axis_tdata(m_data), .m_axis_tkeep(m_keep),
+    .m_axis_tlast(m_last), .m_axis_tuser(m_user), .seed(SEED),
+    .s_meta_events(s_meta), .m_meta_events(m_meta));
 
   // sc_clock(period, 0.5, start, posedge_first): rising edges at start + n*period.
   initial begin

@@ -1,8 +1,14 @@
 `timescale 1ps/1ps
-// rtl/cdc/cdc_fifo_bin_pkt_tb.sv: test top for tb/rtl/test_cdc_rtl.cpp (Vcdc_fifo_bin_pkt_tb).
-// axis_async_fifo with binary pointers, packet mode: the negative control;
-// DEPTH 128, two synchroniser stages, 50 ps aperture. Ports are the FIFO's.
-module cdc_fifo_bin_pkt_tb (
+// rtl/cdc/cdc_fifo_tb.sv: test top for tb/rtl/test_cdc_rtl.cpp.
+// axis_async_fifo with DEPTH 128, two synchroniser stages, 50 ps aperture;
+// ports are the FIFO's. rtl/CMakeLists.txt Verilates it three times with -G:
+//   Vcdc_fifo_gray_tb     GRAY 1, PACKET 0  Gray pointers, stream mode (the crossing under test)
+//   Vcdc_fifo_pkt_tb      GRAY 1, PACKET 1  Gray pointers, packet mode (core clock -> CMAC TX)
+//   Vcdc_fifo_bin_pkt_tb  GRAY 0, PACKET 1  binary pointers, packet mode (the negative control)
+module cdc_fifo_tb #(
+  parameter integer GRAY   = 1,
+  parameter integer PACKET = 0
+) (
   input  logic         s_clk,
   input  logic         s_rst_n,
   input  logic         s_axis_tvalid,
@@ -24,7 +30,7 @@ module cdc_fifo_bin_pkt_tb (
   output logic [31:0]  m_meta_events
 );
   axis_async_fifo #(
-    .DEPTH(128), .SYNC_STAGES(2), .GRAY(0), .PACKET(1), .APERTURE_PS(50)
+    .DEPTH(128), .SYNC_STAGES(2), .GRAY(GRAY), .PACKET(PACKET), .APERTURE_PS(50)
   ) u_fifo (
     .s_clk(s_clk), .s_rst_n(s_rst_n), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tready(s_axis_tready), .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep),
