@@ -515,13 +515,15 @@ roce::Frame Ernic::frame_template(uint32_t n) const {
 // A frame for the TX datapath (rtl/SEAM.md, TX seam): the header descriptor
 // and the payload; roce_tx builds the headers' lengths, checksum, PadCnt
 // and the ICRC.
-void Ernic::tx_enqueue(const roce::Frame& f) { push_tx(TxFrame{seam::tx_desc_from_frame(f), f.payload}); }
+void Ernic::tx_enqueue(const roce::Frame& f, std::optional<Resend> resend) {
+  push_tx(TxFrame{seam::tx_desc_from_frame(f), f.payload, resend});
+}
 
 // QP1: software built the frame (Ethernet .. MAD); a raw descriptor, the
 // datapath appends the ICRC only.
 void Ernic::tx_enqueue_raw(std::vector<uint8_t> frame) {
   seam::TxDesc d = seam::tx_desc_raw(frame.size());
-  push_tx(TxFrame{d, std::move(frame)});
+  push_tx(TxFrame{d, std::move(frame), std::nullopt});
 }
 
 void Ernic::push_tx(TxFrame t) {
@@ -752,7 +754,7 @@ void Ernic::execute_wqe(Qp& qp, const uint8_t* w, uint32_t sq_idx, std::vector<u
     const uint32_t mtu = pmtu(n);
     const uint32_t npsn = length == 0 ? 1 : uint32_t((uint64_t(length) + mtu - 1) / mtu);
     const uint32_t first = Q(n, R::q::SQPSNi) & roce::kPsnMask;
-    Outstanding o{wrid, opc, first, roce::psn_add(first, npsn - 1), is_read};
+    Outstanding o{next_osq_id_++, wrid, opc, first, roce::psn_add(first, npsn - 1), is_read};
     o.laddr = laddr;
     o.length = length;
     o.sq_idx = sq_idx;
@@ -870,15 +872,16 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
     else core_.sync();
     if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
     Q(n, R::q::SQPSNi) = roce::psn_add(f.bth.psn, 1);
-    G(R::g::LSTOUTPKT) = op | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
-    count16(R::g::OUTIOPKTCNT, is_write);
-    if (retry) {
-      ++G(R::g::RETRYCNTSTS);
-      ++stats_.retransmitted_packets;
-    }
+    const uint32_t lst = op | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
     ctx_.set(v_tx_opcode_, op);
     trace_qp(qp);
-    tx_enqueue(f);
+    if (retry) {
+      tx_enqueue(f, Resend{n, o.id, lst, is_write});  // counted when it leaves (tx_thread)
+    } else {
+      G(R::g::LSTOUTPKT) = lst;
+      count16(R::g::OUTIOPKTCNT, is_write);
+      tx_enqueue(f);
+    }
     arm_timer(qp);
   }
 }
@@ -907,18 +910,20 @@ void Ernic::send_read_request(Qp& qp, uint32_t first_psn, bool retry) {
   f.bth.psn = psn;
   f.bth.ack_req = true;
   f.reth = roce::Reth{e->roffset + e->resp_off, e->rtag, e->length - e->resp_off};
+  const uint64_t id = e->id;
   core_.wait_cycles(cfg_.timing.hdr_build_cycles);
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
   Q(n, R::q::SQPSNi) = roce::psn_add(last_psn, 1);
-  G(R::g::LSTOUTPKT) = roce::op::RC_READ_REQUEST | (n & 0xFF) << 8 | (psn & 0xFFFF) << 16;
-  count16(R::g::OUTIOPKTCNT, true);
-  if (retry) {
-    ++G(R::g::RETRYCNTSTS);
-    ++stats_.retransmitted_packets;
-  }
+  const uint32_t lst = roce::op::RC_READ_REQUEST | (n & 0xFF) << 8 | (psn & 0xFFFF) << 16;
   ctx_.set(v_tx_opcode_, roce::op::RC_READ_REQUEST);
   trace_qp(qp);
-  tx_enqueue(f);
+  if (retry) {
+    tx_enqueue(f, Resend{n, id, lst, true});  // counted when it leaves (tx_thread)
+  } else {
+    G(R::g::LSTOUTPKT) = lst;
+    count16(R::g::OUTIOPKTCNT, true);
+    tx_enqueue(f);
+  }
   arm_timer(qp);
 }
 
@@ -928,6 +933,26 @@ void Ernic::tx_thread() {
     TxFrame t = std::move(txq_.front());
     txq_.pop_front();
     tx_pop_ev_.notify(SC_ZERO_TIME);
+    if (t.resend) {
+      // The last moment ERNIC can withdraw a retransmission: once its
+      // descriptor is valid towards roce_tx it must stay so (AXI4-Stream).
+      // A WQE that an ACK or response retired meanwhile is not requested
+      // again (its SQ slot and buffer are software's once its CQE is out).
+      const Resend& r = *t.resend;
+      if (!resend_wanted(r)) {
+        ++stats_.resends_cancelled;
+        ctx_.event(fmt::format("{}.qp{}", scope_, r.qpn),
+                   fmt::format("retransmission of PSN 0x{:06x} cancelled: its WQE was acknowledged meanwhile",
+                               t.desc.psn));
+        ctx_.bump();
+        continue;
+      }
+      G(R::g::LSTOUTPKT) = r.lstoutpkt;
+      count16(R::g::OUTIOPKTCNT, r.io_high);
+      ++G(R::g::RETRYCNTSTS);
+      ++stats_.retransmitted_packets;
+    }
+    if (on_tx_committed) on_tx_committed(t.desc);
     // Blocks until roce_tx has taken the descriptor (the payload streams on).
     if (datapath) datapath->tx(t.desc, std::move(t.payload));
     ctx_.bump();
@@ -959,6 +984,17 @@ void Ernic::complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   }
   trace_qp(qp);
   ack_ev_.notify(SC_ZERO_TIME);
+}
+
+bool Ernic::outstanding_id(const Qp& qp, uint64_t id) const {
+  for (const auto& o : qp.osq)
+    if (o.id == id) return true;
+  return false;
+}
+
+bool Ernic::resend_wanted(const Resend& r) const {
+  const Qp& qp = qps_[r.qpn];
+  return qp.enabled && !(Q(r.qpn, R::q::STATQPi) & F::STATQP_FATAL) && outstanding_id(qp, r.osq_id);
 }
 
 bool Ernic::still_outstanding(const Qp& qp, uint32_t first_psn) const {
@@ -1195,6 +1231,7 @@ void Ernic::handle_rx(const RxFrame& r) {
   // A fatal RC QP takes nothing more in (no ACK, no NAK) until recovered.
   if (n != 1 && (Q(n, R::q::STATQPi) & F::STATQP_FATAL)) return drop("QP fatal");
   const roce::Frame f = seam::frame_from_rx_desc(d, r.payload);
+  if (on_rx_taken) on_rx_taken(f);
   G(R::g::LSTINPKT) = f.bth.opcode | (n & 0xFF) << 8 | (f.bth.psn & 0xFFFF) << 16;
   if (n == 1) return rx_qp1(f, d);
   const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
@@ -1576,7 +1613,9 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   }
   if (p != rd.resp_psn) {
     // Responses were lost: re-issue the READ (IBTA: an out-of-sequence
-    // response is an implied sequence error), once until it is answered.
+    // response is an implied sequence error). Once re-issued, responses
+    // out of order are stragglers of an earlier request or a loss the
+    // local ACK timer recovers: one go-back, not one per straggler.
     if (!rd.reissue_wait) {
       rd.reissue_wait = true;
       const uint32_t from = rd.resp_psn;
@@ -1591,6 +1630,19 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   const bool single = rd.req_psn == rd.last_psn;
   // Opcode position against what this PSN of the READ must carry.
   const OpPos want = single ? OpPos::Only : is_first ? OpPos::First : is_last ? OpPos::Last : OpPos::Middle;
+  // A partial re-issue (4.x) asks again from resp_psn, whose response now
+  // opens a new stream (FIRST or ONLY); a response of an earlier request
+  // for that PSN is a MIDDLE or LAST that arrived late. It is a stale
+  // duplicate of a PSN already requested again: dropped and counted, the
+  // re-issued request's responses complete the READ (IBTA 9.9.3.1.3: the
+  // requester ignores responses it has re-requested).
+  const OpPos earlier = is_last ? OpPos::Last : OpPos::Middle;
+  if (oi.pos != want && rd.reissue_wait && is_first && rd.req_psn != rd.first_psn && oi.pos == earlier) {
+    ++stats_.duplicates;
+    ++stats_.stale_read_responses;
+    count16(R::g::ININVDUPCNT, true);
+    return drop(fmt::format("stale {} at PSN 0x{:06x}: the READ was re-issued from there", oi.name, p));
+  }
   if (oi.pos != want) {
     const uint8_t code = (want == OpPos::Only && oi.pos == OpPos::Last) ? kFatalRdRspLastForOnly : kFatalBadResp;
     return qp_fatal(qp, code,
@@ -1626,7 +1678,6 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   // Account for the response before its (timed) write, so that nothing
   // refers into the outstanding queue across a wait.
   Outstanding& cur = qp.osq.front();
-  cur.reissue_wait = false;
   const uint64_t dst = cur.laddr + cur.resp_off;
   cur.resp_off += uint32_t(len);
   cur.resp_psn = roce::psn_add(cur.resp_psn, 1);
@@ -1690,8 +1741,18 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
         if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       }
       Q(n, R::q::STATRESPSNi) = roce::psn_add(psn, 1);
-      // A go-back-N under way restarts past what this ACK covered.
-      if (qp.resend_pending && roce::psn_ge(psn, qp.resend_psn)) qp.resend_psn = roce::psn_add(psn, 1);
+      // A go-back-N under way restarts past what this ACK covered; an ACK
+      // never covers a READ still outstanding below its PSN (its responses
+      // are missing: IBTA's implied NAK), so the go-back keeps that READ.
+      if (qp.resend_pending) {
+        uint32_t covered = roce::psn_add(psn, 1);
+        for (const auto& o : qp.osq)
+          if (o.is_read && roce::psn_le(o.first_psn, psn)) {
+            covered = o.resp_psn;
+            break;
+          }
+        if (roce::psn_gt(covered, qp.resend_psn)) qp.resend_psn = covered;
+      }
       if (retired || advanced) progress(qp);
       if (!qp.osq.empty() && qp.osq.front().is_read && roce::psn_ge(psn, qp.osq.front().resp_psn) &&
           !qp.osq.front().reissue_wait) {

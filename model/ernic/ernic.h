@@ -55,6 +55,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -139,6 +140,11 @@ struct ErnicStats {
            illegal_wqes = 0, fatal_events = 0, validation_errors = 0,
            read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0,
            retransmitted_packets = 0, retries = 0, ack_timeouts = 0, rnr_naks_received = 0;
+  // Retransmissions built but not sent because an ACK or response retired
+  // their WQE before they left for roce_tx; READ responses dropped as stale
+  // (an earlier request's response at a PSN a partial re-issue asked for
+  // again, IBTA 9.7.5.1.x; also counted in duplicates).
+  uint64_t resends_cancelled = 0, stale_read_responses = 0;
   // The RoCE RX buffer: frames lost because it was full, its peak level,
   // XOFF assertions of ctl_tx_pause_req.
   uint64_t rx_overflow_drops = 0, rx_buffer_peak = 0, rx_xoff = 0;
@@ -182,6 +188,12 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   // (QPCONFi[4] = 0) announces its new CQHEADi after each completion.
   std::function<void(uint32_t qpn, uint32_t cq_head)> cq_db_sink;
   static constexpr uint8_t kIethSendInv = 1, kIethSendImm = 2, kIethWriteImm = 3;
+  // Observers for checkers outside the NIC (the wire monitor): every RoCE
+  // frame the RX packet handler takes for protocol processing (valid, on an
+  // enabled non-fatal QP), when it takes it; every frame descriptor at the
+  // moment it is committed to roce_tx (presented, can no longer be withdrawn).
+  std::function<void(const roce::Frame&)> on_rx_taken;
+  std::function<void(const seam::TxDesc&)> on_tx_committed;
 
   const ErnicStats& stats() const { return stats_; }
   const ErnicConfig& config() const { return cfg_; }
@@ -197,6 +209,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
 
  private:
   struct Outstanding {
+    uint64_t id = 0;               // unique for the run: a retransmission names the WQE it belongs to
     uint16_t wrid;
     uint8_t wqe_opcode;
     uint32_t first_psn, last_psn;
@@ -216,7 +229,11 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
     uint32_t resp_psn = 0;         // PSN of the next expected READ response
     uint32_t resp_off = 0;         // bytes written to LADDR so far
     uint32_t req_psn = 0;          // PSN of the latest READ_REQUEST sent for it
-    bool reissue_wait = false;     // a loss was seen; responses out of order are ignored until the re-issue answers
+    // A re-issue has been asked for: out-of-sequence responses are ignored
+    // (stragglers of an earlier request, or a loss the local ACK timer
+    // recovers) until the READ completes; no second go-back is started by
+    // them (A-ERNIC-14).
+    bool reissue_wait = false;
   };
   struct CachedWqe {
     uint8_t w[64];
@@ -300,9 +317,19 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void execute_wqe(Qp& qp, const uint8_t* wqe, uint32_t sq_idx, std::vector<uint32_t> bufs, uint64_t issued_ps);
   roce::Frame frame_template(uint32_t qpn) const;
   roce::Ipv6Addr local_ip6() const;  // IPv6XADD1..4
-  struct TxFrame { seam::TxDesc desc; roce::Bytes payload; };
+  // A retransmitted request names the outstanding WQE it belongs to: the
+  // TX thread hands it to roce_tx only if that WQE is still outstanding
+  // then (an ACK or response that retired it meanwhile cancels it), and
+  // counts it (LSTOUTPKT, OUTIOPKTCNT, RETRYCNTSTS) when it leaves.
+  struct Resend {
+    uint32_t qpn = 0;
+    uint64_t osq_id = 0;
+    uint32_t lstoutpkt = 0;
+    bool io_high = false;          // OUTIOPKTCNT half: [31:16] WRITE/READ, [15:0] SEND
+  };
+  struct TxFrame { seam::TxDesc desc; roce::Bytes payload; std::optional<Resend> resend; };
   struct RxFrame { seam::RxDesc desc; roce::Bytes payload; };
-  void tx_enqueue(const roce::Frame& f);            // header descriptor + payload
+  void tx_enqueue(const roce::Frame& f, std::optional<Resend> resend = std::nullopt);  // header descriptor + payload
   void tx_enqueue_raw(std::vector<uint8_t> frame);  // QP1: a raw descriptor, the frame as payload
   void push_tx(TxFrame t);
   void complete(Qp& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
@@ -347,6 +374,9 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void qp_fatal(Qp& qp, uint8_t code, const std::string& why);
   void flush_outstanding(Qp& qp);
   bool still_outstanding(const Qp& qp, uint32_t first_psn) const;
+  bool outstanding_id(const Qp& qp, uint64_t id) const;
+  bool resend_wanted(const Resend& r) const;  // its WQE still outstanding on an enabled, non-fatal QP
+  uint64_t next_osq_id_ = 1;
   void drop(const std::string& why, uint32_t syndrome = 0);  // syndrome != 0: a validation failure (error buffer)
   void trace_qp(const Qp& qp);
   void log_reg(bool write, uint32_t addr, uint32_t value);

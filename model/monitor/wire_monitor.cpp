@@ -92,15 +92,23 @@ void WireMonitor::set_pmtu(Stream& s, uint32_t pmtu, const std::string& dir, con
   }
 }
 
-int64_t WireMonitor::acked_by(Stream& s, const roce::Frame& f, int64_t u, bool view) {
-  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+int64_t WireMonitor::acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t u, bool view) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(opcode);
   int64_t acked = u;
   if (oi->kind == roce::OpKind::ReadResponse && view) {
     // In sequence from a READ's first response to its last, the READ is
     // done; until then it stays unacknowledged (it may be sent again).
     const bool starts = oi->pos == roce::OpPos::First || oi->pos == roce::OpPos::Only;
-    if (starts && s.reads.count(u)) {
+    // The requester takes responses in PSN order: while an earlier READ
+    // still misses responses, this one is out of sequence for it (it drops
+    // it and goes back, IBTA 9.9.3.1.3), so it acknowledges nothing.
+    bool earlier_done = true;
+    for (auto it = s.reads.lower_bound(s.acked_view); it != s.reads.end() && it->first < u; ++it)
+      if (!it->second.done_view) earlier_done = false;
+    if (starts && s.reads.count(u) && earlier_done) {
       s.vr_active = true, s.vr_read = u, s.vr_next = u;
+    } else if (starts) {
+      s.vr_active = false;
     }
     acked = s.vr_active ? s.vr_read : u;
     if (s.vr_active && u == s.vr_next) {
@@ -128,7 +136,7 @@ int64_t WireMonitor::acked_by(Stream& s, const roce::Frame& f, int64_t u, bool v
         if (n && it->first + n - 1 == u) it->second.done_wire = true;
       }
     }
-  } else if (f.aeth && roce::aeth::type(f.aeth->syndrome) == 0) {
+  } else if (ack_aeth) {
     acked = u + 1;
   }
   // An ACK beyond a READ whose responses have not come (IBTA implied NAK)
@@ -171,7 +179,8 @@ void WireMonitor::reset_qp(const std::string& dir, uint32_t dest_qp) {
     it = it->second == key ? answers_.erase(it) : std::next(it);
 }
 
-void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir) {
+void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir,
+                           std::optional<uint64_t> t_committed) {
   cur_t_ = t_ps;
   cur_index_ = index_[dir]++;
   ++frames_;
@@ -218,6 +227,7 @@ void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, con
           if (sk == key) s.paired = true, s.req_qp = ak.second;
         it = streams_.emplace(key, std::move(s)).first;
       }
+      if (acks_from_delivery_) apply_deliveries(reverse(dir), t_committed.value_or(t_ps));
       request(it->second, *f, dir);
       break;
     }
@@ -227,26 +237,53 @@ void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, con
   }
 }
 
-void WireMonitor::on_delivered(const std::vector<uint8_t>& frame, uint64_t, const std::string& dir) {
+void WireMonitor::on_delivered(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir) {
   if (!acks_from_delivery_ || !roce::is_roce(frame.data(), frame.size())) return;
   auto f = roce::decode(frame);
   if (!f || !icrc_ok(frame, *f)) return;  // the receiver drops it
-  const roce::OpcodeInfo* oi = roce::opcode_info(f->bth.opcode);
-  if (!oi || f->bth.opcode >= 0x20) return;
+  on_delivered(*f, t_ps, dir);
+}
+
+void WireMonitor::on_delivered(const roce::Frame& f, uint64_t t_ps, const std::string& dir) {
+  if (!acks_from_delivery_) return;
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  if (!oi || f.bth.opcode >= 0x20) return;
   if (oi->kind != roce::OpKind::Ack && oi->kind != roce::OpKind::AtomicAck && oi->kind != roce::OpKind::ReadResponse)
     return;
-  auto a = answers_.find({dir, f->bth.dest_qp});
+  Delivery d;
+  d.t_ps = t_ps;
+  d.opcode = f.bth.opcode;
+  d.dest_qp = f.bth.dest_qp;
+  d.psn = f.bth.psn;
+  d.has_aeth = f.aeth.has_value();
+  d.syndrome = f.aeth ? f.aeth->syndrome : 0;
+  pending_[dir].push_back(d);
+}
+
+void WireMonitor::apply_deliveries(const std::string& dir, uint64_t before_ps) {
+  auto q = pending_.find(dir);
+  if (q == pending_.end()) return;
+  while (!q->second.empty() && q->second.front().t_ps < before_ps) {
+    const Delivery d = q->second.front();
+    q->second.pop_front();
+    apply_delivery(d, dir);
+  }
+}
+
+void WireMonitor::apply_delivery(const Delivery& d, const std::string& dir) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(d.opcode);
+  auto a = answers_.find({dir, d.dest_qp});
   if (a == answers_.end()) return;
   auto st = streams_.find(a->second);
   if (st == streams_.end()) return;
   Stream& s = st->second;
-  const int64_t u = unwrap(s, f->bth.psn);
-  const int64_t acked = acked_by(s, *f, u, true);
+  const int64_t u = unwrap(s, d.psn);
+  const int64_t acked = acked_by(s, d.opcode, d.has_aeth && roce::aeth::type(d.syndrome) == 0, u, true);
   if (acked <= s.high) s.acked_view = std::max(s.acked_view, acked);
   // A go-back asked for: NAK-PSN (syndrome 0x60), RNR NAK (type 01), or an
   // ACK beyond a READ still unanswered (IBTA's implied NAK).
-  if (f->aeth && s.acked_view < s.high) {
-    const uint8_t syn = f->aeth->syndrome;
+  if (d.has_aeth && s.acked_view < s.high) {
+    const uint8_t syn = d.syndrome;
     const int type = roce::aeth::type(syn);
     const bool nak = (type == 3 && (syn & 0x1F) == 0) || type == 1;
     const bool implied = type == 0 && oi->kind == roce::OpKind::Ack && acked <= u;
@@ -469,7 +506,7 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
     if (s.resp_dup) count_to = std::max(bound, s.high - 1);
   }
   if (syn_ok) {
-    const int64_t a = acked_by(s, f, u, false);
+    const int64_t a = acked_by(s, f.bth.opcode, f.aeth && roce::aeth::type(f.aeth->syndrome) == 0, u, false);
     if (a <= s.high) {
       s.acked_wire = std::max(s.acked_wire, a);
       if (!acks_from_delivery_) s.acked_view = std::max(s.acked_view, s.acked_wire);

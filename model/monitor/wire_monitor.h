@@ -47,12 +47,19 @@
 // PSNs a request stream has sent.
 //
 // What the requester has seen acknowledged (the floor of a legal go-back)
-// comes from the answers it received (on_delivered, the rx tap) when the
-// monitor is built with acks_from_delivery; otherwise from the answers as
-// they leave the responder (on_frame), which is exact on a lossless wire.
+// comes from the answers it took (on_delivered: in the simulator, when its
+// response handler accepted them) when the monitor is built with
+// acks_from_delivery; otherwise from the answers as they leave the
+// responder (on_frame), which is exact on a lossless wire. A request is
+// judged against what its requester had taken before it committed to the
+// request (on_frame's t_committed: when the NIC handed it to its TX
+// datapath), not before the request reached the wire: an answer taken
+// while the request crossed the TX pipeline could not have stopped it.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -77,11 +84,18 @@ class WireMonitor {
   explicit WireMonitor(bool acks_from_delivery = false) : acks_from_delivery_(acks_from_delivery) {}
 
   // A frame as transmitted on direction dir ("A->B"); frames of every
-  // direction in time order.
-  void on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir);
-  // A frame as received at the far end of dir (used only with
-  // acks_from_delivery: what the requester has seen acknowledged).
+  // direction in time order. t_committed (<= t_ps): when its sender
+  // committed to it; requests are judged against the answers taken before
+  // then (default: t_ps).
+  void on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir,
+                std::optional<uint64_t> t_committed = std::nullopt);
+  // A frame taken at the far end of dir at t_ps (used only with
+  // acks_from_delivery: what the requester has seen acknowledged). Calls in
+  // time order per direction; an answer taken at t counts for requests
+  // committed strictly after t. The bytes form drops a frame that does not
+  // decode or whose ICRC is wrong (the receiver drops it).
   void on_delivered(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir);
+  void on_delivered(const roce::Frame& f, uint64_t t_ps, const std::string& dir);
 
   const std::vector<Violation>& violations() const { return violations_; }
   uint64_t frames_seen() const { return frames_; }
@@ -137,6 +151,18 @@ class WireMonitor {
     int64_t vr_read = 0, vr_next = 0;
   };
 
+  // An answer taken by the requester, kept until a request committed
+  // after it is judged (apply_deliveries).
+  struct Delivery {
+    uint64_t t_ps = 0;
+    uint8_t opcode = 0;
+    uint32_t dest_qp = 0, psn = 0;
+    bool has_aeth = false;
+    uint8_t syndrome = 0;
+  };
+  void apply_deliveries(const std::string& dir, uint64_t before_ps);
+  void apply_delivery(const Delivery& d, const std::string& dir);
+
   int64_t unwrap(Stream& s, uint32_t raw) const;
   Stream* stream_for_response(const std::string& resp_dir, uint32_t qp, uint32_t psn);
   void request(Stream& s, const roce::Frame& f, const std::string& dir);
@@ -146,7 +172,7 @@ class WireMonitor {
   int64_t read_span(const Stream& s, uint32_t len) const;  // 0 when the PMTU is unknown
   // PSNs below the result are acknowledged by an answer that acknowledges
   // below `acked`: an ACK past a READ still unanswered does not cover it.
-  int64_t acked_by(Stream& s, const roce::Frame& f, int64_t u, bool view);
+  int64_t acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t u, bool view);
   int64_t retransmit_floor(const Stream& s) const;
   void cm(const roce::Frame& f, const std::string& dir);
   void reset_qp(const std::string& dir, uint32_t dest_qp);
@@ -162,6 +188,7 @@ class WireMonitor {
   // CM: ConnectRequest seen, by local comm id: (dir it travelled, requester's QPN)
   std::map<uint32_t, std::pair<std::string, uint32_t>> cm_req_;
   std::vector<Violation> violations_;
+  std::map<std::string, std::deque<Delivery>> pending_;  // by the direction the answers travelled
 };
 
 }  // namespace ernic::monitor

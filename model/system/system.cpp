@@ -327,7 +327,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
         lt->on_tx(f, t);
         out->tx.push_back(summarize(f, t, out->tx.size()));
         const size_t seen = wire_monitor->violations().size();
-        wire_monitor->on_frame(f, t, out->name);
+        wire_monitor->on_frame(f, t, out->name, commit_time(*me, out->tx.back()));
         for (size_t k = seen; k < wire_monitor->violations().size(); ++k) {
           const monitor::Violation& v = wire_monitor->violations()[k];
           ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
@@ -345,10 +345,17 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
         if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
+      // The requester's view for the monitor: answers as its RX packet
+      // handler takes them, requests as its TX commits them (WireMonitor).
+      me->ernic->on_rx_taken = [this, name = in->name](const roce::Frame& f) {
+        wire_monitor->on_delivered(f, sc_time_stamp().value(), name);
+      };
+      me->ernic->on_tx_committed = [this, me](const seam::TxDesc& d) {
+        me->tx_commits.push_back({d.opcode, d.psn, d.dest_qp, sc_time_stamp().value()});
+      };
       me->cmac->on_rx = [this, me, in, lt = link_traces.at(in->name).get()](const FrameBytes& f, uint64_t t) {
         lt->on_rx(f);
         in->rx.push_back(summarize(f, t, in->rx.size()));
-        wire_monitor->on_delivered(f, t, in->name);
         if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back());
         frame_ev_.notify(SC_ZERO_TIME);
       };
@@ -537,6 +544,22 @@ std::string FrameRec::str() const {
   if (syndrome >= 0) o += fmt::format(" syn=0x{:02x} msn={}", syndrome, msn);
   if (!mad.empty()) o += " " + mad;
   return o;
+}
+
+// When node n committed the RoCE frame r to its TX datapath: the oldest
+// commit with r's opcode, PSN and QP among the first few still unmatched
+// (frames leave in the order they were committed; a frame lost inside the
+// datapath leaves its commit behind). nullopt: not a frame of the NIC.
+std::optional<uint64_t> System::commit_time(Node& n, const FrameRec& r) {
+  if (!r.roce) return std::nullopt;
+  auto& q = n.tx_commits;
+  for (size_t k = 0; k < q.size() && k < 8; ++k)
+    if (q[k].opcode == r.opcode && q[k].psn == r.psn && q[k].dest_qp == r.dest_qp) {
+      const uint64_t t = q[k].t_ps;
+      q.erase(q.begin(), q.begin() + long(k) + 1);
+      return t;
+    }
+  return std::nullopt;
 }
 
 FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {

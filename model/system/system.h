@@ -16,6 +16,7 @@
 // before a System exists.)
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,10 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<RoceDatapath> datapath;  // between ernic and cmac
   std::unique_ptr<host::Driver> driver;
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;
+  // Frames ERNIC committed to its TX datapath and not yet seen on the CMAC
+  // tap: when (the wire monitor judges requests at that instant).
+  struct TxCommit { int opcode; uint32_t psn, dest_qp; uint64_t t_ps; };
+  std::deque<TxCommit> tx_commits;
   // Non-RoCE frames the classifier (model/link/classify.h) passed to the
   // host's bypass path, in arrival order; and an event per arrival.
   std::vector<FrameBytes> bypass_rx;
@@ -166,6 +171,7 @@ class System : public sc_core::sc_module {
   // byte against what the completed operations imply, and the canaries.
   monitor::Scoreboard scoreboard;
   static FrameRec summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index);
+  static std::optional<uint64_t> commit_time(Node& n, const FrameRec& r);
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
   void open_rtl_trace(const std::string& path);
