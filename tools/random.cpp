@@ -109,7 +109,10 @@ struct GOp {
   uint32_t immdt = 0;
 };
 
-enum class FSel { conn_frames, acks, read_responses };
+// What a fault rule selects on its connection and direction: every frame,
+// the ACK/NAK frames, the READ responses, or every answer (ACKs, NAKs and
+// READ responses).
+enum class FSel { conn_frames, acks, read_responses, answers };
 
 struct GFault {
   uint32_t conn = 0;
@@ -120,6 +123,10 @@ struct GFault {
   uint32_t after = 1;              // reorder
   uint32_t delay_ns = 0;           // delay
   bool corrupt_psn = false;        // corrupt: bth.psn (else icrc)
+  // A storm: each frame the rule selects is faulted with this probability
+  // (no nth), at most `count` times.
+  std::optional<double> probability;
+  uint32_t count = 1;
 };
 
 struct GPhase {
@@ -262,7 +269,8 @@ GScenario generate(uint64_t seed) {
       if (has_imm(o.op)) o.immdt = uint32_t(r.next() >> 32);
       ph.ops.push_back(o);
     }
-    if (r.chance(3, 10)) {
+    const bool single_faults = r.chance(3, 10);
+    if (single_faults) {
       const uint32_t nf = r.chance(7, 10) ? 1 : 2;
       for (uint32_t f = 0; f < nf; ++f) {
         const GOp& o = ph.ops[r.uniform(0, ph.ops.size() - 1)];
@@ -286,6 +294,32 @@ GScenario generate(uint64_t seed) {
         ph.faults.push_back(g);
         any_fault = true;
       }
+    }
+    // A storm on one connection, both directions at once: the requests one
+    // way and the answers (ACKs, NAKs, READ responses) the other way are
+    // reordered or delayed, each frame with some probability, a few times.
+    // Answers overtaking answers, and answers arriving after the requester
+    // has timed out or gone back, are the retransmission cases the single
+    // faults above rarely reach (issue 13). A phase has single faults or a
+    // storm, and a storm applies at most 3 times in all: every application
+    // costs a message at most one retry (a reorder with nothing behind it
+    // is a loss), and the driver allows 3 (TIMEOUTCONFi[10:8]).
+    if (!single_faults && r.chance(2, 7)) {
+      const GOp& o = ph.ops[r.uniform(0, ph.ops.size() - 1)];
+      static const std::vector<double> kProb = {0.1, 0.2, 0.3, 0.5};
+      for (const bool answers : {true, false}) {
+        GFault g;
+        g.conn = o.conn;
+        g.a_to_b = answers ? !o.by_a : o.by_a;
+        g.sel = answers ? FSel::answers : FSel::conn_frames;
+        g.action = r.chance(1, 2) ? FaultAction::reorder : FaultAction::delay;
+        g.after = uint32_t(r.uniform(1, 3));
+        g.delay_ns = uint32_t(r.uniform(100, 3000));
+        g.probability = r.pick(kProb);
+        g.count = answers ? uint32_t(r.uniform(1, 2)) : 3 - ph.faults.back().count;
+        ph.faults.push_back(g);
+      }
+      any_fault = true;
     }
     s.phases.push_back(ph);
   }
@@ -429,15 +463,19 @@ Rendered render(const GScenario& s, const std::string& header) {
       const GConn& c = s.conns[f.conn];
       const int from = f.a_to_b ? 0 : 1;
       const uint32_t dest_qp = from == 0 ? c.qp_b : c.qp_a;
-      std::string m = fmt::format("dest_qp: {}, nth: {}", dest_qp, f.nth);
+      std::string m = f.probability ? fmt::format("dest_qp: {}, probability: {}", dest_qp, *f.probability)
+                                    : fmt::format("dest_qp: {}, nth: {}", dest_qp, f.nth);
       if (f.sel == FSel::acks) m = "opcode: RC_ACK, " + m;
       if (f.sel == FSel::read_responses)
         m = "opcode: [RC_READ_RESP_FIRST, RC_READ_RESP_MIDDLE, RC_READ_RESP_LAST, RC_READ_RESP_ONLY], " + m;
+      if (f.sel == FSel::answers)
+        m = "opcode: [RC_ACK, RC_READ_RESP_FIRST, RC_READ_RESP_MIDDLE, RC_READ_RESP_LAST, RC_READ_RESP_ONLY], " + m;
       std::string t = fmt::format("fault: {{ dir: {}->{}, match: {{ {} }}, action: {}", kNodeName[from],
                                   kNodeName[1 - from], m, fault_action_name(f.action));
       if (f.action == FaultAction::reorder) t += fmt::format(", after: {}", f.after);
       if (f.action == FaultAction::delay) t += fmt::format(", delay_ns: {}", f.delay_ns);
       if (f.action == FaultAction::corrupt) t += f.corrupt_psn ? ", field: bth.psn" : ", field: icrc";
+      if (f.probability) t += fmt::format(", count: {}", f.count);
       step(t + " }");
     }
     // One post per (connection, requester), in order of first appearance.

@@ -12,9 +12,14 @@
 // wrap), 1..4 phases of 1..6 operations each (WRITE, WRITE with immediate,
 // SEND incl. inline sizes <= 16 B, SEND with immediate, SEND with
 // invalidate, READ; 1 B .. 256 KiB with a bias to 1, PMTU-1, PMTU, PMTU+1)
-// on random QPs and requesters, and wire faults the protocol recovers from
-// (drop, corrupt, duplicate, reorder, delay, ECN; each acting once, with a
-// short local ACK timeout so that a lost last packet is resent). Every
+// on random QPs and requesters, and wire faults the protocol recovers from:
+// in a phase, either one or two single faults (drop, corrupt, duplicate,
+// reorder, delay, ECN; each acting once) or a storm on one connection, both
+// directions at once: each answer (ACK, NAK, READ response) one way and
+// each request the other way reordered or delayed with a probability of
+// 0.1..0.5, three times at most in all (every application costs a message
+// at most one retry; the driver allows three). A short local ACK timeout
+// makes a lost last packet resent. Every
 // phase waits for every completion (wr_id, opcode, no error) and receives
 // every message (opcode, immediate, payload); the wire monitor and the
 // shadow-memory scoreboard check every run. Generation uses std::mt19937_64

@@ -315,6 +315,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.sq_ci = depth ? lo16(Q(n, R::q::STATCURSQPTRi)) % depth : 0;
         drop_outstanding(qp);
         qp.resend_pending = false;
+        qp.goback_since_progress = false;
         qp.retry_cnt = qp.rnr_cnt = 0;
         qp.ack_deadline_ps = qp.rnr_until_ps = 0;
         qp.buf_need = 0;
@@ -888,28 +889,28 @@ void Ernic::send_packets(Qp& qp, const Outstanding& o, uint32_t from_psn, bool r
 
 // A READ_REQUEST for the outstanding READ that starts at first_psn. First
 // time: the whole READ. Re-issue (A-ERNIC-12): 3.1 asks for the whole READ
-// again; 4.x from the first missing response PSN, with the RETH's VA and
-// length moved past the bytes already written (IBTA 9.7.5.2.x).
+// again (the responses it already has come again as duplicates); 4.x from
+// the first missing response PSN, with the RETH's VA and length moved past
+// the bytes already written (IBTA 9.7.5.2.x).
 void Ernic::send_read_request(Qp& qp, uint32_t first_psn, bool retry) {
   const uint32_t n = qp.qpn;
   Outstanding* e = nullptr;
   for (auto& o : qp.osq)
     if (o.is_read && o.first_psn == first_psn) e = &o;
   if (!e) return;
-  if (retry) {
-    if (!partial_resend()) {  // 3.1: the whole READ again; 4.x: from the first missing response
-      e->resp_psn = e->first_psn;
-      e->resp_off = 0;
-    }
-    e->reissue_wait = true;  // stragglers of the earlier responses are ignored
-  }
-  e->req_psn = e->resp_psn;
-  const uint32_t psn = e->resp_psn, last_psn = e->last_psn;
+  // 3.1 asks for the whole READ again; 4.x from the first missing response.
+  // Either way the responses already written stay written: the requester
+  // still expects resp_psn, and a response below it is a duplicate.
+  if (retry) e->reissue_wait = true;
+  const bool from_missing = retry && partial_resend();
+  const uint32_t skip = from_missing ? e->resp_off : 0;
+  e->req_psn = from_missing ? e->resp_psn : e->first_psn;
+  const uint32_t psn = e->req_psn, last_psn = e->last_psn;
   roce::Frame f = frame_template(n);
   f.bth.opcode = roce::op::RC_READ_REQUEST;
   f.bth.psn = psn;
   f.bth.ack_req = true;
-  f.reth = roce::Reth{e->roffset + e->resp_off, e->rtag, e->length - e->resp_off};
+  f.reth = roce::Reth{e->roffset + skip, e->rtag, e->length - skip};
   const uint64_t id = e->id;
   core_.wait_cycles(cfg_.timing.hdr_build_cycles);
   if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
@@ -1601,7 +1602,16 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   const roce::OpcodeInfo& oi = *roce::opcode_info(f.bth.opcode);
   size_t ri = 0;
   while (ri < qp.osq.size() && !qp.osq[ri].is_read) ++ri;
-  if (ri == qp.osq.size()) return drop("READ response without an outstanding READ");
+  if (ri == qp.osq.size()) {
+    // A response to a READ that has completed (a PSN already acknowledged)
+    // is a duplicate; any other is stray. Both are dropped.
+    if (roce::psn_lt(f.bth.psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask)) {
+      ++stats_.duplicates;
+      count16(R::g::ININVDUPCNT, true);
+      return drop("duplicate READ response: its READ has completed");
+    }
+    return drop("READ response without an outstanding READ");
+  }
   G(R::g::RESPHNDSTS) = (G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);
   Outstanding& rd = qp.osq[ri];
   const uint32_t p = f.bth.psn;
@@ -1629,20 +1639,19 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   const bool is_first = rd.resp_psn == rd.req_psn;   // the first response to the latest request
   const bool single = rd.req_psn == rd.last_psn;
   // Opcode position against what this PSN of the READ must carry.
-  const OpPos want = single ? OpPos::Only : is_first ? OpPos::First : is_last ? OpPos::Last : OpPos::Middle;
-  // A partial re-issue (4.x) asks again from resp_psn, whose response now
-  // opens a new stream (FIRST or ONLY); a response of an earlier request
-  // for that PSN is a MIDDLE or LAST that arrived late. It is a stale
-  // duplicate of a PSN already requested again: dropped and counted, the
-  // re-issued request's responses complete the READ (IBTA 9.9.3.1.3: the
-  // requester ignores responses it has re-requested).
+  OpPos want = single ? OpPos::Only : is_first ? OpPos::First : is_last ? OpPos::Last : OpPos::Middle;
+  // A partial re-issue (4.x) asks again from resp_psn: that request's
+  // responses start a new stream there (FIRST or ONLY), while a late
+  // response of an earlier request for the same PSN is a MIDDLE or LAST,
+  // and a responder that replays its earlier response stream (Linux rxe)
+  // answers with those positions too. The bytes for a PSN are the same in
+  // every stream, so the first copy to arrive is taken whatever its
+  // position and the other is a duplicate, dropped and counted (IBTA: a
+  // requester ignores responses it has already received); the READ
+  // completes either way (rxe "IB/rxe: fixes for rdma read retry").
   const OpPos earlier = is_last ? OpPos::Last : OpPos::Middle;
-  if (oi.pos != want && rd.reissue_wait && is_first && rd.req_psn != rd.first_psn && oi.pos == earlier) {
-    ++stats_.duplicates;
-    ++stats_.stale_read_responses;
-    count16(R::g::ININVDUPCNT, true);
-    return drop(fmt::format("stale {} at PSN 0x{:06x}: the READ was re-issued from there", oi.name, p));
-  }
+  const bool reissue_start = is_first && rd.req_psn != rd.first_psn;
+  if (reissue_start && oi.pos == earlier) want = earlier;
   if (oi.pos != want) {
     const uint8_t code = (want == OpPos::Only && oi.pos == OpPos::Last) ? kFatalRdRspLastForOnly : kFatalBadResp;
     return qp_fatal(qp, code,
@@ -1740,7 +1749,10 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
         retired = true;
         if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       }
-      Q(n, R::q::STATRESPSNi) = roce::psn_add(psn, 1);
+      // STATRESPSNi only moves forward: a late duplicate ACK acknowledges
+      // nothing new (IBTA 9.9.3.1.1: the requester ignores it).
+      if (roce::psn_gt(roce::psn_add(psn, 1), Q(n, R::q::STATRESPSNi) & roce::kPsnMask))
+        Q(n, R::q::STATRESPSNi) = roce::psn_add(psn, 1);
       // A go-back-N under way restarts past what this ACK covered; an ACK
       // never covers a READ still outstanding below its PSN (its responses
       // are missing: IBTA's implied NAK), so the go-back keeps that READ.
@@ -1770,6 +1782,24 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       count_nak_in(n);
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
       if (syn == roce::aeth::kNakPsnSeq) {
+        // A NAK for a PSN already acknowledged was overtaken by a later
+        // ACK or NAK: stale. A NAK that acknowledges nothing new while a
+        // go-back from that PSN or before it has begun with no progress
+        // since asks for what is resent already (the responder NAKs a gap
+        // once; this one predates the go-back, or is a copy). Both are
+        // ignored: one go-back per gap; a loss of the resent packets is
+        // the local ACK timer's (rxe "IB/rxe: avoid back-to-back retries").
+        const uint32_t unacked = Q(n, R::q::STATRESPSNi) & roce::kPsnMask;
+        const bool stale = roce::psn_lt(psn, unacked);
+        if (stale || (psn == unacked && qp.goback_since_progress && roce::psn_le(qp.goback_from, psn))) {
+          ++stats_.duplicates;
+          count16(R::g::ININVDUPCNT, true);
+          ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                     fmt::format("NAK PSN sequence error for PSN 0x{:06x} ignored: {}", psn,
+                                 stale ? "already acknowledged"
+                                       : fmt::format("a go-back from PSN 0x{:06x} has begun", qp.goback_from)));
+          return;
+        }
         // Go-back-N: the NAK's PSN is the one the responder expects; every
         // earlier PSN is acknowledged. Resend from there (3.1: from the
         // start of the WQE that holds it).
@@ -1789,6 +1819,18 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       ++stats_.rnr_naks_received;
       count_nak_in(n);  // an RNR NAK is a NAK (A-CNT-1)
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
+      // Stale (that PSN is acknowledged), or a repeat of the RNR NAK whose
+      // wait is running (same PSN): ignored, neither counted against the
+      // RNR retry count nor restarting the wait (qib, blue-rdma).
+      const bool stale = roce::psn_lt(psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask);
+      if (stale || (qp.rnr_until_ps && qp.resend_pending && psn == qp.resend_psn)) {
+        ++stats_.duplicates;
+        count16(R::g::ININVDUPCNT, true);
+        ctx_.event(fmt::format("{}.qp{}", scope_, n),
+                   fmt::format("RNR NAK for PSN 0x{:06x} ignored: {}", psn,
+                               stale ? "already acknowledged" : "the RNR wait for it is running"));
+        return;
+      }
       const bool retired = retire_before(qp, psn);
       if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       if (retired) progress(qp);
@@ -1832,6 +1874,7 @@ bool Ernic::retire_before(Qp& qp, uint32_t psn) {
 // local ACK timer restarts (or stops when nothing is outstanding).
 void Ernic::progress(Qp& qp) {
   qp.retry_cnt = qp.rnr_cnt = 0;
+  qp.goback_since_progress = false;
   update_retry_status(qp);
   arm_timer(qp);
 }
@@ -1876,6 +1919,8 @@ void Ernic::start_retry(Qp& qp, uint32_t psn, const std::string& why) {
 void Ernic::begin_rollback(Qp& qp, uint32_t psn) {
   qp.resend_pending = true;
   qp.resend_psn = psn;
+  if (!qp.goback_since_progress || roce::psn_lt(psn, qp.goback_from)) qp.goback_from = psn;
+  qp.goback_since_progress = true;
   ++qp.gen;
   qp.ack_deadline_ps = 0;
   Q(qp.qpn, R::q::STATQPi) |= F::STATQP_RETRIED;

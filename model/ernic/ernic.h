@@ -141,10 +141,8 @@ struct ErnicStats {
            read_requests_received = 0, read_responses_sent = 0, read_responses_received = 0,
            retransmitted_packets = 0, retries = 0, ack_timeouts = 0, rnr_naks_received = 0;
   // Retransmissions built but not sent because an ACK or response retired
-  // their WQE before they left for roce_tx; READ responses dropped as stale
-  // (an earlier request's response at a PSN a partial re-issue asked for
-  // again, IBTA 9.7.5.1.x; also counted in duplicates).
-  uint64_t resends_cancelled = 0, stale_read_responses = 0;
+  // their WQE before they left for roce_tx.
+  uint64_t resends_cancelled = 0;
   // The RoCE RX buffer: frames lost because it was full, its peak level,
   // XOFF assertions of ctl_tx_pause_req.
   uint64_t rx_overflow_drops = 0, rx_buffer_peak = 0, rx_xoff = 0;
@@ -268,6 +266,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
     bool resend_pending = false;   // the QP manager resends from resend_psn before new WQEs
     uint32_t resend_psn = 0;
     uint32_t gen = 0;              // bumped by every rollback
+    bool goback_since_progress = false;  // a go-back (any cause) has begun since the last progress,
+    uint32_t goback_from = 0;            //   from this PSN at the lowest
     uint32_t retry_cnt = 0, rnr_cnt = 0;  // retries since the last progress
     uint64_t ack_deadline_ps = 0;  // local ACK timeout (0: not running)
     uint64_t rnr_until_ps = 0;     // RNR wait (0: none)

@@ -96,35 +96,38 @@ int64_t WireMonitor::acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t 
   const roce::OpcodeInfo* oi = roce::opcode_info(opcode);
   int64_t acked = u;
   if (oi->kind == roce::OpKind::ReadResponse && view) {
-    // In sequence from a READ's first response to its last, the READ is
-    // done; until then it stays unacknowledged (it may be sent again).
-    const bool starts = oi->pos == roce::OpPos::First || oi->pos == roce::OpPos::Only;
-    // The requester takes responses in PSN order: while an earlier READ
-    // still misses responses, this one is out of sequence for it (it drops
-    // it and goes back, IBTA 9.9.3.1.3), so it acknowledges nothing.
-    bool earlier_done = true;
-    for (auto it = s.reads.lower_bound(s.acked_view); it != s.reads.end() && it->first < u; ++it)
-      if (!it->second.done_view) earlier_done = false;
-    if (starts && s.reads.count(u) && earlier_done) {
-      s.vr_active = true, s.vr_read = u, s.vr_next = u;
-    } else if (starts) {
-      s.vr_active = false;
-    }
-    acked = s.vr_active ? s.vr_read : u;
-    if (s.vr_active && u == s.vr_next) {
-      ++s.vr_next;
-      if (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only) {
-        s.vr_active = false;
-        acked = u + 1;
-        for (auto it = s.reads.upper_bound(u); it != s.reads.begin();) {
-          --it;
-          const int64_t n = read_span(s, it->second.len);
-          if (n && it->first + n - 1 == u) it->second.done_view = true;
-          if (it->first < s.vr_read) break;
+    // The requester takes READ responses in PSN order, one expected PSN at
+    // a time: the next one of the READ it is receiving, or else the first
+    // PSN of the oldest READ it has not finished. Any other response (a
+    // gap, a repeat, one behind an unfinished READ) it drops, AETH and all
+    // (IBTA 9.9.3.1.3): it acknowledges nothing. What it has taken it
+    // keeps, so after a re-issue the response at the expected PSN is taken
+    // whatever its position in the stream (a late one of the first
+    // request, or the re-issue's FIRST). In sequence from a READ's first
+    // response to its last, the READ is done; until then it stays
+    // unacknowledged (it may be sent again).
+    int64_t expected = s.vr_next;
+    if (!s.vr_active) {
+      expected = -1;
+      for (auto it = s.reads.lower_bound(s.acked_view); it != s.reads.end(); ++it)
+        if (!it->second.done_view) {
+          expected = it->first;
+          break;
         }
+    }
+    if (u != expected) return s.acked_view;
+    if (!s.vr_active) s.vr_active = true, s.vr_read = u, s.vr_next = u;
+    ++s.vr_next;
+    acked = s.vr_read;
+    if (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only) {
+      s.vr_active = false;
+      acked = u + 1;
+      for (auto it = s.reads.upper_bound(u); it != s.reads.begin();) {
+        --it;
+        const int64_t n = read_span(s, it->second.len);
+        if (n && it->first + n - 1 == u) it->second.done_view = true;
+        if (it->first < s.vr_read) break;
       }
-    } else if (!starts) {
-      s.vr_active = false;  // a response missing: the READ is not done
     }
   } else if (oi->kind == roce::OpKind::ReadResponse) {
     if (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only) {
@@ -447,7 +450,18 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
   if (last) s.msg_ends.insert(u);
   if (is_read) {
     const uint32_t len = f.reth ? f.reth->dma_len : 0;
+    // A READ sent again (a re-issue, whole or from inside its span) asks
+    // for what the responder has answered before when the READ it repeats
+    // was answered: its responses are those of a duplicate (current MSN).
+    bool answered = false;
+    auto prev = s.reads.upper_bound(u);
+    if (prev != s.reads.begin()) {
+      --prev;
+      const int64_t n = read_span(s, prev->second.len);
+      if (prev->first == u || n == 0 || u < prev->first + n) answered = prev->second.answered;
+    }
     s.reads[u] = {len};
+    s.reads[u].answered = answered;
     const int64_t n = read_span(s, len);
     if (n == 0) {
       s.span_uncertain = true;

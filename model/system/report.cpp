@@ -148,7 +148,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
           {"read_requests_received", s.read_requests_received}, {"read_responses_sent", s.read_responses_sent},
           {"read_responses_received", s.read_responses_received},
           {"retries", s.retries}, {"ack_timeouts", s.ack_timeouts}, {"retransmitted_packets", s.retransmitted_packets},
-          {"resends_cancelled", s.resends_cancelled}, {"stale_read_responses", s.stale_read_responses}}},
+          {"resends_cancelled", s.resends_cancelled}}},
         {"datapath", datapath_json(*n->datapath)},
         {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}},
         {"pcie", {{"up", {{"tlps", n->pcie->tlps(PcieLink::kUp)}, {"payload_bytes", n->pcie->payload_bytes(PcieLink::kUp)},

@@ -91,9 +91,12 @@ TEST(SystemRandom, GeneratedScenariosCoverTheMix) {
   std::set<std::string> opcodes, actions, ack_modes, qp_counts;
   std::set<uint64_t> pmtus;
   bool ipv6 = false, cam = false, coalesce = false, inline_send = false, pmtu_minus1 = false, pmtu_exact = false,
-       pmtu_plus1 = false, one_byte = false, big = false;
+       pmtu_plus1 = false, one_byte = false, big = false, storm_both_ways = false;
+  std::string storm_answers_dir;
+  std::set<std::string> storm_answer_actions;
   for (int s = 1; s <= 60; ++s) {
     const YAML::Node y = YAML::LoadFile((dir / "g" / ("seed_" + std::to_string(s) + ".yaml")).string());
+    storm_answers_dir.clear();
     for (const auto& n : y["nodes"]) {
       if (n.second["ipv6"]) ipv6 = true;
       if (n.second["mr_cache"]) cam = true;
@@ -110,7 +113,21 @@ TEST(SystemRandom, GeneratedScenariosCoverTheMix) {
         pmtu_of[st["connect"]["name"].as<std::string>()] = st["connect"]["pmtu"].as<uint64_t>();
         pmtus.insert(st["connect"]["pmtu"].as<uint64_t>());
       }
-      if (st["fault"]) actions.insert(st["fault"]["action"].as<std::string>());
+      if (st["fault"]) {
+        const YAML::Node& f = st["fault"];
+        actions.insert(f["action"].as<std::string>());
+        // Storms (issue 13): probabilistic reorder/delay of the answers one
+        // way and of the requests the other way, in the same phase.
+        if (f["match"]["probability"]) {
+          const std::string dir = f["dir"].as<std::string>(), act = f["action"].as<std::string>();
+          EXPECT_TRUE(act == "reorder" || act == "delay") << act;
+          EXPECT_GE(f["count"].as<int>(), 1);
+          const bool answers = f["match"]["opcode"] && f["match"]["opcode"].size() == 5 &&
+                               f["match"]["opcode"][0].as<std::string>() == "RC_ACK";
+          if (answers) storm_answers_dir = dir, storm_answer_actions.insert(act);
+          else if (!storm_answers_dir.empty() && dir != storm_answers_dir) storm_both_ways = true;
+        }
+      }
       if (!st["post"]) continue;
       const uint64_t pmtu = pmtu_of.at(st["post"]["conn"].as<std::string>());
       for (const auto& w : st["post"]["wqes"]) {
@@ -139,6 +156,8 @@ TEST(SystemRandom, GeneratedScenariosCoverTheMix) {
   EXPECT_TRUE(coalesce);
   EXPECT_TRUE(inline_send);
   EXPECT_TRUE(pmtu_minus1 && pmtu_exact && pmtu_plus1 && one_byte && big);
+  EXPECT_TRUE(storm_both_ways) << "no storm on the answers and the requests at once";
+  EXPECT_EQ(storm_answer_actions, (std::set<std::string>{"reorder", "delay"}));
 }
 
 int count_steps(const fs::path& yaml) { return int(YAML::LoadFile(yaml.string())["steps"].size()); }
