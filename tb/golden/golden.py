@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Byte-for-byte output manifest of every scenario (issue 14).
+
+For every scenario under SCENARIOS and each datapath (rtl, model) it runs
+`ernic-sim run FILE --datapath DP --pcap --log --json --vcd` in a scratch
+folder and records the SHA-256 of every output file: the merged capture and
+the four taps, the transaction log, the VCD and its GTKWave save file, and
+the JSON report. Two things in them depend on the run and not on the
+simulation, and are left out before hashing: the JSON's `wall` (wall-clock
+speed) and `reproduce` (command line, git revision, tool versions) keys, and
+the scratch folder's path where the JSON and the GTKWave file name the
+output files.
+
+  golden.py --sim build/ernic-sim --scenarios scenarios --manifest M --update
+  golden.py --sim build/ernic-sim --scenarios scenarios --manifest M --check
+
+--check exits 1 listing every output whose hash differs (and every run that
+did not exit 0, or a scenario or output that is new or gone), 0 when all
+agree. --only SUBSTR restricts to scenario paths containing SUBSTR.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DATAPATHS = ("rtl", "model")
+
+
+def digest(path, scratch):
+    data = open(path, "rb").read()
+    name = os.path.basename(path)
+    if name.endswith(".json"):
+        j = json.loads(data.replace(scratch.encode(), b"SCRATCH"))
+        j.pop("wall", None)
+        j.pop("reproduce", None)
+        data = json.dumps(j, sort_keys=True).encode()
+    elif name.endswith(".gtkw"):
+        data = data.replace(scratch.encode(), b"SCRATCH")
+    return hashlib.sha256(data).hexdigest()
+
+
+def run_one(sim, root, rel, dp):
+    scratch = tempfile.mkdtemp(prefix="golden_")
+    try:
+        out = os.path.join(scratch, "o")
+        cmd = [sim, "run", os.path.join(root, rel), "--datapath", dp, "--quiet", "--pcap", out + ".pcap",
+               "--log", out + ".log", "--json", out + ".json", "--vcd", out + ".vcd"]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        lines = []
+        if p.returncode != 0:
+            lines.append((dp, rel, "exit", "exit %d" % p.returncode))
+        for f in sorted(os.listdir(scratch)):
+            lines.append((dp, rel, f[len("o"):] if f.startswith("o") else f, digest(os.path.join(scratch, f), scratch)))
+        return lines
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sim", required=True)
+    ap.add_argument("--scenarios", required=True)
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default="")
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--update", action="store_true")
+    g.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    root = os.path.abspath(a.scenarios)
+    files = []
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            if f.endswith(".yaml"):
+                files.append(os.path.relpath(os.path.join(d, f), root))
+    files = sorted(f for f in files if a.only in f)
+    jobs = [(rel, dp) for rel in files for dp in DATAPATHS]
+    got = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        for lines in ex.map(lambda j: run_one(os.path.abspath(a.sim), root, j[0], j[1]), jobs):
+            for dp, rel, kind, h in lines:
+                got[(dp, rel, kind)] = h
+    if a.update:
+        with open(a.manifest, "w") as m:
+            m.write("# tb/golden/golden.py --update: datapath scenario output sha256 (JSON without wall/reproduce)\n")
+            for k in sorted(got):
+                m.write("%s %s %s %s\n" % (k[0], k[1], k[2], got[k]))
+        print("golden: %d outputs of %d runs written to %s" % (len(got), len(jobs), a.manifest))
+        return 0
+    want = {}
+    for line in open(a.manifest):
+        if line.startswith("#") or not line.strip():
+            continue
+        dp, rel, kind, h = line.split(" ", 3)
+        if a.only in rel:
+            want[(dp, rel, kind)] = h.strip()
+    bad = []
+    for k in sorted(set(want) | set(got)):
+        if want.get(k) != got.get(k):
+            bad.append("%s %s %s: manifest %s, now %s" % (k[0], k[1], k[2], want.get(k, "(none)"), got.get(k, "(none)")))
+    for b in bad:
+        print("DIFF " + b)
+    print("golden: %d outputs of %d runs compared, %d differ" % (len(want), len(jobs), len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
