@@ -25,13 +25,13 @@
 #include <systemc>
 
 #include "model/datapath/sc/datapath.h"
-#include "model/system/gtkw.h"
+#include "model/trace/gtkw.h"
 #include "model/system/report.h"
-#include "model/system/scenario.h"
+#include "model/scenario/scenario.h"
 #include "model/system/system.h"
-#include "model/system/txlog.h"
-#include "model/system/trigger.h"
-#include "model/system/txlog_view.h"
+#include "model/trace/txlog.h"
+#include "model/trace/trigger.h"
+#include "model/trace/txlog_view.h"
 #include "tools/bench.h"
 #include "tools/failure_report.h"
 #include "tools/regress.h"

@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include "model/system/scenario.h"
+#include "model/scenario/scenario.h"
 
 extern char** environ;
 

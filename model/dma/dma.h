@@ -47,8 +47,8 @@
 
 #include "model/dma/pcie.h"
 #include "model/host/host_memory.h"
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 namespace ernic {
 

@@ -7,7 +7,7 @@
 #include "model/datapath/sc/datapath.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
-#include "model/system/signal_enums.h"
+#include "model/trace/signal_enums.h"
 
 namespace ernic {
 

@@ -69,8 +69,8 @@
 #include "model/link/sideband.h"
 #include "model/regs/regs.h"
 #include "model/roce/packet.h"
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 namespace ernic {
 

@@ -43,8 +43,8 @@
 #include "model/roce/cm.h"
 #include "model/roce/packet.h"
 #include "model/roce/types.h"
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 namespace ernic::host {
 

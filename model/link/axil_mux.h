@@ -24,7 +24,7 @@
 #include <systemc>
 
 #include "model/link/axil.h"
-#include "model/system/clock.h"
+#include "model/sim/clock.h"
 
 namespace ernic {
 

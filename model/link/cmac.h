@@ -65,9 +65,9 @@
 
 #include "model/link/fault.h"
 #include "model/link/pfc.h"
-#include "model/link/pcap_writer.h"
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/trace/pcap_writer.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 namespace ernic {
 

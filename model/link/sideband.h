@@ -19,8 +19,8 @@
 #include <string>
 #include <systemc>
 
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 namespace ernic {
 

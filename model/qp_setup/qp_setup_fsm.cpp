@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "Vqp_setup_fsm.h"
-#include "model/system/signal_enums.h"
+#include "model/trace/signal_enums.h"
 
 namespace ernic {
 

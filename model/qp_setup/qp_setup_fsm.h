@@ -71,8 +71,8 @@
 #include "model/datapath/qp_setup_regs.h"
 #include "model/link/axil.h"
 #include "model/link/axil_mux.h"
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 class Vqp_setup_fsm;
 

@@ -33,14 +33,14 @@
 #include "model/link/axil_mux.h"
 #include "model/link/cmac.h"
 #include "model/datapath/sc/datapath.h"
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "model/monitor/scoreboard.h"
 #include "model/monitor/wire_monitor.h"
-#include "model/system/compliance.h"
-#include "model/system/link_trace.h"
-#include "model/system/clock.h"
-#include "model/system/scenario.h"
-#include "model/system/sim_context.h"
+#include "model/monitor/compliance.h"
+#include "model/link/link_trace.h"
+#include "model/sim/clock.h"
+#include "model/scenario/scenario.h"
+#include "model/sim/sim_context.h"
 
 class VerilatedVcdSc;
 

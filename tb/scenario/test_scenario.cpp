@@ -20,7 +20,7 @@
 #include <variant>
 #include <vector>
 
-#include "model/system/scenario.h"
+#include "model/scenario/scenario.h"
 
 namespace fs = std::filesystem;
 using namespace ernic;

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {
@@ -64,7 +64,7 @@ TEST_P(SystemDatapath, RtlAndModelGiveTheSameFrames) {
   ASSERT_EQ(rtl.r.exit_code, 0) << rtl.r.out << rtl.r.err;
   ASSERT_EQ(model.r.exit_code, 0) << model.r.out << model.r.err;
   // The two-direction capture too: same frames, times and order (frames of
-  // one instant ranked by node, model/link/pcap_writer.h write_ordered).
+  // one instant ranked by node, model/trace/pcap_writer.h write_ordered).
   EXPECT_TRUE(read_text(dir / "rtl" / "o.pcap") == read_text(dir / "model" / "o.pcap"))
       << "o.pcap differs, rtl vs model";
   for (const char* node : {"A", "B"}) {

@@ -13,7 +13,7 @@
 #include <map>
 #include <tuple>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

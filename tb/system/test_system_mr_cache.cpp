@@ -133,7 +133,7 @@ TEST(SystemMrCache, SweepHitRateAndMessageRate) {
 }
 
 // Rising edges of 1-bit VCD variables, by full dotted name (a scanner of
-// its own, apart from model/system/vcd.cpp).
+// its own, apart from model/trace/vcd.cpp).
 std::map<std::string, uint32_t> rises(const fs::path& vcd, const std::vector<std::string>& names) {
   std::ifstream f(vcd);
   std::string line;

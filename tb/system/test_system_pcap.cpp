@@ -10,7 +10,7 @@
 #include <random>
 #include <tuple>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "model/system/vcd.h"
+#include "model/trace/vcd.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

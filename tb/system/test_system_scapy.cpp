@@ -2,7 +2,7 @@
 // the ICRC and the IPv4 header checksum of every frame the default scenario
 // put on the wire, in the merged capture and in every per-tap file; the
 // number of frames it checked must equal the number of frames in the files.
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

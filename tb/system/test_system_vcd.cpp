@@ -18,8 +18,8 @@
 #include <fstream>
 #include <optional>
 
-#include "model/link/pcap_writer.h"
-#include "model/system/vcd.h"
+#include "model/trace/pcap_writer.h"
+#include "model/trace/vcd.h"
 #include "tb/system/system_test_util.h"
 
 namespace {
@@ -28,7 +28,7 @@ using namespace system_test;
 using ernic::PcapFrame;
 using ernic::PcapReader;
 
-// A minimal VCD scanner, independent of model/system/vcd.cpp: the changes
+// A minimal VCD scanner, independent of model/trace/vcd.cpp: the changes
 // (time_ps, value token) of the named variables. Only for 1 ps timescale
 // files (what the merged VCD declares; checked).
 struct Changes {

@@ -26,7 +26,7 @@
 #include <optional>
 #include <set>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/trace/test_util.h"
 
 using ernic::PcapFrame;

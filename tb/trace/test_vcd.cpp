@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model/system/vcd.h"
+#include "model/trace/vcd.h"
 #include "tb/trace/test_util.h"
 
 namespace fs = std::filesystem;
@@ -201,7 +201,7 @@ TEST(VcdWriter, Errors) {
 }
 
 TEST(VcdMerge, VerilatorFileHasTheSplitScopeNames) {
-  // What Verilator writes (see model/system/vcd.h): one scope named with
+  // What Verilator writes (see model/trace/vcd.h): one scope named with
   // dots, then the Verilog module's scope.
   const std::string rtl = slurp(kRtlVcd);
   EXPECT_NE(rtl.find("$scope module top.node_a.icrc $end"), std::string::npos);

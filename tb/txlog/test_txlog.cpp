@@ -1,5 +1,5 @@
-// tb/txlog: the transaction log writer (model/system/txlog.h) and its
-// timeline view (model/system/txlog_view.h).
+// tb/txlog: the transaction log writer (model/trace/txlog.h) and its
+// timeline view (model/trace/txlog_view.h).
 //  - every typed call gives one line equal to a literal expected record
 //    (bytes and key order, and as a parsed json object);
 //  - the typed writer and write(json) give identical bytes for the same record;
@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "model/system/txlog.h"
-#include "model/system/txlog_view.h"
+#include "model/trace/txlog.h"
+#include "model/trace/txlog_view.h"
 
 using ernic::FrameFields;
 using ernic::TimelineFilter;

@@ -47,8 +47,8 @@
 #include "model/datapath/seam.h"
 #include "model/link/cmac.h"
 #include "model/roce/types.h"
-#include "model/system/clock.h"
-#include "model/system/sim_context.h"
+#include "model/sim/clock.h"
+#include "model/sim/sim_context.h"
 
 class VerilatedVcdSc;
 

@@ -1,4 +1,4 @@
-// model/link: packet capture files (libpcap format, LINKTYPE_ETHERNET,
+// model/trace: packet capture files (libpcap format, LINKTYPE_ETHERNET,
 // nanosecond timestamps), the pcap tap's output and a small reader for tests
 // and tools. Plain C++ (no SystemC): times come in as integers.
 //

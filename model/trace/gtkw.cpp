@@ -1,4 +1,4 @@
-#include "model/system/gtkw.h"
+#include "model/trace/gtkw.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// model/system: scenario files.
+// model/scenario: scenario files.
 //
 // A scenario is a YAML file (language documented in scenarios/README.md) that
 // names a topology (nodes, clocks, link) and a list of steps the runner
@@ -515,7 +515,7 @@ struct WaitUntilStep {             // wait until a condition, bounded
 };
 
 // The PG332 compliance checker's reports of one rule so far (see
-// model/system/compliance.h for the rules: va_align, len_64, read_small,
+// model/monitor/compliance.h for the rules: va_align, len_64, read_small,
 // send_zero, msg_8m).
 struct ExpectComplianceStep {
   SourceLoc loc;

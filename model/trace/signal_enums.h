@@ -1,4 +1,4 @@
-// model/system: symbolic names for the values of traced signals (state
+// model/trace: symbolic names for the values of traced signals (state
 // encodings), for trigger expressions such as
 //   rtl(A.qp_setup_fsm.state) == CMAC_INIT
 //   rtl(A.qp2.req_state) == WAIT_ACK

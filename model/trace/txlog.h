@@ -1,4 +1,4 @@
-// model/system: the transaction log written by `ernic-sim run S.yaml --log FILE`.
+// model/trace: the transaction log written by `ernic-sim run S.yaml --log FILE`.
 //
 // One JSON object per line (JSON Lines), compact, keys in a fixed order:
 //   {"t_ps":N,"node":"A","kind":K,"domain":"core","cycle":N,"qp":N, <kind fields>}

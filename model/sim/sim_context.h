@@ -1,4 +1,4 @@
-// model/system: what every block of one simulated system shares: the
+// model/sim: what every block of one simulated system shares: the
 // waveform writer (when --vcd is given), a progress counter for the no-progress
 // watchdog, the list of model errors (internal consistency failures such
 // as an RTL/C++ ICRC mismatch), each stamped with simulated time, and the
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "model/monitor/protocol.h"
-#include "model/system/txlog.h"
-#include "model/system/vcd.h"
+#include "model/trace/txlog.h"
+#include "model/trace/vcd.h"
 
 namespace ernic {
 

@@ -1,4 +1,4 @@
-// model/system: the PG332 compliance checker.
+// model/monitor: the PG332 compliance checker.
 //
 // PG332 ("Unsupported Features", PG31) lists requests the real ERNIC does
 // not handle. The model follows IB semantics for them (so a scenario runs

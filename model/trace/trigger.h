@@ -1,4 +1,4 @@
-// model/system: ILA-style waveform triggers (`ernic-sim run --vcd F
+// model/trace: ILA-style waveform triggers (`ernic-sim run --vcd F
 // --trigger EXPR --window PRE,POST [--trigger-mode first|every]`).
 //
 // A trigger is a boolean expression over the signals of the merged VCD
@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "model/regs/regs.h"
-#include "model/system/vcd.h"
+#include "model/trace/vcd.h"
 
 namespace ernic::trigger {
 

@@ -1,4 +1,4 @@
-// model/system: the frames on each direction of the link as waveform
+// model/link: the frames on each direction of the link as waveform
 // signals, for viewing and for triggers (op(A->B), syn, psn_gap(A->B)).
 //
 // Scope top.link.<X>_to_<Y> (direction X->Y), signals:
@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "model/link/cmac.h"
-#include "model/system/sim_context.h"
+#include "model/sim/sim_context.h"
 
 namespace ernic {
 

@@ -1,4 +1,4 @@
-#include "model/system/vcd.h"
+#include "model/trace/vcd.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "model/system/trigger.h"
+#include "model/trace/trigger.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "model/system/signal_enums.h"
+#include "model/trace/signal_enums.h"
 
 namespace ernic::trigger {
 

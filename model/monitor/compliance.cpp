@@ -1,4 +1,4 @@
-#include "model/system/compliance.h"
+#include "model/monitor/compliance.h"
 
 #include <fmt/format.h>
 

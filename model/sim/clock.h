@@ -1,4 +1,4 @@
-// model/system: clock domains.
+// model/sim: clock domains.
 // A clock domain is a period (rounded to the 1 ps kernel resolution) with
 // rising edges at k * period from time 0. Blocks do not simulate a toggling
 // clock: they wait for the next edge of their domain (sync) or for a number

@@ -1,4 +1,4 @@
-// model/system: scenario file parser (see scenario.h and scenarios/README.md).
+// model/scenario: scenario file parser (see scenario.h and scenarios/README.md).
 //
 // Structure: every YAML map is read through MapReader, which is given the
 // keys the map may hold, reports duplicate and unknown keys (suggesting the
@@ -8,7 +8,7 @@
 // "wrong type", "negative" and "out of range" errors. Step kinds are a table
 // of name -> parse function; names (nodes, MRs, connections) are resolved in
 // step order against a symbol table.
-#include "model/system/scenario.h"
+#include "model/scenario/scenario.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>

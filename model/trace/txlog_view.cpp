@@ -1,5 +1,5 @@
-// model/system: the timeline view of a transaction log (see txlog_view.h).
-#include "model/system/txlog_view.h"
+// model/trace: the timeline view of a transaction log (see txlog_view.h).
+#include "model/trace/txlog_view.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "model/link/pcap_writer.h"
+#include "model/trace/pcap_writer.h"
 
 #include <pcap/pcap.h>
 

@@ -1,4 +1,4 @@
-// model/system: a readable timeline of a transaction log (txlog.h), e.g.
+// model/trace: a readable timeline of a transaction log (txlog.h), e.g.
 //
 // # timeline of run.log  filter: qp=2
 //      12.345678 us  A  core#2469  QP2  frame  tx A->B #5  RC_WRITE_MIDDLE psn=0xedc9a1 len=4154 dqp=3

@@ -1,4 +1,4 @@
-// model/system: the GTKWave save file (.gtkw) written next to every VCD
+// model/trace: the GTKWave save file (.gtkw) written next to every VCD
 // (`--vcd out.vcd` -> `out.vcd.gtkw`): `gtkwave out.vcd.gtkw` opens the VCD
 // it names ([dumpfile], the path as given to --vcd) with every signal shown,
 // grouped by block: one GTKWave group per scope that holds signals, named by
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/system/vcd.h"
+#include "model/trace/vcd.h"
 
 namespace ernic::trace {
 

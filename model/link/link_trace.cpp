@@ -1,4 +1,4 @@
-#include "model/system/link_trace.h"
+#include "model/link/link_trace.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
-// model/system: the transaction log (see txlog.h for the record layout).
+// model/trace: the transaction log (see txlog.h for the record layout).
 //
 // The typed calls write each record with a moving char pointer into a buffer
 // that has room for the record's worst case (every string byte escaped to
 // six), so the hot path has no per-field capacity checks; the buffer goes to
 // the file in pieces of at least kDrainBytes.
-#include "model/system/txlog.h"
+#include "model/trace/txlog.h"
 
 #include <fmt/format.h>
 

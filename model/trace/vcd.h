@@ -1,4 +1,4 @@
-// model/system: the waveform writer. One VCD holds the model signals and the
+// model/trace: the waveform writer. One VCD holds the model signals and the
 // Verilated RTL signals under one hierarchy (top / node / block / signal).
 //
 // Verilator 5.006's VerilatedVcdSc ignores sc_trace(), so the RTL is traced
