@@ -19,7 +19,9 @@
 // each request the other way reordered or delayed with a probability of
 // 0.1..0.5, three times at most in all (every application costs a message
 // at most one retry; the driver allows three). A short local ACK timeout
-// makes a lost last packet resent. Every
+// makes a lost last packet resent. The requests' storm spares READ
+// requests, and a phase with a storm and READs ends with a 40 us wait, so a
+// READ answered twice drains before the next phase (see "Limits"). Every
 // phase waits for every completion (wr_id, opcode, no error) and receives
 // every message (opcode, immediate, payload); the wire monitor and the
 // shadow-memory scoreboard check every run. Generation uses std::mt19937_64

@@ -315,7 +315,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
         qp.sq_ci = depth ? lo16(Q(n, R::q::STATCURSQPTRi)) % depth : 0;
         drop_outstanding(qp);
         qp.resend_pending = false;
-        qp.goback_since_progress = false;
+        qp.ack_high_valid = false;
         qp.retry_cnt = qp.rnr_cnt = 0;
         qp.ack_deadline_ps = qp.rnr_until_ps = 0;
         qp.buf_need = 0;
@@ -995,7 +995,17 @@ bool Ernic::outstanding_id(const Qp& qp, uint64_t id) const {
 
 bool Ernic::resend_wanted(const Resend& r) const {
   const Qp& qp = qps_[r.qpn];
-  return qp.enabled && !(Q(r.qpn, R::q::STATQPi) & F::STATQP_FATAL) && outstanding_id(qp, r.osq_id);
+  if (!qp.enabled || (Q(r.qpn, R::q::STATQPi) & F::STATQP_FATAL)) return false;
+  for (const auto& o : qp.osq)
+    if (o.id == r.osq_id) return !acknowledged(qp, o);
+  return false;
+}
+
+// A WRITE or SEND still in the outstanding queue that an ACK or NAK has
+// covered: it stays there only because a READ before it has not completed
+// (completions come in order), and is never resent.
+bool Ernic::acknowledged(const Qp& qp, const Outstanding& o) const {
+  return !o.is_read && qp.ack_high_valid && roce::psn_le(o.last_psn, qp.ack_high);
 }
 
 bool Ernic::still_outstanding(const Qp& qp, uint32_t first_psn) const {
@@ -1690,7 +1700,8 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   const uint64_t dst = cur.laddr + cur.resp_off;
   cur.resp_off += uint32_t(len);
   cur.resp_psn = roce::psn_add(cur.resp_psn, 1);
-  Q(n, R::q::STATRESPSNi) = roce::psn_add(p, 1);
+  if (roce::psn_gt(roce::psn_add(p, 1), Q(n, R::q::STATRESPSNi) & roce::kPsnMask))
+    Q(n, R::q::STATRESPSNi) = roce::psn_add(p, 1);
   const Outstanding done = cur;
   if (is_last) qp.osq.pop_front();
   progress(qp);
@@ -1699,9 +1710,33 @@ void Ernic::rx_read_resp(Qp& qp, const roce::Frame& f) {
   // memory when its last beat has been issued). A QP that went fatal while
   // the data was written completes the READ with ERRFLAG, as qp_fatal did
   // for every WQE still outstanding.
-  if (is_last) complete(qp, done.wrid, done.wqe_opcode, (Q(n, R::q::STATQPi) & F::STATQP_FATAL) != 0);
+  if (is_last) {
+    complete(qp, done.wrid, done.wqe_opcode, (Q(n, R::q::STATQPi) & F::STATQP_FATAL) != 0);
+    retire_acked(qp);
+  }
   trace_qp(qp);
   ack_ev_.notify(SC_ZERO_TIME);
+}
+
+// The WRITE/SEND WQEs behind a READ that has just completed, which an ACK or
+// NAK taken earlier already covered (it could not retire them past the
+// unanswered READ): they complete now, in order, up to the next READ.
+void Ernic::retire_acked(Qp& qp) {
+  if (!qp.ack_high_valid) return;
+  while (!qp.osq.empty() && !qp.osq.front().is_read && roce::psn_le(qp.osq.front().last_psn, qp.ack_high)) {
+    Outstanding o = qp.osq.front();
+    qp.osq.pop_front();
+    free_bufs(o);
+    complete(qp, o.wrid, o.wqe_opcode, false);
+    if (Q(qp.qpn, R::q::STATQPi) & F::STATQP_FATAL) return;
+  }
+}
+
+// An answer acknowledged every PSN up to `psn`: the highest such PSN is
+// kept for retire_acked.
+void Ernic::note_acked(Qp& qp, uint32_t psn) {
+  if (!qp.ack_high_valid || roce::psn_gt(psn, qp.ack_high)) qp.ack_high = psn;
+  qp.ack_high_valid = true;
 }
 
 // A CNP for one of our QPs (RoCEv2 Annex A17.9.3): the QP's outstanding-
@@ -1733,6 +1768,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
     case 0: {  // ACK: retire every covered WQE, oldest first, exactly once
       count16(R::g::INAMPKTCNT, false);
       ++stats_.acks_received;
+      note_acked(qp, psn);
       // A READ completes only through its responses: an ACK whose PSN
       // reaches an unanswered READ means its responses were lost (an implied
       // NAK, IBTA 9.9.3.1.3): the READ is re-issued.
@@ -1783,26 +1819,22 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       Q(n, R::q::STATQPi) = (Q(n, R::q::STATQPi) & ~(0x7Fu << 16)) | uint32_t(syn & 0x7F) << 16;
       if (syn == roce::aeth::kNakPsnSeq) {
         // A NAK for a PSN already acknowledged was overtaken by a later
-        // ACK or NAK: stale. A NAK that acknowledges nothing new while a
-        // go-back from that PSN or before it has begun with no progress
-        // since asks for what is resent already (the responder NAKs a gap
-        // once; this one predates the go-back, or is a copy). Both are
-        // ignored: one go-back per gap; a loss of the resent packets is
-        // the local ACK timer's (rxe "IB/rxe: avoid back-to-back retries").
-        const uint32_t unacked = Q(n, R::q::STATRESPSNi) & roce::kPsnMask;
-        const bool stale = roce::psn_lt(psn, unacked);
-        if (stale || (psn == unacked && qp.goback_since_progress && roce::psn_le(qp.goback_from, psn))) {
+        // ACK or NAK: stale, ignored (rxe check_psn). A NAK for what a
+        // go-back under way will resend is one go-back already
+        // (start_retry). Any other NAK is acted on, even one for a PSN a
+        // finished go-back resent: the responder NAKs a gap once until the
+        // PSN it expects arrives, so that resend was lost too.
+        if (roce::psn_lt(psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask)) {
           ++stats_.duplicates;
           count16(R::g::ININVDUPCNT, true);
           ctx_.event(fmt::format("{}.qp{}", scope_, n),
-                     fmt::format("NAK PSN sequence error for PSN 0x{:06x} ignored: {}", psn,
-                                 stale ? "already acknowledged"
-                                       : fmt::format("a go-back from PSN 0x{:06x} has begun", qp.goback_from)));
+                     fmt::format("NAK PSN sequence error for PSN 0x{:06x} ignored: already acknowledged", psn));
           return;
         }
         // Go-back-N: the NAK's PSN is the one the responder expects; every
         // earlier PSN is acknowledged. Resend from there (3.1: from the
         // start of the WQE that holds it).
+        note_acked(qp, roce::psn_add(psn, -1));
         const bool retired = retire_before(qp, psn);
         if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
         if (roce::psn_gt(psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask)) Q(n, R::q::STATRESPSNi) = psn;
@@ -1823,7 +1855,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
       // wait is running (same PSN): ignored, neither counted against the
       // RNR retry count nor restarting the wait (qib, blue-rdma).
       const bool stale = roce::psn_lt(psn, Q(n, R::q::STATRESPSNi) & roce::kPsnMask);
-      if (stale || (qp.rnr_until_ps && qp.resend_pending && psn == qp.resend_psn)) {
+      if (stale || (qp.rnr_until_ps && psn == qp.rnr_psn)) {
         ++stats_.duplicates;
         count16(R::g::ININVDUPCNT, true);
         ctx_.event(fmt::format("{}.qp{}", scope_, n),
@@ -1831,6 +1863,7 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
                                stale ? "already acknowledged" : "the RNR wait for it is running"));
         return;
       }
+      note_acked(qp, roce::psn_add(psn, -1));
       const bool retired = retire_before(qp, psn);
       if (Q(n, R::q::STATQPi) & F::STATQP_FATAL) return;
       if (retired) progress(qp);
@@ -1845,7 +1878,13 @@ void Ernic::rx_ack(Qp& qp, const roce::Frame& f) {
                  fmt::format("RNR NAK (timer code {}) at PSN 0x{:06x}: resending after {} us (RNR retry {})",
                              syn & 0x1F, psn, wait_ps / 1'000'000, qp.rnr_cnt));
       qp.rnr_until_ps = ClockDomain::now_ps() + wait_ps;
-      begin_rollback(qp, psn);
+      qp.rnr_psn = psn;
+      // The RNR NAK acknowledges every PSN before it: a READ still waiting
+      // for responses below it lost them (an implied NAK). After the wait
+      // the go-back starts at that READ, which is re-issued.
+      uint32_t from = psn;
+      if (qp.osq.front().is_read && roce::psn_lt(qp.osq.front().resp_psn, psn)) from = qp.osq.front().resp_psn;
+      begin_rollback(qp, from);
       return;
     }
   }
@@ -1874,7 +1913,6 @@ bool Ernic::retire_before(Qp& qp, uint32_t psn) {
 // local ACK timer restarts (or stops when nothing is outstanding).
 void Ernic::progress(Qp& qp) {
   qp.retry_cnt = qp.rnr_cnt = 0;
-  qp.goback_since_progress = false;
   update_retry_status(qp);
   arm_timer(qp);
 }
@@ -1919,8 +1957,6 @@ void Ernic::start_retry(Qp& qp, uint32_t psn, const std::string& why) {
 void Ernic::begin_rollback(Qp& qp, uint32_t psn) {
   qp.resend_pending = true;
   qp.resend_psn = psn;
-  if (!qp.goback_since_progress || roce::psn_lt(psn, qp.goback_from)) qp.goback_from = psn;
-  qp.goback_since_progress = true;
   ++qp.gen;
   qp.ack_deadline_ps = 0;
   Q(qp.qpn, R::q::STATQPi) |= F::STATQP_RETRIED;
@@ -1940,9 +1976,12 @@ void Ernic::resend(Qp& qp) {
   const uint64_t sqba = q64(n, R::q::SQBAi, R::q::SQBAMSBi);
   const uint32_t saved_psn = Q(n, R::q::SQPSNi), saved_ssn = Q(n, R::q::STATSSNi);
   while (qp.resend_pending && qp.rnr_until_ps == 0 && qp.enabled && !(Q(n, R::q::STATQPi) & F::STATQP_FATAL)) {
+    // The next WQE to resend: a WRITE or SEND an ACK or NAK has already
+    // acknowledged (it waits only for a READ before it to complete) is
+    // skipped, as a READ whose responses have all come.
     const Outstanding* e = nullptr;
     for (const auto& o : qp.osq)
-      if (roce::psn_le(qp.resend_psn, o.last_psn)) {
+      if (roce::psn_le(qp.resend_psn, o.last_psn) && !acknowledged(qp, o)) {
         e = &o;
         break;
       }

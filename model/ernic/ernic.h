@@ -266,8 +266,9 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
     bool resend_pending = false;   // the QP manager resends from resend_psn before new WQEs
     uint32_t resend_psn = 0;
     uint32_t gen = 0;              // bumped by every rollback
-    bool goback_since_progress = false;  // a go-back (any cause) has begun since the last progress,
-    uint32_t goback_from = 0;            //   from this PSN at the lowest
+    bool ack_high_valid = false;   // the highest PSN an ACK or NAK has acknowledged (retire_acked)
+    uint32_t ack_high = 0;
+    uint32_t rnr_psn = 0;          // the PSN the running RNR wait resends
     uint32_t retry_cnt = 0, rnr_cnt = 0;  // retries since the last progress
     uint64_t ack_deadline_ps = 0;  // local ACK timeout (0: not running)
     uint64_t rnr_until_ps = 0;     // RNR wait (0: none)
@@ -349,6 +350,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void start_retry(Qp& qp, uint32_t psn, const std::string& why);
   void begin_rollback(Qp& qp, uint32_t psn);
   bool retire_before(Qp& qp, uint32_t psn);  // true when a WQE was retired
+  void retire_acked(Qp& qp);                  // after a READ completes: what an earlier ACK covered
+  void note_acked(Qp& qp, uint32_t psn);
   bool partial_resend() const;                // 4.x: resend from the NAKed PSN
   void progress(Qp& qp);
   void arm_timer(Qp& qp);
@@ -375,7 +378,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void flush_outstanding(Qp& qp);
   bool still_outstanding(const Qp& qp, uint32_t first_psn) const;
   bool outstanding_id(const Qp& qp, uint64_t id) const;
-  bool resend_wanted(const Resend& r) const;  // its WQE still outstanding on an enabled, non-fatal QP
+  bool resend_wanted(const Resend& r) const;  // its WQE still outstanding, unacknowledged, on an enabled, non-fatal QP
+  bool acknowledged(const Qp& qp, const Outstanding& o) const;
   uint64_t next_osq_id_ = 1;
   void drop(const std::string& why, uint32_t syndrome = 0);  // syndrome != 0: a validation failure (error buffer)
   void trace_qp(const Qp& qp);

@@ -143,7 +143,10 @@ int64_t WireMonitor::acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t 
     acked = u + 1;
   }
   // An ACK beyond a READ whose responses have not come (IBTA implied NAK)
-  // leaves that READ unacknowledged.
+  // leaves that READ unacknowledged, and with it what follows it until the
+  // READ completes; the requester remembers how far the ACK reached
+  // (ack_reach_view, settle_view).
+  if (view && acked <= s.high) s.ack_reach_view = std::max(s.ack_reach_view, acked);
   const int64_t from = view ? s.acked_view : s.acked_wire;
   for (auto it = s.reads.lower_bound(from); it != s.reads.end() && it->first < acked; ++it)
     if (!(view ? it->second.done_view : it->second.done_wire) && it->first < u + (acked > u ? 1 : 0) &&
@@ -152,6 +155,18 @@ int64_t WireMonitor::acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t 
       break;
     }
   return acked;
+}
+
+// What an ACK or NAK taken earlier covered beyond a READ that was then
+// unfinished is acknowledged once the READs before it have completed.
+void WireMonitor::settle_view(Stream& s) {
+  int64_t lim = s.ack_reach_view;
+  for (auto it = s.reads.lower_bound(s.acked_view); it != s.reads.end() && it->first < lim; ++it)
+    if (!it->second.done_view) {
+      lim = it->first;
+      break;
+    }
+  if (lim > s.acked_view && lim <= s.high) s.acked_view = lim;
 }
 
 // The lowest PSN a go-back may return to: the oldest PSN the requester has
@@ -224,7 +239,7 @@ void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, con
         Stream s;
         s.dir = dir;
         s.dest_qp = f->bth.dest_qp;
-        s.first = s.cursor = s.high = s.acked_view = s.acked_wire = f->bth.psn;
+        s.first = s.cursor = s.high = s.acked_view = s.acked_wire = s.ack_reach_view = f->bth.psn;
         s.msn_bound = s.first - 1;
         for (const auto& [ak, sk] : answers_)
           if (sk == key) s.paired = true, s.req_qp = ak.second;
@@ -283,6 +298,7 @@ void WireMonitor::apply_delivery(const Delivery& d, const std::string& dir) {
   const int64_t u = unwrap(s, d.psn);
   const int64_t acked = acked_by(s, d.opcode, d.has_aeth && roce::aeth::type(d.syndrome) == 0, u, true);
   if (acked <= s.high) s.acked_view = std::max(s.acked_view, acked);
+  settle_view(s);
   // A go-back asked for: NAK-PSN (syndrome 0x60), RNR NAK (type 01), or an
   // ACK beyond a READ still unanswered (IBTA's implied NAK).
   if (d.has_aeth && s.acked_view < s.high) {
@@ -346,7 +362,11 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
     // nothing followed that READ, so it ends somewhere in [span_min,
     // span_max]; `high` counts only its certain part from now on (a later
     // span opened on top of span_max would otherwise outlive the READ).
-    if (s.span_uncertain) s.high = std::max(s.span_prev_high, s.span_min);
+    // Its responses may still come up to span_max: high_bound keeps that.
+    if (s.span_uncertain) {
+      s.high_bound = std::max(s.high_bound, s.span_max);
+      s.high = std::max(s.span_prev_high, s.span_min);
+    }
     s.span_uncertain = false;
     resent = true;
   } else if (u == s.high && s.acked_view >= s.high) {
@@ -484,9 +504,9 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
   const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
   const int64_t u = unwrap(s, f.bth.psn);
   const unsigned p = f.bth.psn;
-  if (u >= s.high)
+  if (u >= std::max(s.high, s.high_bound))
     flag(dir, "ack_psn", fmt_s("%s psn=0x%06x is beyond the highest request PSN sent (0x%06x)", oi->name, p,
-                               psn24(s.high - 1)));
+                               psn24(std::max(s.high, s.high_bound) - 1)));
   bool syn_ok = true;
   int type = 0;
   if (f.aeth) {

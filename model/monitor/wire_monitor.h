@@ -120,7 +120,9 @@ class WireMonitor {
     int64_t first = 0;        // first request PSN seen
     int64_t cursor = 0;       // PSN the next consecutive request carries
     int64_t high = 0;         // one past the highest PSN used
+    int64_t high_bound = 0;   // one past the highest PSN an answer may carry (a READ's unknown span kept)
     int64_t acked_view = 0;   // PSNs below: acknowledged as the requester saw it
+    int64_t ack_reach_view = 0;  // PSNs below: covered by an answer it took (a READ before them may be unfinished)
     int64_t acked_wire = 0;   // PSNs below: acknowledged by what the responder sent
     // A go-back the requester was asked for (a NAK-PSN, an RNR NAK or an
     // implied NAK delivered to it): it may resend from goback_floor (the
@@ -174,6 +176,7 @@ class WireMonitor {
   // below `acked`: an ACK past a READ still unanswered does not cover it.
   int64_t acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t u, bool view);
   int64_t retransmit_floor(const Stream& s) const;
+  void settle_view(Stream& s);
   void cm(const roce::Frame& f, const std::string& dir);
   void reset_qp(const std::string& dir, uint32_t dest_qp);
   void flag(const std::string& dir, const std::string& rule, const std::string& what);

@@ -644,3 +644,53 @@ TEST(WireMonitor, OutOfSequenceLastAcknowledgesNothing) {
   w.ans(op::RC_READ_RESP_LAST, 0x53, 0x1F, 4, 256);
   EXPECT_TRUE(w.m.violations().empty()) << w.dump();
 }
+
+// Adversarial pass on issue 13: a go-back to a READ sent before the PMTU is
+// known (READ 0x03 of 257 bytes: one or two PSNs) must not forget that its
+// responses may reach 0x04. The implied NAK (ACK 0x01 beyond unanswered READ
+// 0x00) sends A back to 0x00 while 0x03's span is unknown; LAST 0x04 is then
+// a legal answer, not one "beyond the highest request PSN sent".
+TEST(WireMonitor, GoBackKeepsAnUnknownReadSpanForItsResponses) {
+  DeliveredWire w;
+  w.req(op::RC_READ_REQUEST, 0x00, 0, 64);
+  w.req(op::RC_SEND_ONLY, 0x01, 8);
+  w.req(op::RC_READ_REQUEST, 0x02, 0, 64);
+  w.req(op::RC_READ_REQUEST, 0x03, 0, 257);
+  const auto held = w.ans(op::RC_READ_RESP_ONLY, 0x00, 0x1F, 1, 64, /*deliver=*/false);
+  w.ans(op::RC_ACK, 0x01, 0x1F, 2);                 // implied NAK for READ 0x00
+  w.ans(op::RC_READ_RESP_ONLY, 0x02, 0x1F, 3, 64);
+  w.req(op::RC_READ_REQUEST, 0x00, 0, 64);          // the go-back
+  w.ans(op::RC_READ_RESP_FIRST, 0x03, 0x1F, 4, 256);
+  w.ans(op::RC_READ_RESP_LAST, 0x04, 0x1F, 4, 1);   // inside 0x03's possible span
+  w.deliver(held);
+  w.req(op::RC_SEND_ONLY, 0x01, 8);
+  w.ans(op::RC_READ_RESP_ONLY, 0x00, 0x1F, 4, 64);
+  w.ans(op::RC_ACK, 0x04, 0x1F, 4);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+}
+
+// Adversarial pass on issue 13 (random seed 22499): an ACK taken while a
+// READ before it still misses its LAST covers what follows the READ once the
+// READ completes: the SEND at 0x63 is acknowledged, not resent, and the next
+// request is new. Going back to it afterwards is not legal.
+TEST(WireMonitor, AckPastAnUnfinishedReadCountsOnceTheReadCompletes) {
+  DeliveredWire w;
+  w.req(op::RC_WRITE_FIRST, 0x5E, 256);       // the PMTU (256)
+  w.req(op::RC_WRITE_LAST, 0x5F, 4);
+  w.ans(op::RC_ACK, 0x5F, 0x1F, 1);
+  w.req(op::RC_SEND_ONLY, 0x60, 1);
+  w.req(op::RC_READ_REQUEST, 0x61, 0, 504);   // two responses
+  w.req(op::RC_SEND_ONLY, 0x63, 1);
+  w.ans(op::RC_ACK, 0x60, 0x1F, 2);
+  w.ans(op::RC_READ_RESP_FIRST, 0x61, 0x1F, 3, 256);
+  const auto late = w.ans(op::RC_READ_RESP_LAST, 0x62, 0x1F, 3, 248, /*deliver=*/false);
+  w.ans(op::RC_ACK, 0x63, 0x1F, 4);           // implied NAK for the READ
+  w.req(op::RC_READ_REQUEST, 0x61, 0, 504);   // the READ re-issued (3.1: whole)
+  w.deliver(late);                            // ...and completed by the late LAST
+  w.req(op::RC_SEND_ONLY, 0x64, 1);           // new: 0x63 was acknowledged by ACK 0x63
+  w.ans(op::RC_ACK, 0x64, 0x1F, 5);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+  w.req(op::RC_SEND_ONLY, 0x63, 1);
+  ASSERT_FALSE(w.m.violations().empty());
+  EXPECT_EQ(w.m.violations()[0].rule, "psn_sequence") << w.dump();
+}
