@@ -22,9 +22,15 @@ using TxdBits = std::array<uint64_t, kTxdBits / 64>;
 using RxdBits = std::array<uint64_t, kRxdBits / 64>;
 using Ip = std::array<uint8_t, 16>;  // wire order; IPv4 = bytes 12..15
 
-// Syndrome bits (PG332 error-syndrome layout) that roce_rx sets.
+// The error-buffer syndrome (PG332 places the ICRC error at bit 30 and the
+// FCS error at bit 31; the other positions are this model's, A-ERNIC-18).
+// Bits roce_rx sets in its descriptor:
 constexpr uint32_t kSynIpVersion = 1u << 1, kSynIpChecksum = 1u << 2, kSynLength = 1u << 4,
                    kSynHeader = 1u << 8, kSynIcrc = 1u << 30, kSynFcs = 1u << 31;
+// Bits ERNIC's RX packet handler adds (and bit 1 when the IP version is not
+// the QP's):
+constexpr uint32_t kSynMacDa = 1u << 0, kSynIpDa = 1u << 3, kSynTver = 1u << 5, kSynQp = 1u << 6,
+                   kSynSource = 1u << 7, kSynIpFlags = 1u << 9, kSynAeth = 1u << 10;
 
 struct TxDesc {
   bool raw = false;          // payload is the whole frame; only the ICRC is appended

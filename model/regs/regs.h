@@ -124,6 +124,45 @@ Decoded decode_address(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t
 // "SQPIi[2]" / "XRNICCONF" / "ACCESSDESC[0]" for logs.
 std::string address_name(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
 
+// Every named field of ernic_regs.yaml as a constant, generated from the
+// table: fld::<REG>_<FIELD> (the 3.1 layout's position; fields that moved
+// in 4.x also as fld4x::<REG>_<FIELD>). get/set/mask for multi-bit fields,
+// bit() for one-bit ones.
+struct Field {
+  uint32_t lsb, width;
+  constexpr uint32_t mask() const { return (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1)) << lsb; }
+  constexpr uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
+  constexpr uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
+  constexpr uint32_t bit() const { return 1u << lsb; }
+  constexpr uint32_t max() const { return mask() >> lsb; }
+};
+#define ERNIC_GREG(name, off, acc, rst, doc)
+#define ERNIC_QREG(name, off, acc, rst, qp1, doc)
+#define ERNIC_MREG(name, off, acc, rst, doc)
+#define ERNIC_FIELD(reg, name, lsb, width, layouts, doc) ERNIC_FIELD_L##layouts(reg, name, lsb, width)
+#define ERNIC_FIELD_L3(reg, name, lsb, width) constexpr Field reg##_##name{lsb, width};
+#define ERNIC_FIELD_L1(reg, name, lsb, width) constexpr Field reg##_##name{lsb, width};
+#define ERNIC_FIELD_L2(reg, name, lsb, width)
+namespace fld {
+#include "model/regs/ernic_regs.def"
+}  // namespace fld
+#undef ERNIC_FIELD_L1
+#undef ERNIC_FIELD_L2
+#undef ERNIC_FIELD_L3
+#define ERNIC_FIELD_L3(reg, name, lsb, width)
+#define ERNIC_FIELD_L1(reg, name, lsb, width)
+#define ERNIC_FIELD_L2(reg, name, lsb, width) constexpr Field reg##_##name{lsb, width};
+namespace fld4x {
+#include "model/regs/ernic_regs.def"
+}  // namespace fld4x
+#undef ERNIC_FIELD_L1
+#undef ERNIC_FIELD_L2
+#undef ERNIC_FIELD_L3
+#undef ERNIC_GREG
+#undef ERNIC_QREG
+#undef ERNIC_MREG
+#undef ERNIC_FIELD
+
 // Field helpers (PG332 3.1 bit positions).
 namespace f {
 // XRNICCONF

@@ -11,8 +11,9 @@
       <!-- coverage:begin --> and <!-- coverage:end -->): every row names
       scenarios that exist, or says why none can ("none: <reason>"); every
       required row is there: each PG332 fatal code (the spec's table, below),
-      each fatal code the model raises (the kFatal* constants of
-      model/ernic/ernic.cpp: those rows must name a scenario, and each named
+      each fatal code the model raises (the fatal::k* constants of
+      model/regs/fatal.h that the blocks in model/ernic/ use: those rows
+      must name a scenario, and each named
       scenario's file must mention the code), each opcode of the opcode table
       (model/roce/opcodes.cpp), each validation outcome, NAK and RNR
       syndrome, recovery flow and qp_setup_fsm status listed below.
@@ -120,8 +121,17 @@ def check_names(root):
 
 # --------------------------------------------------------------- coverage --
 def model_fatal_codes(root):
-    text = read(os.path.join(root, "model/ernic/ernic.cpp"))
-    return sorted({int(v, 16) for v in re.findall(r"\bkFatal[A-Za-z0-9]*\s*=\s*(0x[0-9A-Fa-f]+)", text)})
+    values = dict(re.findall(r"constexpr\s+uint8_t\s+(k\w+)\s*=\s*(0x[0-9A-Fa-f]+)",
+                             read(os.path.join(root, "model/regs/fatal.h"))))
+    used = set()
+    ernic = os.path.join(root, "model/ernic")
+    for f in sorted(os.listdir(ernic)):
+        if f.endswith(".cpp"):
+            used |= set(re.findall(r"\bfatal::(k\w+)", read(os.path.join(ernic, f))))
+    unknown = used - set(values)
+    if unknown:
+        raise SystemExit("model/ernic uses fatal codes model/regs/fatal.h lacks: " + ", ".join(sorted(unknown)))
+    return sorted({int(values[k], 16) for k in used})
 
 
 def model_opcodes(root):

@@ -1,0 +1,93 @@
+// model/ernic: the response handler (PG332 v3.1 section 4, resp_hndler):
+// the requester's half of the RX path and its completions.
+//  - ACK / NAK / RNR NAK handling: every WQE an ACK covers is retired once,
+//    oldest first (an ACK never retires a READ, nor past one still waiting
+//    for data: IBTA's implied NAK re-issues it); NAK-PSN starts a go-back;
+//    NAK-invalid / remote access / remote operational are fatal (0x0A);
+//    answers below what is acknowledged are stale and ignored.
+//  - READ responses: in PSN order, position, AETH and length checked
+//    (fatal 0x19..0x1F), payload written to LADDR through
+//    rx_pkt_hndler_rdrsp_m_axi, the CQE after the last one.
+//  - CNPs: the outstanding-request limit 16 -> 8 (A-ERNIC-22).
+//  - Completions: the 4-byte CQE (model/regs/cqe.h) at CQBAi + idx * 4,
+//    CQHEADi and its mirror at CQDBADDi through resp_hndler_m_axi, the
+//    sideband resp_hndler_o_send_cq_db in HW-handshake mode, INTSTS[4].
+//  - The fatal path: STATQPi[0], the error-status queue entry
+//    (model/regs/fatal.h), every outstanding WQE completed with ERRFLAG,
+//    INTSTS[7].
+//  - Retransmission requests and timers (resp_retry.cpp): the local ACK
+//    timeout (A-ERNIC-15), RNR waits (IBTA timer codes), retry counts and
+//    their fatal exhaustion (A-ERNIC-16); a go-back is asked of the QP
+//    manager above through the QP's state and an event (work_ev).
+//
+// Clock: the core clock. Process: one timer thread for every QP's
+// deadlines (local ACK timeout, RNR wait, the responder's coalescing ACK
+// timeout), asleep until the earliest.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <systemc>
+
+#include "model/ernic/interrupts.h"
+#include "model/ernic/retry_buf.h"
+#include "model/ernic/shared.h"
+#include "model/ernic/wqe_cache.h"
+#include "model/roce/packet.h"
+
+namespace ernic {
+
+class RespHndler : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(RespHndler);
+  RespHndler(sc_core::sc_module_name name, ErnicShared& s, Interrupts& intr, WqeCache& cache, RetryBuf& bufs,
+             std::function<void(uint32_t, uint32_t)>& cq_db_sink);
+
+  // Answers the RX packet handler passes on (the frame already validated);
+  // nullopt: taken, else the RX packet handler drops it.
+  std::optional<RxDrop> rx_ack(qp::QpContext& qp, const roce::Frame& f);
+  std::optional<RxDrop> rx_read_resp(qp::QpContext& qp, const roce::Frame& f);
+  void rx_cnp(qp::QpContext& qp);
+
+  // A CQE for the WQE (ERRFLAG when error), CQHEADi, its mirror, the
+  // sideband and the CQ interrupt. Timed (DMA writes).
+  void complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
+  // Every outstanding WQE completes with ERRFLAG, oldest first.
+  void flush_outstanding(qp::QpContext& qp);
+  // The fatal path (PG332 code, model/regs/fatal.h); nothing if already fatal.
+  void qp_fatal(qp::QpContext& qp, uint8_t code, const std::string& why);
+
+  // --- retransmission (resp_retry.cpp) ---------------------------------
+  // A retry (NAK-PSN, local ACK timeout, lost READ response, implied NAK):
+  // counted against TIMEOUTCONFi[10:8], fatal 0x06 when exhausted.
+  void start_retry(qp::QpContext& qp, uint32_t psn, const std::string& why);
+  // The local ACK timer (re)starts, or stops when nothing is outstanding.
+  void arm_timer(qp::QpContext& qp);
+  // The responder's coalescing timeout was set or cleared.
+  void timers_changed() { s_.timer_ev.notify(sc_core::SC_ZERO_TIME); }
+  // 4.x resends from the NAKed PSN, 3.1 from the WQE start.
+  bool partial_resend() const;
+
+ private:
+  bool retire_before(qp::QpContext& qp, uint32_t psn);
+  void retire_acked(qp::QpContext& qp);
+  void note_acked(qp::QpContext& qp, uint32_t psn);
+  void count_nak_in(uint32_t qpn);
+  void progress(qp::QpContext& qp);
+  void update_retry_status(qp::QpContext& qp);
+  void begin_rollback(qp::QpContext& qp, uint32_t psn);
+  std::optional<RxDrop> rx_ack_ack(qp::QpContext& qp, uint32_t psn);
+  std::optional<RxDrop> rx_ack_nak(qp::QpContext& qp, uint8_t syn, uint32_t psn);
+  std::optional<RxDrop> rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uint32_t psn);
+  void timer_thread();
+  void timer_expired(qp::QpContext& qp, uint64_t now);
+
+  ErnicShared& s_;
+  Interrupts& intr_;
+  WqeCache& cache_;
+  RetryBuf& bufs_;
+  std::function<void(uint32_t, uint32_t)>& cq_db_sink_;
+};
+
+}  // namespace ernic

@@ -1,0 +1,134 @@
+// model/ernic: the response handler's retransmission requests and timers:
+// retry counts (A-ERNIC-16), the local ACK timer (A-ERNIC-15), RNR waits,
+// the go-back asked of the QP manager, and the one timer thread for every
+// QP's deadlines (see resp_hndler.h).
+#include <fmt/format.h>
+
+#include "model/ernic/resp_hndler.h"
+#include "model/regs/fatal.h"
+#include "model/roce/psn.h"
+
+namespace ernic {
+
+using namespace sc_core;
+namespace R = regs;
+namespace F = regs::f;
+namespace FLD = regs::fld;
+
+bool RespHndler::partial_resend() const { return s_.regs.layout().gcsr_base == R::kLayout4x.gcsr_base; }
+
+// An ACK or response made progress: the retry counters start again and the
+// local ACK timer restarts (or stops when nothing is outstanding).
+void RespHndler::progress(qp::QpContext& qp) {
+  qp.retry.retry_cnt = qp.retry.rnr_cnt = 0;
+  update_retry_status(qp);
+  arm_timer(qp);
+}
+
+// STATQPi[26:24] retry count, [30:28] RNR count (saturating at 7).
+void RespHndler::update_retry_status(qp::QpContext& qp) {
+  uint32_t& st = s_.Q(qp.qpn, R::q::STATQPi);
+  st = FLD::STATQPi_RETRY_COUNT.set(st, std::min(qp.retry.retry_cnt, FLD::STATQPi_RETRY_COUNT.max()));
+  st = FLD::STATQPi_RNR_COUNT.set(st, std::min(qp.retry.rnr_cnt, FLD::STATQPi_RNR_COUNT.max()));
+}
+
+// Local ACK timeout (A-ERNIC-15): 2^TIMEOUTCONFi[5:0] ticks of
+// 2^XRNICADCONF[19:16] core cycles; 0 = no timeout.
+void RespHndler::arm_timer(qp::QpContext& qp) {
+  qp.retry.ack_deadline_ps = 0;
+  if (qp.req.osq.empty() || qp.rs.in_rnr_wait()) return;
+  const uint32_t t = FLD::TIMEOUTCONFi_ACK_TIMEOUT.get(s_.Q(qp.qpn, R::q::TIMEOUTCONFi));
+  if (t == 0) return;
+  const uint32_t e = t + FLD::XRNICADCONF_BASE_COUNT.get(s_.G(R::g::XRNICADCONF));
+  if (e >= 40) return;  // beyond any simulated run (A-ERNIC-15)
+  qp.retry.ack_deadline_ps = ClockDomain::now_ps() + (uint64_t(1) << e) * s_.core.period_ps();
+  s_.timer_ev.notify(SC_ZERO_TIME);
+}
+
+// A retry (NAK-PSN, local ACK timeout, lost READ response, implied NAK):
+// counted against TIMEOUTCONFi[10:8]; exhaustion is fatal (code 0x06)
+// unless XRNICADCONF[2] retry_cnt_fatal_dis (A-ERNIC-16).
+void RespHndler::start_retry(qp::QpContext& qp, uint32_t psn, const std::string& why) {
+  const uint32_t n = qp.qpn;
+  if (s_.fatal(n)) return;
+  // Already going back to this point or before it: nothing new.
+  if (qp.rs.retransmit_pending() && roce::psn_ge(psn, qp.retry.resend_psn)) return;
+  ++qp.retry.retry_cnt;
+  ++s_.stats.retries;
+  const uint32_t max = FLD::TIMEOUTCONFi_RETRY_CNT.get(s_.Q(n, R::q::TIMEOUTCONFi));
+  update_retry_status(qp);
+  if (qp.retry.retry_cnt > max && !(s_.G(R::g::XRNICADCONF) & FLD::XRNICADCONF_RETRY_CNT_FATAL_DIS.bit()))
+    return qp_fatal(qp, pg332::fatal::kRespHndlr, fmt::format("retry count {} exhausted ({})", max, why));
+  s_.ctx.event(s_.qp_scope(n), fmt::format("{}: resending from PSN 0x{:06x} (retry {})", why, psn, qp.retry.retry_cnt));
+  begin_rollback(qp, psn);
+}
+
+// Asks the QP manager for a go-back from psn (it runs it before any new
+// WQE of the QP, after an RNR wait if one runs).
+void RespHndler::begin_rollback(qp::QpContext& qp, uint32_t psn) {
+  qp.rs.begin_retransmit();
+  qp.retry.resend_psn = psn;
+  ++qp.retry.gen;
+  qp.retry.ack_deadline_ps = 0;
+  s_.Q(qp.qpn, R::q::STATQPi) |= F::STATQP_RETRIED;
+  update_retry_status(qp);
+  s_.trace(qp);
+  s_.timer_ev.notify(SC_ZERO_TIME);
+  s_.work_ev.notify(SC_ZERO_TIME);
+}
+
+// One thread for every QP's local ACK timer and RNR wait, and the
+// responder's coalescing ACK timeout: it sleeps until the earliest
+// deadline, so idle time costs nothing.
+void RespHndler::timer_thread() {
+  for (;;) {
+    const uint64_t now = ClockDomain::now_ps();
+    uint64_t next = UINT64_MAX;
+    for (const qp::QpContext& qp : s_.qps) {
+      if (qp.retry.ack_deadline_ps) next = std::min(next, qp.retry.ack_deadline_ps);
+      if (qp.rs.in_rnr_wait()) next = std::min(next, qp.rs.rnr_until_ps());
+      if (qp.resp.ack_due_ps) next = std::min(next, qp.resp.ack_due_ps);
+    }
+    if (next == UINT64_MAX) {
+      wait(s_.timer_ev);
+      continue;
+    }
+    if (next > now) {
+      wait(ps(next - now), s_.timer_ev);
+      continue;
+    }
+    for (uint32_t n = 1; n <= s_.cfg.num_qp; ++n) timer_expired(s_.qps[n], now);
+  }
+}
+
+void RespHndler::timer_expired(qp::QpContext& qp, uint64_t now) {
+  const uint32_t n = qp.qpn;
+  if (qp.resp.ack_due_ps && qp.resp.ack_due_ps <= now) {
+    // Coalescing timeout: the RX handler sends the ACK (it owns ACK order).
+    qp.resp.ack_due_ps = 0;
+    if (!qp.resp.ack_fire) s_.ack_fire_q.push_back(n);
+    qp.resp.ack_fire = true;
+    s_.rx_ev.notify(SC_ZERO_TIME);
+  }
+  if (qp.rs.in_rnr_wait() && qp.rs.rnr_until_ps() <= now) {
+    qp.rs.rnr_expired();
+    s_.work_ev.notify(SC_ZERO_TIME);  // the QP manager resends
+  }
+  if (qp.retry.ack_deadline_ps && qp.retry.ack_deadline_ps <= now) {
+    qp.retry.ack_deadline_ps = 0;
+    if (qp.req.osq.empty() || !qp.enabled || s_.fatal(n)) return;
+    ++s_.stats.ack_timeouts;
+    qp::Outstanding& fr = qp.req.osq.front();
+    uint32_t from = fr.first_psn;
+    if (fr.is_read) {
+      from = fr.resp_psn;
+    } else {
+      const uint32_t r = s_.Q(n, R::q::STATRESPSNi) & roce::kPsnMask;
+      if (roce::psn_gt(r, fr.first_psn) && roce::psn_le(r, fr.last_psn)) from = r;
+    }
+    if (fr.is_read) fr.reissue_wait = true;
+    start_retry(qp, from, "local ACK timeout");
+  }
+}
+
+}  // namespace ernic
