@@ -209,7 +209,7 @@ uint8_t QpSetupModel::execute(Env& env) {
 uint8_t QpSetupModel::create(Env& env) {
   namespace q = R::q;
   // Active in ERNIC (QPCONFi[0], e.g. a QP the driver connected)?
-  if (env.ernic_read(qp_addr(q::QPCONFi)) & R::f::QPCONF_EN) return finish(env, status::kPsnOrActive, State::Idle);
+  if (env.ernic_read(qp_addr(q::QPCONFi)) & R::fld::QPCONFi_EN.bit()) return finish(env, status::kPsnOrActive, State::Idle);
   set_state(env, State::ResAlloc);
   int slot = -1;
   for (uint32_t i = 0; i < pool_max_ && slot < 0; ++i)
@@ -244,7 +244,7 @@ uint8_t QpSetupModel::create(Env& env) {
       {q::TIMEOUTCONFi, timeoutconf_},
       {q::PDi, pd_},
       {q::QPADVCONFi, advconf_},
-      {q::QPCONFi, qpconf | R::f::QPCONF_EN}};
+      {q::QPCONFi, qpconf | R::fld::QPCONFi_EN.bit()}};
   for (const auto& [off, v] : path) env.ernic_write(qp_addr(off), v);
   return finish(env, status::kSuccess, State::Ready);
 }
@@ -256,13 +256,13 @@ uint8_t QpSetupModel::release(Env& env) {
   // PG332 ch.6 QP deletion, as the driver's delete_qp runs it.
   const uint32_t adconf = env.ernic_read(g_addr(R::g::XRNICADCONF));
   const uint32_t swovr = layout4x_ ? (uint32_t(qpn()) & 0xFFF) << 20 : (uint32_t(qpn()) & 0xFF) << 24;
-  env.ernic_write(g_addr(R::g::XRNICADCONF), adconf | R::f::XRNICADCONF_SWOVR | swovr);
+  env.ernic_write(g_addr(R::g::XRNICADCONF), adconf | R::fld::XRNICADCONF_SW_OVERRIDE.bit() | swovr);
   const uint32_t qpconf = qpconf_ & ~0xC1u;
   env.ernic_write(qp_addr(q::QPCONFi), qpconf);
   for (uint32_t off : {q::RQWPTRDBADDi, q::SQPIi, q::CQHEADi, q::RQCIi, q::STATRQPIDBi, q::STATCURSQPTRi, q::SQPSNi,
                        q::LSTRQREQi, q::STATMSNi})
     env.ernic_write(qp_addr(off), 0);
-  env.ernic_write(qp_addr(q::QPCONFi), qpconf | R::f::QPCONF_RECOVERY);
+  env.ernic_write(qp_addr(q::QPCONFi), qpconf | R::fld::QPCONFi_UNDER_RECOVERY.bit());
   env.ernic_write(g_addr(R::g::XRNICADCONF), adconf);
   slots_[slot].used = false;
   return finish(env, status::kSuccess, State::Idle);

@@ -10,7 +10,6 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 
 Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimContext& ctx,
@@ -46,23 +45,23 @@ uint32_t Ernic::peek(uint32_t addr) const {
   if (!d.reg) return v;
   // RESPHNDSTS[16] "sq pici db check en", which the recovery flows poll:
   // the response handler here takes doorbells at any time (A-ERNIC-19).
-  if (d.block == R::Block::Global && d.offset == R::g::RESPHNDSTS) return v | 1u << 16;
+  if (d.block == R::Block::Global && d.offset == R::g::RESPHNDSTS) return v | FLD::RESPHNDSTS_SQ_PICI_DB_CHECK_EN.bit();
   if (d.block != R::Block::Qp || d.offset != R::q::STATQPi) return v;
   // STATQPi's queue bits come from the QP's state.
   const uint32_t n = d.index;
   const qp::QpContext& qp = s_.qps[n];
   const uint32_t depth = s_.sq_depth(n);
   const uint32_t pending = depth ? (qp.req.sq_pi % depth + depth - qp.req.sq_ci) % depth : 0;
-  v &= ~(F::STATQP_SQ_EMPTY | F::STATQP_OSQ_EMPTY | F::STATQP_OSQ_FULL | F::STATQP_SQ_FULL);
-  if (pending == 0) v |= F::STATQP_SQ_EMPTY;
+  v &= ~(FLD::STATQPi_SQ_EMPTY.bit() | FLD::STATQPi_OSQ_EMPTY.bit() | FLD::STATQPi_OSQ_FULL.bit() | FLD::STATQPi_SQ_FULL.bit());
+  if (pending == 0) v |= FLD::STATQPi_SQ_EMPTY.bit();
   // SQ full: depth - 1 WQEs posted and not completed. The CQ has the SQ's
   // depth and one entry per WQE, so software that never posts beyond this
   // never has a CQE overwritten before it was read.
   const uint32_t pi = FLD::SQPIi_VALUE.get(s_.Q(n, R::q::SQPIi)), head = FLD::CQHEADi_VALUE.get(s_.Q(n, R::q::CQHEADi));
   const uint32_t uncompleted = depth ? (pi % depth + depth - head % depth) % depth : 0;
-  if (depth && uncompleted == depth - 1) v |= F::STATQP_SQ_FULL;
-  if (qp.req.osq.empty()) v |= F::STATQP_OSQ_EMPTY;
-  if (qp.req.osq.size() >= qp.req.max_out) v |= F::STATQP_OSQ_FULL;
+  if (depth && uncompleted == depth - 1) v |= FLD::STATQPi_SQ_FULL.bit();
+  if (qp.req.osq.empty()) v |= FLD::STATQPi_OSQ_EMPTY.bit();
+  if (qp.req.osq.size() >= qp.req.max_out) v |= FLD::STATQPi_OSQ_FULL.bit();
   return v;
 }
 
@@ -108,7 +107,7 @@ void Ernic::qp_register_written(uint32_t n, uint32_t off, uint32_t old, uint32_t
   qp::QpContext& qp = s_.qps[n];
   switch (off) {
     case R::q::QPCONFi: {
-      const bool en = data & F::QPCONF_EN, was = old & F::QPCONF_EN;
+      const bool en = data & FLD::QPCONFi_EN.bit(), was = old & FLD::QPCONFi_EN.bit();
       if (en != was && s_.ctx.log)
         s_.ctx.log->state(ClockDomain::now_ps(), s_.cfg.node, "core", s_.core.cycle(), n, "qp_enable", en ? "1" : "0");
       if (en && !was) {
@@ -125,7 +124,7 @@ void Ernic::qp_register_written(uint32_t n, uint32_t off, uint32_t old, uint32_t
       s_.Q(n, off) = pi;
       s_.ctx.set(s_.wave.qp[n].sq_pi, pi);
       // AXI-Lite doorbells count only with HW handshake disabled (QPCONFi[4] = 1).
-      if (s_.Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) qp_mgr_.ring(n, pi);
+      if (s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) qp_mgr_.ring(n, pi);
       break;
     }
     case R::q::RQCIi:
@@ -163,9 +162,9 @@ void Ernic::qp_register_written(uint32_t n, uint32_t off, uint32_t old, uint32_t
 void Ernic::qp_enabled(qp::QpContext& qp, uint32_t old_qpconf) {
   const uint32_t n = qp.qpn;
   qp.enabled = true;
-  if (old_qpconf & F::QPCONF_RECOVERY) {
+  if (old_qpconf & FLD::QPCONFi_UNDER_RECOVERY.bit()) {
     uint32_t& st = s_.Q(n, R::q::STATQPi);
-    st &= ~(F::STATQP_FATAL | F::STATQP_RQ_OVF | F::STATQP_RETRIED);
+    st &= ~(FLD::STATQPi_FATAL.bit() | FLD::STATQPi_RQ_OVERFLOW.bit() | FLD::STATQPi_RETRIED.bit());
     for (const R::Field f : {FLD::STATQPi_NAK_SYNDROME, FLD::STATQPi_RETRY_COUNT, FLD::STATQPi_RNR_COUNT})
       st = f.set(st, 0);
   }
@@ -190,7 +189,7 @@ void Ernic::qp_enabled(qp::QpContext& qp, uint32_t old_qpconf) {
 // Sideband doorbells (PG332 section 8; wr_addr_hndshk = QP number,
 // A-SIDEBAND-1): taken only from a QP in HW-handshake mode.
 bool Ernic::hw_handshake(uint32_t n, const char* port, uint32_t value) {
-  if (n < 1 || n > s_.cfg.num_qp || (s_.Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS)) {
+  if (n < 1 || n > s_.cfg.num_qp || (s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_HW_HANDSHAKE_DIS.bit())) {
     ++sideband_ignored_;
     s_.ctx.event(s_.scope,
                  fmt::format("{} for QP{} ignored: not in HW-handshake mode (QPCONFi[4] = 1)", port, n));
@@ -224,7 +223,7 @@ std::vector<std::string> Ernic::qp_status() const {
   const auto& L = s_.cfg.layout;
   for (uint32_t n = 1; n <= s_.cfg.num_qp; ++n) {
     const qp::QpContext& qp = s_.qps[n];
-    if (!qp.enabled && !(s_.Q(n, R::q::QPCONFi) & F::QPCONF_EN)) continue;
+    if (!qp.enabled && !(s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_EN.bit())) continue;
     out.push_back(fmt::format(
         "QP{}: QPCONF=0x{:08x} STATQP=0x{:08x} SQPI={} sq_ci={} outstanding={} CQHEAD={} "
         "SQPSN=0x{:06x} LSTRQREQ=0x{:08x} STATRQPIDB={} RQCI={}",

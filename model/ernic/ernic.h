@@ -89,11 +89,8 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   // buffer; desc.frame_len bytes of it).
   void rx_push(const seam::RxDesc& desc, roce::Bytes payload) { rx_.push(desc, std::move(payload)); }
   // ieth_immdt_axis (PG332 section 4): one 64-bit entry per immediate datum
-  // or invalidate R_Key: [31:0] ImmDt or R_Key, [39:32] type (kIeth*),
-  // [47:40] QP, [55:48] RQ producer index after the SEND (SEND kinds only).
+  // or invalidate R_Key (layout: model/regs/ieth.h).
   std::function<void(uint64_t entry)> ieth_sink;
-  static constexpr uint8_t kIethSendInv = RxPktHndler::kIethSendInv, kIethSendImm = RxPktHndler::kIethSendImm,
-                           kIethWriteImm = RxPktHndler::kIethWriteImm;
   // rx_pkt_hndler_o_rq_db_{data,addr}: an RC QP's new RQ write pointer
   // (STATRQPIDBi) once a SEND's payload is in its RQ element.
   std::function<void(uint32_t qpn, uint32_t pi)> rq_db_sink;

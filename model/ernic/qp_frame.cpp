@@ -4,7 +4,7 @@
 namespace ernic {
 
 namespace R = regs;
-namespace F = regs::f;
+namespace FLD = regs::fld;
 
 roce::Ipv6Addr local_ip6(const regs::RegisterFile& r) {
   return roce::Ipv6Addr::from_pg332_words(r.g(R::g::IPv6XADD1), r.g(R::g::IPv6XADD2), r.g(R::g::IPv6XADD3),
@@ -24,9 +24,10 @@ roce::Frame frame_template(const regs::RegisterFile& r, uint32_t n) {
   const uint32_t adv = r.q(n, R::q::QPADVCONFi);
   f.ip4.src.v = r.g(R::g::IPv4XADD);
   f.ip4.dst.v = r.q(n, R::q::IPDESADDR1i);
-  f.ip4.tos = uint8_t((adv & 0x3F) << 2);
-  f.ip4.ttl = (adv >> 8) & 0xFF ? uint8_t(adv >> 8) : 64;  // assumption A-ERNIC-4
-  if (r.q(n, R::q::QPCONFi) & F::QPCONF_IPV6) {
+  f.ip4.tos = uint8_t(FLD::QPADVCONFi_TRAFFIC_CLASS.get(adv) << 2);  // the DSCP, ECN 0
+  const uint32_t ttl = FLD::QPADVCONFi_TTL.get(adv);
+  f.ip4.ttl = ttl ? uint8_t(ttl) : 64;  // assumption A-ERNIC-4
+  if (r.q(n, R::q::QPCONFi) & FLD::QPCONFi_IPV6.bit()) {
     // QPCONFi[7]: IPv6 (next header 17; traffic class and hop limit as the
     // IPv4 TOS and TTL above, flow label 0: assumption A-IPV6-1).
     f.ipv6 = true;
@@ -38,8 +39,9 @@ roce::Frame frame_template(const regs::RegisterFile& r, uint32_t n) {
     f.ip6.hop_limit = f.ip4.ttl;
   }
   f.udp.sport = uint16_t(r.g(R::g::XRNICCONF) >> r.layout().udp_sport_shift);
-  f.bth.pkey = (adv >> 16) ? uint16_t(adv >> 16) : 0xFFFF;
-  f.bth.dest_qp = r.q(n, R::q::DESTQPCONFi) & 0xFFFFFF;
+  const uint32_t pkey = FLD::QPADVCONFi_PKEY.get(adv);
+  f.bth.pkey = pkey ? uint16_t(pkey) : roce::kDefaultPkey;
+  f.bth.dest_qp = FLD::DESTQPCONFi_QPN.get(r.q(n, R::q::DESTQPCONFi));
   return f;
 }
 

@@ -11,7 +11,6 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 using W = ErnicWaveform;
 
@@ -41,14 +40,14 @@ void QpMgr::apply_doorbells() {
 
 bool QpMgr::sw_override(uint32_t qpn) const {
   const uint32_t a = s_.G(R::g::XRNICADCONF);
-  return (a & F::XRNICADCONF_SWOVR) && ((a >> s_.cfg.layout.swovr_qpn_shift) & 0xFF) == (qpn & 0xFF);
+  return (a & FLD::XRNICADCONF_SW_OVERRIDE.bit()) && ((a >> s_.cfg.layout.swovr_qpn_shift) & 0xFF) == (qpn & 0xFF);
 }
 
 // ---------------------------------------------------------------- dispatch
 
 bool QpMgr::has_work(const qp::QpContext& qp) const {
   const uint32_t n = qp.qpn;
-  const bool nic_on = s_.G(R::g::XRNICCONF) & F::XRNICCONF_EN;
+  const bool nic_on = s_.G(R::g::XRNICCONF) & FLD::XRNICCONF_EN.bit();
   // Disabled with WQEs outstanding: they are flushed (A-ERNIC-27).
   if (!qp.enabled) return !qp.req.osq.empty() && nic_on;
   if (!nic_on) return false;
@@ -230,7 +229,7 @@ void QpMgr::resend(qp::QpContext& qp) {
 
 bool QpMgr::can_prefetch(const qp::QpContext& qp) const {
   const uint32_t n = qp.qpn;
-  if (!qp.enabled || !(s_.G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return false;
+  if (!qp.enabled || !(s_.G(R::g::XRNICCONF) & FLD::XRNICCONF_EN.bit())) return false;
   if (sw_override(n)) return false;  // being re-pointed (A-SIDEBAND-2)
   if (s_.fatal(n)) return false;
   const uint32_t depth = s_.sq_depth(n);

@@ -15,12 +15,10 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 namespace fatal = pg332::fatal;
 
 namespace {
-uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 // IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
 constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
                                         48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
@@ -38,8 +36,8 @@ RespHndler::RespHndler(sc_module_name name, ErnicShared& s, Interrupts& intr, Wq
 void RespHndler::complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   const uint32_t n = qp.qpn;
   const uint32_t depth = s_.sq_depth(n) ? s_.sq_depth(n) : 1;  // the CQ has the SQ's depth
-  const uint32_t head = lo16(s_.Q(n, R::q::CQHEADi)) % depth;
-  if (s_.Q(n, R::q::QPCONFi) & F::QPCONF_CQE_WR) {
+  const uint32_t head = FLD::CQHEADi_VALUE.get(s_.Q(n, R::q::CQHEADi)) % depth;
+  if (s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_CQE_WRITE_EN.bit()) {
     const uint32_t cqe = pg332::encode_cqe({wrid, wqe_opcode, error});
     s_.dma_cmpl.write32(s_.q64(n, R::q::CQBAi, R::q::CQBAMSBi) + uint64_t(head) * pg332::kCqeBytes, cqe, n);
     ++s_.stats.cqes_written;
@@ -50,14 +48,14 @@ void RespHndler::complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, 
   const uint32_t new_head = (head + 1) % depth;
   s_.Q(n, R::q::CQHEADi) = new_head;
   s_.dma_cmpl.write32(s_.q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
-  if (!(s_.Q(n, R::q::QPCONFi) & F::QPCONF_HWHS_DIS) && cq_db_sink_) {
+  if (!(s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) && cq_db_sink_) {
     s_.ctx.set(s_.wave.cq_db_addr, (n * 4) & 0x3FF);
     s_.ctx.set(s_.wave.cq_db_cnt, new_head);
     cq_db_sink_(n, new_head);  // resp_hndler_o_send_cq_db
   }
-  if (s_.Q(n, R::q::QPCONFi) & F::QPCONF_CQ_IRQ) {
+  if (s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_CQ_IRQ_EN.bit()) {
     intr_.bank_set(s_.regs.layout().cq_int_bank, n);
-    intr_.raise(F::INT_WQE_DONE);
+    intr_.raise(FLD::INTSTS_WQE_DONE.bit());
   }
   s_.trace(qp);
   s_.work_ev.notify(SC_ZERO_TIME);
@@ -76,7 +74,7 @@ void RespHndler::qp_fatal(qp::QpContext& qp, uint8_t code, const std::string& wh
   const uint32_t n = qp.qpn;
   if (s_.fatal(n)) return;
   ++s_.stats.fatal_events;
-  s_.Q(n, R::q::STATQPi) |= F::STATQP_FATAL;
+  s_.Q(n, R::q::STATQPi) |= FLD::STATQPi_FATAL.bit();
   s_.ctx.set(s_.wave.qp[n].fatal, 1);  // in the waveform at the instant the QP turns fatal
   cache_.drop(qp);                     // the flush reads the SQ from sq_ci again
   if (s_.ctx.log)
@@ -87,7 +85,7 @@ void RespHndler::qp_fatal(qp::QpContext& qp, uint8_t code, const std::string& wh
   const uint64_t base = s_.regs.g64(R::g::IPKTERRQBA, R::g::IPKTERRQBAMSB);
   const uint32_t size = FLD::IPKTERRQSZ_NUM.get(s_.G(R::g::IPKTERRQSZ));
   if (base && size) {
-    const uint32_t wp = lo16(s_.G(R::g::IPKTERRQWPTR)) % size;
+    const uint32_t wp = FLD::IPKTERRQWPTR_VALUE.get(s_.G(R::g::IPKTERRQWPTR)) % size;
     s_.dma_cmpl.write32(base + uint64_t(wp) * pg332::kErrQueueEntryBytes, pg332::encode_err_entry(n, code));
     s_.dma_cmpl.write32(base + uint64_t(wp) * pg332::kErrQueueEntryBytes + 4, 0);
     s_.G(R::g::IPKTERRQWPTR) = (wp + 1) % size;  // the hardware wraps and never checks overflow
@@ -97,7 +95,7 @@ void RespHndler::qp_fatal(qp::QpContext& qp, uint8_t code, const std::string& wh
   qp.rs.rnr_expired();
   qp.req.buf_need = 0;
   flush_outstanding(qp);
-  intr_.raise(F::INT_FATAL);
+  intr_.raise(FLD::INTSTS_FATAL.bit());
   s_.trace(qp);
 }
 
@@ -126,7 +124,7 @@ std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Fr
     }
     return RxDrop{"READ response without an outstanding READ"};
   }
-  s_.G(R::g::RESPHNDSTS) = (s_.G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);
+  s_.G(R::g::RESPHNDSTS) = FLD::RESPHNDSTS_ARB_QP.set(s_.G(R::g::RESPHNDSTS), n);
   qp::Outstanding& rd = osq[ri];
   const uint32_t p = f.bth.psn;
   if (roce::psn_lt(p, rd.resp_psn)) {
@@ -176,7 +174,7 @@ std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Fr
       qp_fatal(qp, fatal::kBadAeth, fmt::format("{} without AETH", oi.name));
       return std::nullopt;
     }
-    if (roce::aeth::type(f.aeth->syndrome) != 0) {
+    if (roce::aeth::type(f.aeth->syndrome) != roce::aeth::kTypeAck) {
       qp_fatal(qp, fatal::kBadAeth, fmt::format("{} with AETH syndrome 0x{:02x}", oi.name, f.aeth->syndrome));
       return std::nullopt;
     }
@@ -286,24 +284,24 @@ void RespHndler::rx_cnp(qp::QpContext& qp) {
 // ------------------------------------------------------------ ACK / NAK
 
 void RespHndler::count_nak_in(uint32_t qpn) {
-  s_.G(R::g::INNAKPKTCNT) = lo16(s_.G(R::g::INNAKPKTCNT) + 1);
-  const uint32_t v = s_.G(R::g::INNCKPKTSTS);
-  s_.G(R::g::INNCKPKTSTS) = FLD::INNCKPKTSTS_COUNT.set(FLD::INNCKPKTSTS_QP.set(0, qpn & 0xFF),
-                                                      lo16(FLD::INNCKPKTSTS_COUNT.get(v) + 1));
+  s_.G(R::g::INNAKPKTCNT) = FLD::INNAKPKTCNT_COUNT.inc(s_.G(R::g::INNAKPKTCNT));
+  uint32_t& sts = s_.G(R::g::INNCKPKTSTS);
+  sts = FLD::INNCKPKTSTS_COUNT.inc(FLD::INNCKPKTSTS_QP.set(sts, qpn));
 }
 
 std::optional<RxDrop> RespHndler::rx_ack(qp::QpContext& qp, const roce::Frame& f) {
   const uint32_t n = qp.qpn;
   if (!f.aeth) return RxDrop{"ACK without AETH"};
-  s_.G(R::g::RESPHNDSTS) = (s_.G(R::g::RESPHNDSTS) & ~0xFFu) | (n & 0xFF);  // the QP the response handler took
+  s_.G(R::g::RESPHNDSTS) = FLD::RESPHNDSTS_ARB_QP.set(s_.G(R::g::RESPHNDSTS), n);  // the QP the response handler took
   const uint8_t syn = f.aeth->syndrome;
   const uint32_t psn = f.bth.psn;
   // IBTA 9.7.5.1: type 10 is reserved, and NAK codes above 4 (0x65..0x7F).
-  if (roce::aeth::type(syn) == 2 || (roce::aeth::type(syn) == 3 && (syn & 0x1F) > 4))
+  namespace aeth = roce::aeth;
+  if (aeth::type(syn) == aeth::kTypeReserved || (aeth::type(syn) == aeth::kTypeNak && aeth::value(syn) > aeth::kNakCodeMax))
     return RxDrop{fmt::format("malformed AETH: syndrome 0x{:02x}", syn), seam::kSynAeth};
-  switch (roce::aeth::type(syn)) {
-    case 0: return rx_ack_ack(qp, psn);
-    case 3: return rx_ack_nak(qp, syn, psn);
+  switch (aeth::type(syn)) {
+    case aeth::kTypeAck: return rx_ack_ack(qp, psn);
+    case aeth::kTypeNak: return rx_ack_nak(qp, syn, psn);
     default: return rx_ack_rnr(qp, syn, psn);
   }
 }
@@ -364,7 +362,7 @@ std::optional<RxDrop> RespHndler::rx_ack_nak(qp::QpContext& qp, uint8_t syn, uin
   const uint32_t n = qp.qpn;
   ++s_.stats.naks_received;
   count_nak_in(n);
-  s_.Q(n, R::q::STATQPi) = FLD::STATQPi_NAK_SYNDROME.set(s_.Q(n, R::q::STATQPi), syn & 0x7F);
+  s_.Q(n, R::q::STATQPi) = FLD::STATQPi_NAK_SYNDROME.set(s_.Q(n, R::q::STATQPi), syn);
   if (syn != roce::aeth::kNakPsnSeq) {
     qp_fatal(qp, fatal::kRemote, fmt::format("NAK 0x{:02x} received", syn));
     return std::nullopt;
@@ -403,7 +401,7 @@ std::optional<RxDrop> RespHndler::rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uin
   ++s_.stats.naks_received;
   ++s_.stats.rnr_naks_received;
   count_nak_in(n);  // an RNR NAK is a NAK (A-CNT-1)
-  s_.Q(n, R::q::STATQPi) = FLD::STATQPi_NAK_SYNDROME.set(s_.Q(n, R::q::STATQPi), syn & 0x7F);
+  s_.Q(n, R::q::STATQPi) = FLD::STATQPi_NAK_SYNDROME.set(s_.Q(n, R::q::STATQPi), syn);
   // Stale (that PSN is acknowledged), or a repeat of the RNR NAK whose wait
   // is running (same PSN): ignored, neither counted against the RNR retry
   // count nor restarting the wait (qib, blue-rdma).
@@ -427,9 +425,9 @@ std::optional<RxDrop> RespHndler::rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uin
     qp_fatal(qp, fatal::kRnr, fmt::format("RNR retry count {} exhausted (RNR NAK at PSN 0x{:06x})", max, psn));
     return std::nullopt;
   }
-  const uint64_t wait_ps = uint64_t(kRnrTimer10us[syn & 0x1F]) * 10'000'000ull;
+  const uint64_t wait_ps = uint64_t(kRnrTimer10us[roce::aeth::value(syn)]) * 10'000'000ull;
   s_.ctx.event(s_.qp_scope(n), fmt::format("RNR NAK (timer code {}) at PSN 0x{:06x}: resending after {} us (RNR retry {})",
-                                           syn & 0x1F, psn, wait_ps / 1'000'000, qp.retry.rnr_cnt));
+                                           roce::aeth::value(syn), psn, wait_ps / 1'000'000, qp.retry.rnr_cnt));
   qp.rs.rnr_wait(ClockDomain::now_ps() + wait_ps);
   qp.retry.rnr_psn = psn;
   // The RNR NAK acknowledges every PSN before it: a READ still waiting for

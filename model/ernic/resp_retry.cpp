@@ -12,7 +12,6 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 
 bool RespHndler::partial_resend() const { return s_.regs.layout().gcsr_base == R::kLayout4x.gcsr_base; }
@@ -70,7 +69,7 @@ void RespHndler::begin_rollback(qp::QpContext& qp, uint32_t psn) {
   qp.retry.resend_psn = psn;
   ++qp.retry.gen;
   qp.retry.ack_deadline_ps = 0;
-  s_.Q(qp.qpn, R::q::STATQPi) |= F::STATQP_RETRIED;
+  s_.Q(qp.qpn, R::q::STATQPi) |= FLD::STATQPi_RETRIED.bit();
   update_retry_status(qp);
   s_.trace(qp);
   s_.timer_ev.notify(SC_ZERO_TIME);

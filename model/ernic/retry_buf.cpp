@@ -5,17 +5,18 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
+namespace FLD = regs::fld;
 
 RetryBuf::RetryBuf(sc_module_name name, ErnicShared& s) : sc_module(name), s_(s) { SC_THREAD(copy_thread); }
 
 bool RetryBuf::configured() const {
   const uint32_t sz = s_.G(R::g::DATBUFSZ);
-  return (s_.G(R::g::DATBUFBA) | s_.G(R::g::DATBUFBAMSB)) != 0 && (sz & 0xFFFF) != 0 && (sz >> 16) != 0;
+  return s_.regs.g64(R::g::DATBUFBA, R::g::DATBUFBAMSB) != 0 && FLD::DATBUFSZ_NUM.get(sz) != 0 &&
+         FLD::DATBUFSZ_SIZE.get(sz) != 0;
 }
 
 uint64_t RetryBuf::addr(uint32_t idx) const {
-  const uint64_t base = uint64_t(s_.G(R::g::DATBUFBA)) | uint64_t(s_.G(R::g::DATBUFBAMSB)) << 32;
-  return base + uint64_t(idx) * (cfg_ >> 16);
+  return s_.regs.g64(R::g::DATBUFBA, R::g::DATBUFBAMSB) + uint64_t(idx) * FLD::DATBUFSZ_SIZE.get(cfg_);
 }
 
 bool RetryBuf::alloc(qp::QpContext& qp, uint32_t length, std::vector<uint32_t>& out) {
@@ -25,9 +26,9 @@ bool RetryBuf::alloc(qp::QpContext& qp, uint32_t length, std::vector<uint32_t>& 
   if (cfg != cfg_ && used_ == 0) {
     cfg_ = cfg;
     free_.clear();
-    for (uint32_t i = 0; i < (cfg & 0xFFFF); ++i) free_.push_back(i);
+    for (uint32_t i = 0; i < FLD::DATBUFSZ_NUM.get(cfg); ++i) free_.push_back(i);
   }
-  const uint32_t size = cfg_ >> 16, total = cfg_ & 0xFFFF;
+  const uint32_t size = FLD::DATBUFSZ_SIZE.get(cfg_), total = FLD::DATBUFSZ_NUM.get(cfg_);
   const uint32_t need = uint32_t((uint64_t(length) + size - 1) / size);
   if (need > total) return true;
   if (free_.size() < need) {
@@ -52,7 +53,7 @@ void RetryBuf::free(qp::Outstanding& o) {
 
 void RetryBuf::io(const std::vector<uint32_t>& bufs, uint32_t off, uint8_t* data, uint32_t len, bool write,
                   bool with_latency, uint32_t qpn) {
-  const uint32_t size = cfg_ >> 16;
+  const uint32_t size = FLD::DATBUFSZ_SIZE.get(cfg_);
   uint32_t done = 0;
   while (done < len) {
     const uint32_t pos = off + done;

@@ -16,11 +16,9 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 
 namespace {
-uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 roce::Ipv6Addr ip6_of(const seam::Ip& ip) {
   roce::Ipv6Addr a;
   std::copy(ip.begin(), ip.end(), a.b.begin());
@@ -155,18 +153,18 @@ void RxPktHndler::drop(const std::string& why, uint32_t syndrome) {
   // ERRBUFSZ[31:16]-byte entries; ERRBUFWPTR counts them; INTSTS[0] is
   // raised (A-ERNIC-18).
   ++s_.stats.validation_errors;
-  intr_.raise(F::INT_PKT_VALID_ERR);
-  if (!(s_.G(R::g::XRNICCONF) & F::XRNICCONF_ERRBUF_EN)) return;
+  intr_.raise(FLD::INTSTS_PKT_VALID_ERR.bit());
+  if (!(s_.G(R::g::XRNICCONF) & FLD::XRNICCONF_ERRBUF_EN.bit())) return;
   const uint64_t base = s_.regs.g64(R::g::ERRBUFBA, R::g::ERRBUFBAMSB);
   const uint32_t num = FLD::ERRBUFSZ_NUM.get(s_.G(R::g::ERRBUFSZ)), size = FLD::ERRBUFSZ_SIZE.get(s_.G(R::g::ERRBUFSZ));
   if (!base || !num || size < 4) return;
-  const uint32_t wp = lo16(s_.G(R::g::ERRBUFWPTR));
+  const uint32_t wp = FLD::ERRBUFWPTR_VALUE.get(s_.G(R::g::ERRBUFWPTR));
   std::vector<uint8_t> e(size, 0);
   roce::put_le32(e.data(), syndrome);
   const roce::Bytes hdr = seam::rx_header_bytes(*desc_);
   std::copy_n(hdr.begin(), std::min<size_t>(size - 4, hdr.size()), e.begin() + 4);
   s_.dma_rx.write(base + uint64_t(wp % num) * size, e.data(), e.size());
-  s_.G(R::g::ERRBUFWPTR) = lo16(wp + 1);
+  s_.G(R::g::ERRBUFWPTR) = FLD::ERRBUFWPTR_VALUE.set(0, wp + 1);
   s_.ctx.event(s_.block_scope(*this), fmt::format("validation failure ({}), syndrome 0x{:08x}, error buffer entry {}",
                                                 why, syndrome, wp % num));
 }
@@ -190,7 +188,7 @@ uint32_t RxPktHndler::validate(const seam::RxDesc& d, std::string& why) {
   }
   if (syn & seam::kSynFcs) why += std::string(why.empty() ? "" : ", ") + "FCS";
   // PG332 Table 2-3: IPv4 flags other than 010 (DF) or a fragment offset.
-  if (!d.ipv6 && d.ip_frag != 0x4000) fail(seam::kSynIpFlags, "IPv4 flags / fragment offset");
+  if (!d.ipv6 && d.ip_frag != roce::kIpv4FlagsDf) fail(seam::kSynIpFlags, "IPv4 flags / fragment offset");
   const roce::Frame tmpl_local = frame_template(s_.regs, 1);
   if (d.eth_dst != mac_of(tmpl_local.eth.src)) fail(seam::kSynMacDa, "MAC DA");
   if (d.ipv6 ? ip6_of(d.ip_dst) != local_ip6(s_.regs) : ip4_of(d.ip_dst) != s_.G(R::g::IPv4XADD))
@@ -199,7 +197,7 @@ uint32_t RxPktHndler::validate(const seam::RxDesc& d, std::string& why) {
   const uint32_t n = d.dest_qp;
   const uint32_t enabled_qps = s_.regs.layout().qp_count_in_xrnicconf
                                    ? FLD::XRNICCONF_NUM_QP.get(s_.G(R::g::XRNICCONF))
-                                   : s_.G(R::g::XRNIC_CONF_QP_EN) & 0xFFF;
+                                   : regs::fld4x::XRNIC_CONF_QP_EN_NUM_QP.get(s_.G(R::g::XRNIC_CONF_QP_EN));
   const bool qp_ok = n != 0 && n <= s_.cfg.num_qp && n <= enabled_qps && s_.qps[n].enabled;
   if (!qp_ok)
     fail(seam::kSynQp, n == 0 || n > s_.cfg.num_qp || n > enabled_qps ? "QP unsupported" : "QP disabled");
@@ -222,7 +220,7 @@ void RxPktHndler::handle(const RxFrame& r) {
     ~Clear() { p = nullptr; }
   } clear{desc_};
   s_.regs.add16(R::g::INALLDRPPKTCNT, false);
-  if (!(s_.G(R::g::XRNICCONF) & F::XRNICCONF_EN)) return drop("ERNIC disabled");
+  if (!(s_.G(R::g::XRNICCONF) & FLD::XRNICCONF_EN.bit())) return drop("ERNIC disabled");
   s_.ctx.set(s_.wave.rx_opcode, d.opcode);
   std::string why;
   if (const uint32_t syn = validate(d, why)) return drop(why, syn);
@@ -232,8 +230,7 @@ void RxPktHndler::handle(const RxFrame& r) {
   if (n != 1 && s_.fatal(n)) return drop("QP fatal");
   const roce::Frame f = seam::frame_from_rx_desc(d, r.payload);
   if (*sinks_.rx_taken) (*sinks_.rx_taken)(f);
-  s_.G(R::g::LSTINPKT) = FLD::LSTINPKT_PSN.set(FLD::LSTINPKT_QP.set(FLD::LSTINPKT_OPCODE.set(0, f.bth.opcode), n & 0xFF),
-                                               f.bth.psn & 0xFFFF);
+  s_.G(R::g::LSTINPKT) = ErnicShared::last_packet(f.bth.opcode, n, f.bth.psn);
   if (n == 1) return rx_qp1(f, d);
   dispatch(qp, f);
 }
@@ -246,9 +243,9 @@ void RxPktHndler::dispatch(qp::QpContext& qp, const roce::Frame& f) {
   if (oi->kind == roce::OpKind::Cnp) return resp_.rx_cnp(qp);
   // ECN CE (11) on an arriving packet: a CNP must be sent to its sender;
   // software does that on QP1 (PG332): CNPSCHDSTS bit and INTSTS[8].
-  if (((f.ipv6 ? f.ip6.traffic_class : f.ip4.tos) & 0x3) == 0x3) {
+  if (((f.ipv6 ? f.ip6.traffic_class : f.ip4.tos) & roce::kEcnMask) == roce::kEcnCe) {
     intr_.bank_set(s_.regs.layout().cnp_bank, n);
-    intr_.raise(F::INT_CNP);
+    intr_.raise(FLD::INTSTS_CNP.bit());
   }
   std::optional<RxDrop> refused;
   switch (oi->kind) {
@@ -257,7 +254,7 @@ void RxPktHndler::dispatch(qp::QpContext& qp, const roce::Frame& f) {
       break;
     case roce::OpKind::Send:
     case roce::OpKind::Write:
-      if ((f.bth.opcode >> 5) != 0) return unsupported(qp, f);
+      if (roce::transport(f.bth.opcode) != roce::Transport::RC) return unsupported(qp, f);
       return rx_request(qp, f);
     case roce::OpKind::ReadRequest:
       return rx_request(qp, f);
@@ -281,7 +278,7 @@ void RxPktHndler::dispatch(qp::QpContext& qp, const roce::Frame& f) {
 // STATRQBUFCAi / MSBi: the address of the RQ element the next SEND fills,
 // in RQBAi's format (A-CNT-1).
 void RxPktHndler::set_rq_buf_ca(uint32_t qpn, uint64_t addr) {
-  s_.Q(qpn, R::q::STATRQBUFCAi) = uint32_t(addr) & ~0xFFu;
+  s_.Q(qpn, R::q::STATRQBUFCAi) = uint32_t(addr) & FLD::STATRQBUFCAi_ADDR.mask();
   s_.Q(qpn, R::q::STATRQBUFCAMSBi) = uint32_t(addr >> 32);
 }
 
@@ -289,8 +286,8 @@ void RxPktHndler::rx_qp1(const roce::Frame& f, const seam::RxDesc& d) {
   if (f.bth.opcode != roce::op::UD_SEND_ONLY || !f.deth) return drop("QP1 accepts UD SEND_ONLY only");
   const uint32_t depth = s_.rq_depth(1);
   if (depth == 0) return drop("QP1 RQ depth is 0");
-  const uint32_t pi = lo16(s_.Q(1, R::q::STATRQPIDBi)) % depth;
-  const uint32_t ci = lo16(s_.Q(1, R::q::RQCIi)) % depth;
+  const uint32_t pi = FLD::STATRQPIDBi_VALUE.get(s_.Q(1, R::q::STATRQPIDBi)) % depth;
+  const uint32_t ci = FLD::RQCIi_VALUE.get(s_.Q(1, R::q::RQCIi)) % depth;
   if ((pi + 1) % depth == ci) return drop("QP1 RQ full");
   // 3.x QP1 element: a 40-byte L3 slot (IPv4: 20 zero bytes then the IPv4
   // header; IPv6: the IPv6 header), then UDP, BTH, DETH and the MAD.
@@ -310,8 +307,8 @@ void RxPktHndler::rx_qp1(const roce::Frame& f, const seam::RxDesc& d) {
   s_.dma_rx.write32(s_.q64(1, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, 1u);
   s_.regs.add16(R::g::INAMPKTCNT, true);
   ++s_.stats.mads_received;
-  if (s_.Q(1, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) intr_.bank_set(s_.regs.layout().rq_int_bank, 1);
-  intr_.raise(F::INT_MAD);
+  if (s_.Q(1, R::q::QPCONFi) & FLD::QPCONFi_RQ_IRQ_EN.bit()) intr_.bank_set(s_.regs.layout().rq_int_bank, 1);
+  intr_.raise(FLD::INTSTS_MAD.bit());
 }
 
 }  // namespace ernic

@@ -63,8 +63,6 @@ class RxPktHndler : public sc_core::sc_module {
   // format, A-CNT-1); the top sets element 0 when RQBAi is written.
   void set_rq_buf_ca(uint32_t qpn, uint64_t addr);
 
-  // ieth_immdt entry types ([39:32]).
-  static constexpr uint8_t kIethSendInv = 1, kIethSendImm = 2, kIethWriteImm = 3;
 
  private:
   struct RxFrame {

@@ -6,6 +6,7 @@
 #include "model/ernic/qp_frame.h"
 #include "model/ernic/rx_pkt_hndler.h"
 #include "model/regs/fatal.h"
+#include "model/regs/ieth.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
 
@@ -14,12 +15,11 @@ namespace ernic {
 using namespace sc_core;
 using roce::OpPos;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 namespace fatal = pg332::fatal;
+using Acc = regs::val::ACCESSDESC_ACCESS;
 
 namespace {
-uint32_t lo16(uint32_t v) { return v & 0xFFFF; }
 bool ends_message(const roce::OpcodeInfo& oi) { return oi.pos == OpPos::Last || oi.pos == OpPos::Only; }
 bool starts_message(const roce::OpcodeInfo& oi) { return oi.pos == OpPos::First || oi.pos == OpPos::Only; }
 }  // namespace
@@ -149,17 +149,16 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
   auto& rs = qp.resp;
   const size_t len = f.payload.size();
   const uint32_t depth = s_.rq_depth(n);
-  const uint32_t pi = depth ? lo16(s_.Q(n, R::q::STATRQPIDBi)) % depth : 0;
-  const uint32_t ci = depth ? lo16(s_.Q(n, R::q::RQCIi)) % depth : 0;
+  const uint32_t pi = depth ? FLD::STATRQPIDBi_VALUE.get(s_.Q(n, R::q::STATRQPIDBi)) % depth : 0;
+  const uint32_t ci = depth ? FLD::RQCIi_VALUE.get(s_.Q(n, R::q::RQCIi)) % depth : 0;
   if (starts_message(oi)) {
     if (depth == 0 || (pi + 1) % depth == ci) {
       // RQ full: RNR NAK with TIMEOUTCONFi[20:16]; the PSN is not consumed.
       const uint8_t timer = uint8_t(FLD::TIMEOUTCONFi_RNR_TIMER.get(s_.Q(n, R::q::TIMEOUTCONFi)));
-      s_.Q(n, R::q::STATQPi) |= F::STATQP_RQ_OVF;
-      const uint32_t v = s_.G(R::g::OUTRNRPKTSTS);
-      s_.G(R::g::OUTRNRPKTSTS) = FLD::OUTRNRPKTSTS_COUNT.set(FLD::OUTRNRPKTSTS_QP.set(0, n & 0xFF),
-                                                            lo16(FLD::OUTRNRPKTSTS_COUNT.get(v) + 1));
-      intr_.raise(F::INT_RNR_NAK);
+      s_.Q(n, R::q::STATQPi) |= FLD::STATQPi_RQ_OVERFLOW.bit();
+      uint32_t& sts = s_.G(R::g::OUTRNRPKTSTS);
+      sts = FLD::OUTRNRPKTSTS_COUNT.inc(FLD::OUTRNRPKTSTS_QP.set(sts, n));
+      intr_.raise(FLD::INTSTS_RNR_NAK.bit());
       rs.rnr_nak_sent = true;
       send_ack(n, roce::aeth::rnr_nak(timer), f.bth.psn);
       s_.trace(qp);
@@ -188,9 +187,9 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
       s_.ctx.set(s_.wave.rq_db_data, npi);
       (*sinks_.rq_db)(n, npi);
     }
-    if (s_.Q(n, R::q::QPCONFi) & F::QPCONF_RQ_IRQ) {
+    if (s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_RQ_IRQ_EN.bit()) {
       intr_.bank_set(s_.regs.layout().rq_int_bank, n);
-      intr_.raise(F::INT_RQ_PKT);
+      intr_.raise(FLD::INTSTS_RQ_PKT.bit());
     }
     rs.send_off = 0;
   }
@@ -203,14 +202,17 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
 void RxPktHndler::rx_immediate(qp::QpContext& qp, const roce::Frame& f) {
   const uint32_t n = qp.qpn;
   const bool is_write = roce::opcode_info(f.bth.opcode)->kind == roce::OpKind::Write;
-  const uint8_t type = f.ieth ? kIethSendInv : is_write ? kIethWriteImm : kIethSendImm;
+  using pg332::IethType;
+  const IethType type = f.ieth ? IethType::send_inv : is_write ? IethType::write_imm : IethType::send_imm;
   const uint32_t data = f.ieth ? *f.ieth : *f.immdt;
-  const uint32_t rq_pi = is_write ? 0 : lo16(s_.Q(n, R::q::STATRQPIDBi)) & 0xFF;
-  const uint64_t entry = uint64_t(data) | uint64_t(type) << 32 | uint64_t(n & 0xFF) << 40 | uint64_t(rq_pi) << 48;
+  const uint8_t rq_pi = is_write ? 0 : uint8_t(FLD::STATRQPIDBi_VALUE.get(s_.Q(n, R::q::STATRQPIDBi)));
+  const uint64_t entry = pg332::encode_ieth({data, type, uint8_t(n), rq_pi});
   if (s_.ctx.log)
     s_.ctx.log->state(ClockDomain::now_ps(), s_.cfg.node, "core", s_.core.cycle(), n, "ieth_immdt",
                       fmt::format("0x{:014x} ({} 0x{:08x}{})", entry,
-                                  type == kIethSendInv ? "SEND_INV" : type == kIethSendImm ? "SEND_IMM" : "WRITE_IMM",
+                                  type == IethType::send_inv   ? "SEND_INV"
+                                  : type == IethType::send_imm ? "SEND_IMM"
+                                                               : "WRITE_IMM",
                                   data, is_write ? "" : fmt::format(", RQ PI {}", rq_pi)));
   if (*sinks_.ieth) (*sinks_.ieth)(entry);
 }
@@ -256,17 +258,16 @@ void RxPktHndler::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
   a.bth.opcode = roce::op::RC_ACK;
   a.bth.psn = psn & roce::kPsnMask;
   a.aeth = roce::Aeth{syndrome, msn};
-  s_.G(R::g::LSTOUTPKT) =
-      FLD::LSTOUTPKT_PSN.set(FLD::LSTOUTPKT_QP.set(FLD::LSTOUTPKT_OPCODE.set(0, roce::op::RC_ACK), n & 0xFF), psn & 0xFFFF);
-  if (roce::aeth::type(syndrome) == 0) {
+  s_.G(R::g::LSTOUTPKT) = ErnicShared::last_packet(roce::op::RC_ACK, n, psn);
+  if (roce::aeth::type(syndrome) == roce::aeth::kTypeAck) {
     s_.regs.add16(R::g::OUTAMPKTCNT, false);
     ++s_.stats.acks_sent;
   } else {
-    s_.G(R::g::OUTNAKPKTCNT) = lo16(s_.G(R::g::OUTNAKPKTCNT) + 1);
+    s_.G(R::g::OUTNAKPKTCNT) = FLD::OUTNAKPKTCNT_COUNT.inc(s_.G(R::g::OUTNAKPKTCNT));
     ++s_.stats.naks_sent;
     // A request refused with NAK-invalid / remote access / remote operational
     // is an invalid packet; out-of-sequence ones count where they arrive (A-CNT-1).
-    if (roce::aeth::type(syndrome) == 3 && syndrome != roce::aeth::kNakPsnSeq) s_.regs.add16(R::g::ININVDUPCNT, false);
+    if (roce::aeth::type(syndrome) == roce::aeth::kTypeNak && syndrome != roce::aeth::kNakPsnSeq) s_.regs.add16(R::g::ININVDUPCNT, false);
   }
   tx_.send(a);
 }
@@ -279,7 +280,7 @@ uint8_t RxPktHndler::check_reth(uint32_t n, const roce::Reth& r, bool read, uint
     why = reason;
     return code;
   };
-  const uint32_t idx = r.rkey >> 8;
+  const uint32_t idx = R::rkey_index(r.rkey);
   if (idx >= s_.cfg.num_mr) return fail(fatal::kRkey, "R_Key index beyond the MR table");
   MrContext e;  // the register entry (table) or the CAM / host-table context (mr_cache: cam)
   if (!s_.mr_lookup->lookup(idx, e, n)) return fail(fatal::kRkey, "MR context fetch failed");
@@ -290,9 +291,9 @@ uint8_t RxPktHndler::check_reth(uint32_t n, const roce::Reth& r, bool read, uint
   // failing give 0x17 (A-ERNIC-7).
   const char* key_fail = nullptr;
   if (FLD::PDi_PD.get(e.word(R::m::PDPDNUM)) != FLD::PDi_PD.get(s_.Q(n, R::q::PDi))) key_fail = "PD mismatch";
-  else if ((e.word(R::m::BUFRKEY) & 0xFF) != (r.rkey & 0xFF)) key_fail = "R_Key key byte mismatch";
-  else if (read && acc != F::ACCESS_READ && acc != F::ACCESS_RW) key_fail = "MR does not allow remote read";
-  else if (!read && acc != F::ACCESS_WRITE && acc != F::ACCESS_RW) key_fail = "MR does not allow remote write";
+  else if (FLD::BUFRKEY_KEY.get(e.word(R::m::BUFRKEY)) != R::rkey_key(r.rkey)) key_fail = "R_Key key byte mismatch";
+  else if (read && acc != R::u(Acc::READ) && acc != R::u(Acc::READ_WRITE)) key_fail = "MR does not allow remote read";
+  else if (!read && acc != R::u(Acc::WRITE) && acc != R::u(Acc::READ_WRITE)) key_fail = "MR does not allow remote write";
   const bool out = r.va < va0 || r.va - va0 > mlen || uint64_t(r.dma_len) > mlen - (r.va - va0);
   if (key_fail && out) {
     why = std::string(key_fail) + ", and the RETH range is outside the MR";
@@ -362,8 +363,7 @@ void RxPktHndler::rx_read_request(qp::QpContext& qp, const roce::Frame& f, bool 
       return resp_.qp_fatal(qp, fatal::kWqe, "READ response payload outside host memory");
     }
     s_.core.wait_cycles(s_.cfg.timing.rdrsp_build_cycles);
-    s_.G(R::g::LSTOUTPKT) =
-        FLD::LSTOUTPKT_PSN.set(FLD::LSTOUTPKT_QP.set(FLD::LSTOUTPKT_OPCODE.set(0, op), n & 0xFF), rsp.bth.psn & 0xFFFF);
+    s_.G(R::g::LSTOUTPKT) = ErnicShared::last_packet(op, n, rsp.bth.psn);
     ++s_.G(R::g::OUTRDRSPPKTCNT);
     ++s_.stats.read_responses_sent;
     tx_.send(rsp);

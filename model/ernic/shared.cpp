@@ -8,7 +8,7 @@
 namespace ernic {
 
 namespace R = regs;
-namespace F = regs::f;
+namespace FLD = regs::fld;
 
 ErnicShared::ErnicShared(const ClockDomain& core_, HostMemory& mem_, SimContext& ctx_, const std::string& scope_,
                          ErnicConfig cfg_)
@@ -35,13 +35,18 @@ ErnicShared::ErnicShared(const ClockDomain& core_, HostMemory& mem_, SimContext&
   for (uint32_t n = 1; n <= cfg.num_qp; ++n) qps[n].qpn = n;
 }
 
-uint32_t ErnicShared::sq_depth(uint32_t qpn) const { return Q(qpn, R::q::QDEPTHi) & 0xFFFF; }
-uint32_t ErnicShared::rq_depth(uint32_t qpn) const { return Q(qpn, R::q::QDEPTHi) >> 16; }
+uint32_t ErnicShared::sq_depth(uint32_t qpn) const { return FLD::QDEPTHi_SQ_DEPTH.get(Q(qpn, R::q::QDEPTHi)); }
+uint32_t ErnicShared::rq_depth(uint32_t qpn) const { return FLD::QDEPTHi_RQ_DEPTH.get(Q(qpn, R::q::QDEPTHi)); }
 uint32_t ErnicShared::pmtu(uint32_t qpn) const {
-  return R::pmtu_bytes((Q(qpn, R::q::QPCONFi) & F::QPCONF_PMTU_MASK) >> F::QPCONF_PMTU_SHIFT);
+  return R::pmtu_bytes(FLD::QPCONFi_PMTU.get(Q(qpn, R::q::QPCONFi)));
 }
-bool ErnicShared::fatal(uint32_t qpn) const { return Q(qpn, R::q::STATQPi) & F::STATQP_FATAL; }
+bool ErnicShared::fatal(uint32_t qpn) const { return Q(qpn, R::q::STATQPi) & FLD::STATQPi_FATAL.bit(); }
 std::string ErnicShared::qp_scope(uint32_t qpn) const { return fmt::format("{}.qp{}", scope, qpn); }
+
+uint32_t ErnicShared::last_packet(uint8_t opcode, uint32_t qpn, uint32_t psn) {
+  static_assert(FLD::LSTINPKT_PSN.mask() == FLD::LSTOUTPKT_PSN.mask() && FLD::LSTINPKT_QP.mask() == FLD::LSTOUTPKT_QP.mask());
+  return FLD::LSTOUTPKT_PSN.set(FLD::LSTOUTPKT_QP.set(FLD::LSTOUTPKT_OPCODE.set(0, opcode), qpn), psn);
+}
 
 void ErnicShared::trace(const qp::QpContext& qp) {
   if (!ctx.vcd) return;

@@ -80,6 +80,9 @@ struct ErnicShared {
   bool fatal(uint32_t qpn) const;
   std::string qp_scope(uint32_t qpn) const;  // "<scope>.qpN"
   std::string block_scope(const sc_core::sc_module& m) const { return scope + "." + m.basename(); }
+  // A LSTINPKT / LSTOUTPKT word (both lay out [7:0] opcode, [15:8] QP,
+  // [31:16] PSN[15:0]).
+  static uint32_t last_packet(uint8_t opcode, uint32_t qpn, uint32_t psn);
   // The QP's registers and sub-states into the waveform (qpN.*).
   void trace(const qp::QpContext& qp);
 };

@@ -14,15 +14,10 @@ namespace ernic {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 namespace FLD = regs::fld;
 using pg332::WqeOpcode;
 
 namespace {
-// LSTOUTPKT: the opcode, QP and PSN[15:0] of the last packet sent.
-uint32_t lstoutpkt(uint8_t op, uint32_t qpn, uint32_t psn) {
-  return FLD::LSTOUTPKT_PSN.set(FLD::LSTOUTPKT_QP.set(FLD::LSTOUTPKT_OPCODE.set(0, op), qpn & 0xFF), psn & 0xFFFF);
-}
 
 // The BTH opcode of packet i (first / last) of a WRITE or SEND message of npkts.
 uint8_t packet_opcode(uint8_t wqe_op, uint32_t npkts, bool first, bool last) {
@@ -76,7 +71,7 @@ void WqeProc::execute(qp::QpContext& qp, const pg332::Wqe& w, uint32_t sq_idx, s
   }
   if (!pg332::is_write(w.opcode) && !pg332::is_send(w.opcode)) {
     ++s_.stats.illegal_wqes;
-    intr_.raise(F::INT_ILLEGAL_OPC);  // PG332 INTSTS[5]; the WQE is consumed (assumption A-ERNIC-5)
+    intr_.raise(FLD::INTSTS_ILLEGAL_OPCODE.bit());  // PG332 INTSTS[5]; the WQE is consumed (assumption A-ERNIC-5)
     return;
   }
   qp::Outstanding o = new_outstanding(qp, w, sq_idx, /*is_read=*/false);
@@ -102,7 +97,7 @@ void WqeProc::execute_qp1(qp::QpContext& qp, const pg332::Wqe& w, uint64_t issue
   const uint32_t n = qp.qpn;
   if (w.opcode != uint8_t(WqeOpcode::send)) {
     ++s_.stats.illegal_wqes;
-    intr_.raise(F::INT_ILLEGAL_OPC);
+    intr_.raise(FLD::INTSTS_ILLEGAL_OPCODE.bit());
     return;
   }
   std::vector<uint8_t> frame(w.length);
@@ -112,12 +107,13 @@ void WqeProc::execute_qp1(qp::QpContext& qp, const pg332::Wqe& w, uint64_t issue
   }
   s_.core.wait_cycles(s_.cfg.timing.hdr_build_cycles);
   // The BTH opcode after Ethernet, IPv4 or IPv6, and UDP.
-  const size_t bth = frame.size() > 13 && frame[12] == 0x86 && frame[13] == 0xDD ? 62 : 42;
+  const bool ip6 = frame.size() >= roce::kEthHdrLen && roce::get_be16(&frame[12]) == roce::kEtherTypeIpv6;
+  const size_t bth = roce::kEthHdrLen + (ip6 ? roce::kIpv6HdrLen : roce::kIpv4HdrLen) + roce::kUdpHdrLen;
   const uint8_t op = frame.size() > bth ? frame[bth] : 0;
   s_.ctx.set(s_.wave.tx_opcode, op);
   // LSTOUTPKT: the frame's own BTH opcode and PSN, QP 1 (A-CNT-1).
-  const uint32_t psn16 = frame.size() > bth + 11 ? uint32_t(frame[bth + 10]) << 8 | frame[bth + 11] : 0;
-  s_.G(R::g::LSTOUTPKT) = lstoutpkt(op, 1, psn16);
+  const uint32_t psn16 = frame.size() >= bth + roce::kBthLen ? roce::get_be16(&frame[bth + 10]) : 0;
+  s_.G(R::g::LSTOUTPKT) = ErnicShared::last_packet(op, 1, psn16);
   tx_enqueue_raw(std::move(frame));
   // A software-built CNP (PG332: sent on QP1) counts in OUTCNPPKTCNT.
   if (op == roce::op::CNP) s_.G(R::g::OUTCNPPKTCNT) += 1;
@@ -195,7 +191,7 @@ void WqeProc::send_packets(qp::QpContext& qp, const qp::Outstanding& o, uint32_t
     else s_.core.sync();
     if (s_.fatal(n)) return;
     s_.Q(n, R::q::SQPSNi) = roce::psn_add(f.bth.psn, 1);
-    const uint32_t lst = lstoutpkt(op, n, f.bth.psn);
+    const uint32_t lst = ErnicShared::last_packet(op, n, f.bth.psn);
     s_.ctx.set(s_.wave.tx_opcode, op);
     s_.trace(qp);
     if (retry) {
@@ -260,7 +256,7 @@ void WqeProc::send_read_request(qp::QpContext& qp, uint32_t first_psn, bool retr
   s_.core.wait_cycles(s_.cfg.timing.hdr_build_cycles);
   if (s_.fatal(n)) return;
   s_.Q(n, R::q::SQPSNi) = roce::psn_add(last_psn, 1);
-  const uint32_t lst = lstoutpkt(roce::op::RC_READ_REQUEST, n, psn);
+  const uint32_t lst = ErnicShared::last_packet(roce::op::RC_READ_REQUEST, n, psn);
   s_.ctx.set(s_.wave.tx_opcode, roce::op::RC_READ_REQUEST);
   s_.trace(qp);
   if (retry) {

@@ -11,8 +11,8 @@ namespace Q = qps;
 namespace R = regs;
 
 uint32_t QpSetupGeometry::qpconf() const {
-  return R::f::QPCONF_HWHS_DIS | R::f::QPCONF_CQE_WR | R::pmtu_code(pmtu) << R::f::QPCONF_PMTU_SHIFT |
-         (rq_elem_bytes / 256) << R::f::QPCONF_RQBUFSZ_SHIFT;
+  return R::fld::QPCONFi_HW_HANDSHAKE_DIS.bit() | R::fld::QPCONFi_CQE_WRITE_EN.bit() | R::fld::QPCONFi_PMTU.set(0, R::pmtu_code(pmtu)) |
+         R::fld::QPCONFi_RQ_BUF_SIZE.set(0, rq_elem_bytes / 256);
 }
 
 uint64_t QpSetupGeometry::slot_size() const {
@@ -127,13 +127,13 @@ Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr
   c->params.sq_depth = qdepth & 0xFFFF;
   c->params.rq_depth = qdepth >> 16;
   c->params.rq_elem_bytes = (qpconf >> 16) * 256;
-  c->params.pmtu = R::pmtu_bytes((qpconf & R::f::QPCONF_PMTU_MASK) >> R::f::QPCONF_PMTU_SHIFT);
+  c->params.pmtu = R::pmtu_bytes(R::fld::QPCONFi_PMTU.get(qpconf));
   c->params.qpn = qpn;
   c->params.mr = local_mr;
   // What the block programmed into ERNIC for this QP.
   const R::Layout& L = drv_.config().layout;
   auto q = [&](uint32_t off) { return axil_.read(L.qp(qpn, off)); };
-  if (!(q(R::q::QPCONFi) & R::f::QPCONF_EN)) fail(fmt::format("adopt: ERNIC's QP{} is not enabled", qpn));
+  if (!(q(R::q::QPCONFi) & R::fld::QPCONFi_EN.bit())) fail(fmt::format("adopt: ERNIC's QP{} is not enabled", qpn));
   c->remote_qpn = q(R::q::DESTQPCONFi) & 0xFFFFFF;
   c->local_psn = q(R::q::SQPSNi) & 0xFFFFFF;
   c->remote_psn = roce::psn_add(q(R::q::LSTRQREQi) & 0xFFFFFF, 1);

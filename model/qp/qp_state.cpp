@@ -18,9 +18,9 @@ const char* name(HwState s) {
 }
 
 HwState hw_state(uint32_t qpconf, uint32_t statqp) {
-  namespace F = regs::f;
-  if (!(qpconf & F::QPCONF_EN)) return (qpconf & F::QPCONF_RECOVERY) ? HwState::recovery : HwState::disabled;
-  return (statqp & F::STATQP_FATAL) ? HwState::fatal : HwState::enabled;
+  namespace FLD = regs::fld;
+  if (!(qpconf & FLD::QPCONFi_EN.bit())) return (qpconf & FLD::QPCONFi_UNDER_RECOVERY.bit()) ? HwState::recovery : HwState::disabled;
+  return (statqp & FLD::STATQPi_FATAL.bit()) ? HwState::fatal : HwState::enabled;
 }
 
 // The requester's flags by priority: an RNR wait holds everything, a

@@ -115,4 +115,22 @@ std::string address_name(const Layout& l, uint32_t addr, uint32_t num_qp, uint32
   return buf;
 }
 
+std::optional<val::QPCONFi_PMTU> pmtu_code_of(uint32_t bytes) {
+  for (const auto c : val::QPCONFi_PMTU_all)
+    if (pmtu_bytes(c) == bytes) return c;
+  return std::nullopt;
+}
+
+uint32_t pmtu_code(uint32_t bytes) {
+  for (const auto c : val::QPCONFi_PMTU_all)
+    if (pmtu_bytes(c) >= bytes) return u(c);
+  return u(val::QPCONFi_PMTU::MTU_4096);
+}
+
+std::string pmtu_list() {
+  std::string out;
+  for (const auto c : val::QPCONFi_PMTU_all) out += (out.empty() ? "" : ", ") + std::to_string(pmtu_bytes(c));
+  return out;
+}
+
 }  // namespace ernic::regs

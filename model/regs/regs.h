@@ -79,6 +79,12 @@ constexpr Layout kLayout31{"3.1", 0x20000, 0x20200, 0x0, 0x40000, 256, 8,
 constexpr Layout kLayout4x{"4.x", 0x100000, 0x180000, 0x0, 0x200000, 2048, 64,
                            kRqIntStsBank4x, kCqIntStsBank4x, kCnpSchdStsBank4x, 8, false, 20};
 
+// PG332's R_Key (and L_Key): [31:8] the MR table index, [7:0] the key byte
+// the entry's BUFRKEY must hold.
+constexpr uint32_t rkey_index(uint32_t rkey) { return rkey >> 8; }
+constexpr uint32_t rkey_key(uint32_t rkey) { return rkey & 0xFF; }
+constexpr uint32_t make_rkey(uint32_t index, uint32_t key) { return index << 8 | (key & 0xFF); }
+
 // Description of one register, for lookup by name (scenarios, logs, docs).
 struct RegInfo {
   const char* name;    // as PG332 spells it; per-QP names end in "i"
@@ -135,6 +141,8 @@ struct Field {
   constexpr uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
   constexpr uint32_t bit() const { return 1u << lsb; }
   constexpr uint32_t max() const { return mask() >> lsb; }
+  // The field plus n, wrapping at its width (PG332's counters).
+  constexpr uint32_t inc(uint32_t reg_value, uint32_t n = 1) const { return set(reg_value, get(reg_value) + n); }
 };
 #define ERNIC_GREG(name, off, acc, rst, doc)
 #define ERNIC_QREG(name, off, acc, rst, qp1, doc)
@@ -158,10 +166,34 @@ namespace fld4x {
 #undef ERNIC_FIELD_L1
 #undef ERNIC_FIELD_L2
 #undef ERNIC_FIELD_L3
+#undef ERNIC_FIELD
+#define ERNIC_FIELD(reg, name, lsb, width, layouts, doc)
+// The named values of a field (ernic_regs.yaml `values`): val::<REG>_<FIELD>
+// is an enum class, val::<REG>_<FIELD>_all lists its values in order.
+#define ERNIC_ENUM_BEGIN(reg, field) enum class reg##_##field : uint32_t {
+#define ERNIC_ENUM_VALUE(reg, field, name, value, doc) name = value,
+#define ERNIC_ENUM_END(reg, field) };
+namespace val {
+#include "model/regs/ernic_regs.def"
+}  // namespace val
+#undef ERNIC_ENUM_BEGIN
+#undef ERNIC_ENUM_VALUE
+#undef ERNIC_ENUM_END
+#define ERNIC_ENUM_BEGIN(reg, field) constexpr reg##_##field reg##_##field##_all[] = {
+#define ERNIC_ENUM_VALUE(reg, field, name, value, doc) reg##_##field::name,
+#define ERNIC_ENUM_END(reg, field) };
+namespace val {
+#include "model/regs/ernic_regs.def"
+}  // namespace val
+#undef ERNIC_ENUM_BEGIN
+#undef ERNIC_ENUM_VALUE
+#undef ERNIC_ENUM_END
 #undef ERNIC_GREG
 #undef ERNIC_QREG
 #undef ERNIC_MREG
 #undef ERNIC_FIELD
+template <typename E>
+constexpr uint32_t u(E v) { return static_cast<uint32_t>(v); }
 
 // Field helpers (PG332 3.1 bit positions).
 namespace f {
@@ -193,13 +225,16 @@ constexpr uint32_t STATQP_NAKSYN_SHIFT = 16;
 constexpr uint32_t ACCESS_READ = 0, ACCESS_WRITE = 1, ACCESS_RW = 2;
 }  // namespace f
 
-// QPCONFi[10:8] PMTU code -> bytes (codes 5..7 are reserved: the model
-// treats them as 4096 and records the assumption).
-inline uint32_t pmtu_bytes(uint32_t code) { return code <= 4 ? (256u << code) : 4096u; }
-inline uint32_t pmtu_code(uint32_t bytes) {
-  uint32_t c = 0;
-  while (c < 4 && (256u << c) < bytes) ++c;
-  return c;
-}
+// The path MTU: QPCONFi[10:8] codes (val::QPCONFi_PMTU) and their sizes,
+// 256 << code bytes (IBTA's MTU enumeration, offset by one). Reserved codes
+// 5..7 are taken as 4096 by the model.
+constexpr uint32_t pmtu_bytes(uint32_t code) { return code <= u(val::QPCONFi_PMTU::MTU_4096) ? (256u << code) : 4096u; }
+constexpr uint32_t pmtu_bytes(val::QPCONFi_PMTU code) { return pmtu_bytes(u(code)); }
+// The code of a PMTU in bytes; nullopt when it is none of 256..4096.
+std::optional<val::QPCONFi_PMTU> pmtu_code_of(uint32_t bytes);
+// The code for bytes rounded up to a PMTU (at most 4096).
+uint32_t pmtu_code(uint32_t bytes);
+// "256, 512, 1024, 2048, 4096" (messages).
+std::string pmtu_list();
 
 }  // namespace ernic::regs

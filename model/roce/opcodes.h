@@ -37,6 +37,10 @@ constexpr uint8_t UD_SEND_ONLY_IMM = 0x65;
 constexpr uint8_t CNP = 0x81;
 }  // namespace op
 
+// The transport of an opcode ([7:5]).
+enum class Transport : uint8_t { RC = 0, UC = 1, RD = 2, UD = 3, CNP = 4 };
+constexpr Transport transport(uint8_t code) { return Transport(code >> 5); }
+
 // Extension-header flags, in the order they follow the BTH.
 enum Ext : uint16_t {
   kExtNone = 0,

@@ -15,8 +15,11 @@ namespace roce {
 
 constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 constexpr uint16_t kEtherTypeIpv6 = 0x86DD;
+constexpr uint16_t kDefaultPkey = 0xFFFF;  // IBTA: the full-membership default partition
 constexpr uint16_t kRoceUdpPort = 4791;
 constexpr uint8_t kIpProtoUdp = 17;
+constexpr uint16_t kIpv4FlagsDf = 0x4000;  // IPv4 flags + fragment offset: DF set, not a fragment
+constexpr uint8_t kEcnMask = 0x3, kEcnCe = 0x3;  // the ECN bits of the TOS / traffic class; CE
 constexpr size_t kEthHdrLen = 14, kIpv4HdrLen = 20, kIpv6HdrLen = 40, kUdpHdrLen = 8,
                  kBthLen = 12, kRethLen = 16, kAethLen = 4, kDethLen = 8, kImmDtLen = 4,
                  kIethLen = 4, kIcrcLen = 4;
@@ -60,7 +63,7 @@ struct Bth {
   bool mig = false;           // M bit
   uint8_t pad_cnt = 0;        // 2 bits
   uint8_t tver = 0;           // 4 bits
-  uint16_t pkey = 0xFFFF;
+  uint16_t pkey = kDefaultPkey;
   uint8_t resv8a = 0;         // byte 4: FECN bit 7, BECN bit 6 (RoCEv2)
   uint32_t dest_qp = 0;       // 24 bits
   bool ack_req = false;
@@ -85,7 +88,13 @@ constexpr uint8_t ack(uint8_t credits = 0x1F) { return uint8_t(credits & 0x1F); 
 constexpr uint8_t rnr_nak(uint8_t timer_code) { return uint8_t(0x20 | (timer_code & 0x1F)); }
 constexpr uint8_t kNakPsnSeq = 0x60, kNakInvalid = 0x61, kNakRemoteAccess = 0x62,
                   kNakRemoteOp = 0x63, kNakInvalidRd = 0x64;
-constexpr uint8_t type(uint8_t syn) { return uint8_t((syn >> 5) & 3); }  // 0 ACK 1 RNR 3 NAK
+// The syndrome's [6:5] type and [4:0] value (credit count, RNR timer code
+// or NAK code; IBTA 9.7.5.1). Type 2 and NAK codes above kNakCodeMax are
+// reserved.
+enum Type : uint8_t { kTypeAck = 0, kTypeRnr = 1, kTypeReserved = 2, kTypeNak = 3 };
+constexpr uint8_t type(uint8_t syn) { return uint8_t((syn >> 5) & 3); }
+constexpr uint8_t value(uint8_t syn) { return uint8_t(syn & 0x1F); }
+constexpr uint8_t kNakCodeMax = 4;
 }  // namespace aeth
 
 // A decoded (or to-be-encoded) RoCEv2 frame.

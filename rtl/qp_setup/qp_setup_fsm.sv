@@ -107,6 +107,8 @@
 // its handshake; BREADY/RREADY high while a response is awaited. The slave
 // takes AW and W together (AWREADY = WREADY = AWVALID & WVALID & ~BVALID)
 // and answers a read in the cycle after ARVALID (ARREADY = ~RVALID).
+`include "ernic_regs.vh"
+
 module qp_setup_fsm #(
   parameter POOL_MAX = 16,                       // slot table size, 1..255
   parameter [31:0] LINK_TIMEOUT_RESET = 32'd2000, // LINK_TIMEOUT after reset
@@ -168,18 +170,25 @@ module qp_setup_fsm #(
                    ST_BAD_CMD = 8'h02;
   localparam [7:0] OP_CREATE = 8'h01, OP_RELEASE = 8'h02, TRANSPORT_ROCEV2 = 8'h06;
   localparam [15:0] ROCEV2_PORT = 16'd4791;
-  // ERNIC per-QP register offsets (rtl/include/ernic_regs.vh, PG332 3.1;
-  // the same in the 4.x layout).
-  localparam [11:0] Q_QPCONF = 12'h000, Q_QPADVCONF = 12'h004, Q_RQBA = 12'h008, Q_SQBA = 12'h010,
-                    Q_CQBA = 12'h018, Q_RQWPTRDBADD = 12'h020, Q_RQWPTRDBADDMSB = 12'h024, Q_CQDBADD = 12'h028,
-                    Q_CQDBADDMSB = 12'h02C, Q_CQHEAD = 12'h030, Q_RQCI = 12'h034, Q_SQPI = 12'h038,
-                    Q_QDEPTH = 12'h03C, Q_SQPSN = 12'h040, Q_LSTRQREQ = 12'h044, Q_DESTQPCONF = 12'h048,
-                    Q_TIMEOUTCONF = 12'h04C, Q_MACDESADDLSB = 12'h050, Q_MACDESADDMSB = 12'h054,
-                    Q_IPDESADDR1 = 12'h060, Q_STATMSN = 12'h084, Q_STATCURSQPTR = 12'h08C,
-                    Q_STATRQPIDB = 12'h09C, Q_PD = 12'h0B0, Q_RQBAMSB = 12'h0C0, Q_SQBAMSB = 12'h0C8,
-                    Q_CQBAMSB = 12'h0D0;
-  localparam [31:0] V31_GCSR = 32'h0002_0000, V31_QCSR = 32'h0002_0200, V4X_GCSR = 32'h0010_0000,
-                    V4X_QCSR = 32'h0018_0000, G_XRNICADCONF = 32'h4;
+  // ERNIC's register offsets, block bases and field positions: from the
+  // register description (rtl/include/ernic_regs.vh, generated from
+  // model/regs/ernic_regs.yaml; per-QP offsets are the same in both layouts).
+  localparam [11:0] Q_QPCONF = 12'(`ERNIC_Q_QPCONFi), Q_QPADVCONF = 12'(`ERNIC_Q_QPADVCONFi), Q_RQBA = 12'(`ERNIC_Q_RQBAi),
+                    Q_SQBA = 12'(`ERNIC_Q_SQBAi), Q_CQBA = 12'(`ERNIC_Q_CQBAi), Q_RQWPTRDBADD = 12'(`ERNIC_Q_RQWPTRDBADDi),
+                    Q_RQWPTRDBADDMSB = 12'(`ERNIC_Q_RQWPTRDBADDMSBi), Q_CQDBADD = 12'(`ERNIC_Q_CQDBADDi),
+                    Q_CQDBADDMSB = 12'(`ERNIC_Q_CQDBADDMSBi), Q_CQHEAD = 12'(`ERNIC_Q_CQHEADi), Q_RQCI = 12'(`ERNIC_Q_RQCIi),
+                    Q_SQPI = 12'(`ERNIC_Q_SQPIi), Q_QDEPTH = 12'(`ERNIC_Q_QDEPTHi), Q_SQPSN = 12'(`ERNIC_Q_SQPSNi),
+                    Q_LSTRQREQ = 12'(`ERNIC_Q_LSTRQREQi), Q_DESTQPCONF = 12'(`ERNIC_Q_DESTQPCONFi),
+                    Q_TIMEOUTCONF = 12'(`ERNIC_Q_TIMEOUTCONFi), Q_MACDESADDLSB = 12'(`ERNIC_Q_MACDESADDLSBi),
+                    Q_MACDESADDMSB = 12'(`ERNIC_Q_MACDESADDMSBi), Q_IPDESADDR1 = 12'(`ERNIC_Q_IPDESADDR1i),
+                    Q_STATMSN = 12'(`ERNIC_Q_STATMSNi), Q_STATCURSQPTR = 12'(`ERNIC_Q_STATCURSQPTRi),
+                    Q_STATRQPIDB = 12'(`ERNIC_Q_STATRQPIDBi), Q_PD = 12'(`ERNIC_Q_PDi), Q_RQBAMSB = 12'(`ERNIC_Q_RQBAMSBi),
+                    Q_SQBAMSB = 12'(`ERNIC_Q_SQBAMSBi), Q_CQBAMSB = 12'(`ERNIC_Q_CQBAMSBi);
+  localparam [31:0] V31_GCSR = `ERNIC_V31_GCSR_BASE, V31_QCSR = `ERNIC_V31_QCSR_BASE,
+                    V4X_GCSR = `ERNIC_V4X_GCSR_BASE, V4X_QCSR = `ERNIC_V4X_QCSR_BASE,
+                    G_XRNICADCONF = `ERNIC_G_XRNICADCONF;
+  localparam [31:0] QPCONF_EN = `ERNIC_F_QPCONFi_EN_MASK, QPCONF_RECOVERY = `ERNIC_F_QPCONFi_UNDER_RECOVERY_MASK,
+                    QPCONF_IPV6 = `ERNIC_F_QPCONFi_IPV6_MASK;
   localparam [7:0] OPC_RC_WRITE_ONLY = 8'h0A;
   // The last step of each master program (RES_ALLOC's step 0 of a create
   // takes the slot and issues no access).
@@ -281,8 +290,9 @@ module qp_setup_fsm #(
   wire [31:0] gcsr = layout4x_q ? V4X_GCSR : V31_GCSR;
   wire [15:0] qpn_m1 = qpn - 16'd1;
   wire [31:0] qp_block = qcsr + {8'd0, qpn_m1, 8'd0};
-  wire [31:0] swovr = layout4x_q ? {qpn[11:0], 20'd0} : {qpn[7:0], 24'd0};
-  wire [31:0] qpconf_base = qpconf_q & ~32'h0000_00C1;
+  wire [31:0] swovr = layout4x_q ? (32'(qpn) << `ERNIC_F_XRNICADCONF_SW_OVERRIDE_QPN_V4X_LSB) & `ERNIC_F_XRNICADCONF_SW_OVERRIDE_QPN_V4X_MASK
+                                 : (32'(qpn) << `ERNIC_F_XRNICADCONF_SW_OVERRIDE_QPN_V31_LSB) & `ERNIC_F_XRNICADCONF_SW_OVERRIDE_QPN_V31_MASK;
+  wire [31:0] qpconf_base = qpconf_q & ~(QPCONF_EN | QPCONF_RECOVERY | QPCONF_IPV6);
   wire [23:0] lstrq_psn = exp_psn_q[23:0] - 24'd1;
 
   // The values the master writes, as whole words.
@@ -332,7 +342,7 @@ module qp_setup_fsm #(
       op_last = step_q == RELEASE_LAST;
       case (step_q)
         5'd0: begin op_read = 1'b1; op_global = 1'b1; end
-        5'd1: begin op_global = 1'b1; op_data = rdata_q | 32'd1 | swovr; end
+        5'd1: begin op_global = 1'b1; op_data = rdata_q | `ERNIC_F_XRNICADCONF_SW_OVERRIDE_MASK | swovr; end
         5'd2: begin op_off = Q_QPCONF; op_data = qpconf_base; end
         5'd3: op_off = Q_RQWPTRDBADD;
         5'd4: op_off = Q_SQPI;
@@ -343,7 +353,7 @@ module qp_setup_fsm #(
         5'd9: op_off = Q_SQPSN;
         5'd10: op_off = Q_LSTRQREQ;
         5'd11: op_off = Q_STATMSN;
-        5'd12: begin op_off = Q_QPCONF; op_data = qpconf_base | 32'h40; end
+        5'd12: begin op_off = Q_QPCONF; op_data = qpconf_base | QPCONF_RECOVERY; end
         default: begin op_global = 1'b1; op_data = rdata_q; end
       endcase
     end else begin  // CMAC_INIT: the path registers, the enable last
@@ -358,7 +368,7 @@ module qp_setup_fsm #(
         5'd6: begin op_off = Q_TIMEOUTCONF; op_data = timeoutconf_q; end
         5'd7: begin op_off = Q_PD; op_data = pd32; end
         5'd8: begin op_off = Q_QPADVCONF; op_data = advconf_q; end
-        default: begin op_off = Q_QPCONF; op_data = qpconf_base | 32'd1; end
+        default: begin op_off = Q_QPCONF; op_data = qpconf_base | QPCONF_EN; end
       endcase
     end
   end

@@ -13,6 +13,7 @@
 using namespace ernic;
 namespace R = ernic::regs;
 namespace F = ernic::regs::f;
+namespace FLD = ernic::regs::fld;
 
 namespace {
 
@@ -82,7 +83,7 @@ TEST(ErnicRegs, AccessRules) {
     // CQHEADi is RO unless XRNICADCONF[0] (SW override) is set.
     b.qw(2, R::q::CQHEADi, 5);
     EXPECT_EQ(b.q(2, R::q::CQHEADi), 0u);
-    b.gw(R::g::XRNICADCONF, F::XRNICADCONF_SWOVR);
+    b.gw(R::g::XRNICADCONF, FLD::XRNICADCONF_SW_OVERRIDE.bit());
     b.qw(2, R::q::CQHEADi, 5);
     EXPECT_EQ(b.q(2, R::q::CQHEADi), 5u);
     b.gw(R::g::XRNICADCONF, 0);
@@ -107,19 +108,19 @@ TEST(ErnicRegs, IllegalOpcodeRaisesIntsts5AndW1CClearsIt) {
     uint8_t wqe[64] = {};
     wqe[16] = 0x07;
     b.mem.write(0x1000, wqe, 64);
-    b.gw(R::g::XRNICCONF, F::XRNICCONF_EN | 8u << F::XRNICCONF_NUMQP_SHIFT);
-    b.gw(R::g::INTEN, F::INT_ILLEGAL_OPC);
+    b.gw(R::g::XRNICCONF, FLD::XRNICCONF_EN.bit() | 8u << F::XRNICCONF_NUMQP_SHIFT);
+    b.gw(R::g::INTEN, FLD::INTSTS_ILLEGAL_OPCODE.bit());
     b.qw(1, R::q::SQBAi, 0x1000);
     b.qw(1, R::q::QDEPTHi, 16 | 16u << 16);
-    b.qw(1, R::q::QPCONFi, F::QPCONF_EN | F::QPCONF_HWHS_DIS);
+    b.qw(1, R::q::QPCONFi, FLD::QPCONFi_EN.bit() | FLD::QPCONFi_HW_HANDSHAKE_DIS.bit());
     EXPECT_FALSE(b.ernic.intr.read());
     b.qw(1, R::q::SQPIi, 1);
     wait(sc_core::sc_time(2, sc_core::SC_US));  // WQE fetch: 100-cycle DMA latency
-    EXPECT_EQ(b.g(R::g::INTSTS), F::INT_ILLEGAL_OPC);
+    EXPECT_EQ(b.g(R::g::INTSTS), FLD::INTSTS_ILLEGAL_OPCODE.bit());
     EXPECT_TRUE(b.ernic.intr.read());
     EXPECT_EQ(b.q(1, R::q::STATWQEi), 1u);         // the QP manager took it
     EXPECT_EQ(b.q(1, R::q::STATCURSQPTRi), 1u);
-    b.gw(R::g::INTSTS, F::INT_ILLEGAL_OPC);         // W1C
+    b.gw(R::g::INTSTS, FLD::INTSTS_ILLEGAL_OPCODE.bit());         // W1C
     EXPECT_EQ(b.g(R::g::INTSTS), 0u);
     EXPECT_FALSE(b.ernic.intr.read());
   });
@@ -165,9 +166,9 @@ TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->mask(), 0x700u);
   EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT")->mask(), 0xFFFF0000u);
   EXPECT_EQ(R::find_field("TIMEOUTCONFi", "RNR_TIMER")->mask(), 0x1F0000u);
-  EXPECT_EQ(R::find_field("STATQPi", "OSQ_EMPTY")->mask(), F::STATQP_OSQ_EMPTY);
-  EXPECT_EQ(R::find_field("QPCONFi", "CQE_WRITE_EN")->mask(), F::QPCONF_CQE_WR);
-  EXPECT_EQ(R::find_field("INTSTS", "MAD")->mask(), F::INT_MAD);
+  EXPECT_EQ(R::find_field("STATQPi", "OSQ_EMPTY")->mask(), FLD::STATQPi_OSQ_EMPTY.bit());
+  EXPECT_EQ(R::find_field("QPCONFi", "CQE_WRITE_EN")->mask(), FLD::QPCONFi_CQE_WRITE_EN.bit());
+  EXPECT_EQ(R::find_field("INTSTS", "MAD")->mask(), FLD::INTSTS_MAD.bit());
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->set(0x21, 4), 0x421u);
   EXPECT_EQ(R::find_field("LSTRQREQi", "OPCODE")->get(0x0A123456), 0x0Au);
   // Fields the 4.x layout moves (XIB4, AUD): the UDP port to [23:8], the QP

@@ -5,11 +5,12 @@ For every scenario under SCENARIOS and each datapath (rtl, model) it runs
 `ernic-sim run FILE --datapath DP --pcap --log --json --vcd` in a scratch
 folder and records the SHA-256 of every output file: the merged capture and
 the four taps, the transaction log, the VCD and its GTKWave save file, and
-the JSON report. Two things in them depend on the run and not on the
-simulation, and are left out before hashing: the JSON's `wall` (wall-clock
-speed) and `reproduce` (command line, git revision, tool versions) keys, and
-the scratch folder's path where the JSON and the GTKWave file name the
-output files.
+the JSON report. What depends on the run and not on the simulation is left
+out before hashing: the JSON's `wall` (wall-clock speed) and `reproduce`
+(command line, git revision, tool versions) keys, the scratch folder's path
+where the JSON and the GTKWave file name the output files, and the
+scenario folder's path where the JSON and the log name a scenario line (so
+the manifest holds in any checkout).
 
   golden.py --sim build/ernic-sim --scenarios scenarios --manifest M --update
   golden.py --sim build/ernic-sim --scenarios scenarios --manifest M --check
@@ -31,17 +32,31 @@ import tempfile
 DATAPATHS = ("rtl", "model")
 
 
-def digest(path, scratch):
-    data = open(path, "rb").read()
+def digest(path, scratch, root):
+    """SHA-256 of an output with what depends on where it ran replaced: the
+    scratch folder and the scenario folder's path (so that any checkout
+    agrees). Large files (VCD, captures, logs) are read in pieces."""
     name = os.path.basename(path)
+    subs = [(scratch.encode(), b"SCRATCH"), (root.encode(), b"SCENARIOS")]
     if name.endswith(".json"):
-        j = json.loads(data.replace(scratch.encode(), b"SCRATCH"))
+        data = open(path, "rb").read()
+        for a, b in subs:
+            data = data.replace(a, b)
+        j = json.loads(data)
         j.pop("wall", None)
         j.pop("reproduce", None)
-        data = json.dumps(j, sort_keys=True).encode()
-    elif name.endswith(".gtkw"):
-        data = data.replace(scratch.encode(), b"SCRATCH")
-    return hashlib.sha256(data).hexdigest()
+        return hashlib.sha256(json.dumps(j, sort_keys=True).encode()).hexdigest()
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        if name.endswith(".gtkw") or name.endswith(".log"):
+            for line in f:
+                for a, b in subs:
+                    line = line.replace(a, b)
+                h.update(line)
+        else:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
 
 
 def run_one(sim, root, rel, dp):
@@ -55,7 +70,7 @@ def run_one(sim, root, rel, dp):
         if p.returncode != 0:
             lines.append((dp, rel, "exit", "exit %d" % p.returncode))
         for f in sorted(os.listdir(scratch)):
-            lines.append((dp, rel, f[len("o"):] if f.startswith("o") else f, digest(os.path.join(scratch, f), scratch)))
+            lines.append((dp, rel, f[len("o"):] if f.startswith("o") else f, digest(os.path.join(scratch, f), scratch, root)))
         return lines
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -520,8 +520,8 @@ TEST_P(QpSetupRtl, MatchesModel) {
         {true, qa(R::q::TIMEOUTCONFi), 14 | 3u << 8 | 3u << 11 | 0x1Fu << 16},
         {true, qa(R::q::PDi), 1},
         {true, qa(R::q::QPADVCONFi), 64u << 8 | 0xFFFFu << 16},
-        {true, qa(R::q::QPCONFi), R::f::QPCONF_EN | R::f::QPCONF_HWHS_DIS | R::f::QPCONF_CQE_WR |
-                                      4u << R::f::QPCONF_PMTU_SHIFT | 16u << R::f::QPCONF_RQBUFSZ_SHIFT}};
+        {true, qa(R::q::QPCONFi), R::fld::QPCONFi_EN.bit() | R::fld::QPCONFi_HW_HANDSHAKE_DIS.bit() | R::fld::QPCONFi_CQE_WRITE_EN.bit() |
+                                      R::fld::QPCONFi_PMTU.set(0, R::u(R::val::QPCONFi_PMTU::MTU_4096)) | R::fld::QPCONFi_RQ_BUF_SIZE.set(0, 16)}};
     ASSERT_EQ(rt.cmds[0].ops.size(), want.size());
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(str(rt.cmds[0].ops[k]), str(want[k])) << "access " << k;
     EXPECT_EQ(rt.cmds[0].path, (std::vector<Q::State>{Q::State::RegCheck, Q::State::ResAlloc, Q::State::CmacInit,
