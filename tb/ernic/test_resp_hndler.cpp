@@ -1,0 +1,286 @@
+// The response handler (model/ernic/resp_hndler.h) driven alone: an
+// outstanding queue as the WQE processor leaves it (five WQEs over PSNs
+// 100..107), then ACKs, NAKs and RNR NAKs handed to rx_ack() as the RX
+// packet handler would. Expected values by hand from IBTA (an ACK for PSN p
+// acknowledges every PSN up to p; a READ completes only through its
+// responses; NAK-PSN = go back to that PSN; RNR NAK timer codes) and PG332
+// (CQE = WRID[15:0] | opcode[23:16] | ERRFLAG[31:24] at CQBAi + idx * 4, the
+// CQ having the SQ's depth; CQHEADi and its mirror at CQDBADDi; INTSTS[4]
+// and the CQ bank bit with QPCONFi[3] (3.1 bank at 0x201B0, 4.x at
+// 0x100290, bit j of bank 1 = QP j); the sideband CQ doorbell in HW
+// handshake mode; STATQPi [11] retried, [22:16] NAK syndrome, [26:24]
+// retry count, [30:28] RNR count; INNAKPKTCNT, INNCKPKTSTS; fatal code
+// 0x0A for a NAK-invalid; the error-status queue entry QPN << 16 | code).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tb/ernic/block_bench.h"
+
+using namespace ernic;
+using namespace ernic::bench;
+
+namespace {
+
+constexpr uint32_t kQp = 2;
+constexpr uint32_t kCqHead0 = 14;  // the CQ wraps after two completions
+
+struct Posted {
+  uint16_t wrid;
+  uint8_t opcode;  // WQE opcode (PG332 Table 2-1)
+  uint32_t first, last;
+  bool read;
+};
+// WRITE 100..101, SEND 102, WRITE_IMM 103..105, SEND_IMM 106, SEND_INV 107.
+const Posted kFive[] = {{0xA000, 0x00, 100, 101, false},
+                        {0xA001, 0x02, 102, 102, false},
+                        {0xA002, 0x01, 103, 105, false},
+                        {0xA003, 0x03, 106, 106, false},
+                        {0xA004, 0x0C, 107, 107, false}};
+
+template <size_t N>
+void load_osq(BlockBench& b, const Posted (&ws)[N]) {
+  for (const Posted& p : ws) {
+    qp::Outstanding o;
+    o.id = b.s.next_osq_id++;
+    o.wrid = p.wrid;
+    o.wqe_opcode = p.opcode;
+    o.first_psn = o.resp_psn = o.req_psn = p.first;
+    o.last_psn = p.last;
+    o.is_read = p.read;
+    o.length = (p.last - p.first + 1) * 256;
+    b.qp(kQp).req.osq.push_back(o);
+  }
+}
+
+void setup(BlockBench& b, uint32_t timeoutconf = 0x00001B00 /* retry 3, RNR retry 3 */) {
+  b.setup_global(8);
+  b.setup_qp(kQp, 0, 108, 0, timeoutconf);
+  b.s.Q(kQp, R::q::STATRESPSNi) = 100;
+  b.s.Q(kQp, R::q::CQHEADi) = kCqHead0;
+}
+
+roce::Frame ack_frame(uint8_t syndrome, uint32_t psn) {
+  roce::Frame f;
+  f.bth.opcode = 0x11;  // ACKNOWLEDGE
+  f.bth.psn = psn;
+  f.aeth = roce::Aeth{syndrome, 0};
+  return f;
+}
+
+// The CQ interrupt bank of the layout, bit j of bank 1 = QP j (PG332 3.1).
+uint32_t cq_bank_addr(bool v4) { return v4 ? 0x100290u : 0x201B0u; }
+
+// ------------------------------------------------------------ coalesced ACK
+
+struct AckCase {
+  uint32_t psn;
+  uint32_t k;  // WQEs it retires, oldest first
+};
+
+void PrintTo(const AckCase& c, std::ostream* os) { *os << "ACK PSN " << c.psn << " retires " << c.k; }
+
+class RespHndlerAck : public testing::TestWithParam<std::tuple<AckCase, bool>> {};
+
+TEST_P(RespHndlerAck, RetiresExactlyTheCoveredWqesOldestFirst) {
+  const AckCase c = std::get<0>(GetParam());
+  const bool v4 = std::get<1>(GetParam());
+  BenchOptions o;
+  o.cfg.layout = v4 ? R::kLayout4x : R::kLayout31;
+  run_bench(o, [c, v4](BlockBench& b) {
+    setup(b);
+    load_osq(b, kFive);
+    const auto drop = b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, c.psn));
+    EXPECT_FALSE(drop.has_value());
+    // k CQEs at CQBA + idx * 4 from idx 14, wrapping at the depth (16).
+    for (uint32_t j = 0; j < 5; ++j) {
+      const uint32_t idx = (kCqHead0 + j) % 16;
+      const uint32_t want = j < c.k ? uint32_t(kFive[j].wrid) | uint32_t(kFive[j].opcode) << 16 : 0u;
+      EXPECT_EQ(b.mem.read32(cq_base(kQp) + idx * 4), want) << "CQ slot " << idx;
+    }
+    const uint32_t head = (kCqHead0 + c.k) % 16;
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), head);
+    EXPECT_EQ(b.mem.read32(cq_db_addr(kQp)), c.k ? head : 0u);
+    EXPECT_EQ(b.G(R::g::INTSTS), c.k ? 1u << 4 : 0u);
+    EXPECT_EQ(b.bank(cq_bank_addr(v4)), c.k ? 1u << kQp : 0u);
+    sc_core::wait(sc_core::SC_ZERO_TIME);  // rnic_intr (a signal) changes one delta later
+    EXPECT_EQ(b.intr_line.read(), c.k != 0);
+    ASSERT_EQ(b.qp(kQp).req.osq.size(), 5 - c.k);
+    if (c.k < 5) {
+      EXPECT_EQ(b.qp(kQp).req.osq.front().wrid, kFive[c.k].wrid);
+    }
+    // STATRESPSNi: the next response expected, only forward.
+    const uint32_t respsn = c.psn >= 100 ? c.psn + 1 : 100;
+    EXPECT_EQ(b.Q(kQp, R::q::STATRESPSNi), respsn);
+    EXPECT_EQ(b.G(R::g::INAMPKTCNT), 1u);  // [15:0] incoming ACKs
+    EXPECT_FALSE(b.qp(kQp).rs.retransmit_pending());
+
+    // An ACK below what is acknowledged changes nothing.
+    const uint32_t stale = c.psn - 2;
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, stale)).has_value());
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), head);
+    EXPECT_EQ(b.qp(kQp).req.osq.size(), 5 - c.k);
+    EXPECT_EQ(b.Q(kQp, R::q::STATRESPSNi), respsn);
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + ((kCqHead0 + c.k) % 16) * 4), 0u);
+    EXPECT_EQ(b.G(R::g::INAMPKTCNT), 2u);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, RespHndlerAck,
+    testing::Combine(testing::Values(AckCase{99, 0}, AckCase{100, 0}, AckCase{101, 1}, AckCase{102, 2},
+                                     AckCase{104, 2}, AckCase{105, 3}, AckCase{106, 4}, AckCase{107, 5}),
+                     testing::Bool()),
+    [](const testing::TestParamInfo<std::tuple<AckCase, bool>>& i) {
+      return "Psn" + std::to_string(std::get<0>(i.param).psn) + (std::get<1>(i.param) ? "_Layout4x" : "_Layout31");
+    });
+
+// HW-handshake mode (QPCONFi[4] = 0): every completion also raises the
+// sideband resp_hndler_o_send_cq_db with the QP and its new CQHEADi.
+TEST(RespHndlerSideband, CqDoorbellPerCompletion) {
+  std::vector<std::pair<uint32_t, uint32_t>> db;
+  run_bench(BenchOptions{}, [&db](BlockBench& b) {
+    setup(b);
+    b.s.Q(kQp, R::q::QPCONFi) &= ~F::QPCONF_HWHS_DIS;
+    b.cq_db_sink = [&db](uint32_t n, uint32_t head) { db.emplace_back(n, head); };
+    load_osq(b, kFive);
+    b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, 105));
+    const std::vector<std::pair<uint32_t, uint32_t>> want = {{2, 15}, {2, 0}, {2, 1}};
+    EXPECT_EQ(db, want);
+  });
+}
+
+// An ACK never retires a READ, nor what follows it: WRITE 100, READ
+// 101..103, SEND 104; ACK 104 retires the WRITE only, and (IBTA 9.9.3.1.3,
+// implied NAK) asks for the READ again from its first response PSN.
+TEST(RespHndlerAck, ReadStopsTheRetirementAndIsReissued) {
+  run_bench(BenchOptions{}, [](BlockBench& b) {
+    setup(b);
+    const Posted ws[] = {{0xB000, 0x00, 100, 100, false}, {0xB001, 0x04, 101, 103, true}, {0xB002, 0x02, 104, 104, false}};
+    load_osq(b, ws);
+    b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, 104));
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + kCqHead0 * 4), 0x0000B000u);
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + (kCqHead0 + 1) * 4), 0u);
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), kCqHead0 + 1);
+    ASSERT_EQ(b.qp(kQp).req.osq.size(), 2u);
+    EXPECT_TRUE(b.qp(kQp).req.osq.front().is_read);
+    EXPECT_TRUE(b.qp(kQp).rs.retransmit_pending());
+    EXPECT_EQ(b.qp(kQp).retry.resend_psn, 101u);
+    EXPECT_EQ(b.qp(kQp).req_state(), qp::ReqState::retransmit);
+  });
+}
+
+// ------------------------------------------------------------ NAKs
+
+// NAK PSN sequence error (syndrome 0x60) for PSN 103: PSNs up to 102 are
+// acknowledged (WRITE 100..101 and SEND 102 retire), and a go-back from 103
+// is asked of the QP manager.
+class RespHndlerNak : public testing::TestWithParam<bool> {};
+
+TEST_P(RespHndlerNak, NakPsnRetiresBeforeAndStartsGoBack) {
+  const bool v4 = GetParam();
+  BenchOptions o;
+  o.cfg.layout = v4 ? R::kLayout4x : R::kLayout31;
+  run_bench(o, [v4](BlockBench& b) {
+    setup(b);
+    load_osq(b, kFive);
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x60, 103)).has_value());
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + 14 * 4), 0x0000A000u);
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + 15 * 4), 0x0002A001u);
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + 0 * 4), 0u);
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), 0u);
+    EXPECT_EQ(b.bank(cq_bank_addr(v4)), 1u << kQp);
+    ASSERT_EQ(b.qp(kQp).req.osq.size(), 3u);
+    EXPECT_EQ(b.Q(kQp, R::q::STATRESPSNi), 103u);
+    EXPECT_TRUE(b.qp(kQp).rs.retransmit_pending());
+    EXPECT_EQ(b.qp(kQp).retry.resend_psn, 103u);
+    EXPECT_EQ(b.qp(kQp).req_state(), qp::ReqState::retransmit);
+    // STATQPi: [11] retried, [22:16] = 0x60, [26:24] retry count 1 ([10:9]
+    // SQ / OSQ empty are the top's, computed when the register is read).
+    EXPECT_EQ(b.Q(kQp, R::q::STATQPi) & ~0x600u, 1u << 11 | 0x60u << 16 | 1u << 24);
+    EXPECT_EQ(b.G(R::g::INNAKPKTCNT), 1u);
+    EXPECT_EQ(b.G(R::g::INNCKPKTSTS), kQp | 1u << 16);
+    // A NAK below what is acknowledged (101 < 103) is stale: ignored,
+    // counted as a duplicate (ININVDUPCNT[31:16]).
+    const uint32_t cq = b.Q(kQp, R::q::CQHEADi);
+    b.qp(kQp).rs.end_retransmit();
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x60, 101)).has_value());
+    EXPECT_FALSE(b.qp(kQp).rs.retransmit_pending());
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), cq);
+    EXPECT_EQ(b.qp(kQp).req.osq.size(), 3u);
+    EXPECT_EQ(b.G(R::g::ININVDUPCNT), 1u << 16);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, RespHndlerNak, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& i) { return i.param ? "Layout4x" : "Layout31"; });
+
+// NAK invalid request (0x61): fatal code 0x0A; every outstanding WQE
+// completes with ERRFLAG, oldest first; STATQPi[0]; the error-status queue
+// entry; INTSTS[7] and [4].
+TEST(RespHndlerNak, NakInvalidIsFatal0A) {
+  run_bench(BenchOptions{}, [](BlockBench& b) {
+    setup(b);
+    load_osq(b, kFive);
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x61, 102)).has_value());
+    for (uint32_t j = 0; j < 5; ++j) {
+      const uint32_t idx = (kCqHead0 + j) % 16;
+      EXPECT_EQ(b.mem.read32(cq_base(kQp) + idx * 4),
+                uint32_t(kFive[j].wrid) | uint32_t(kFive[j].opcode) << 16 | 1u << 24)
+          << "CQ slot " << idx;
+    }
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), 3u);
+    EXPECT_TRUE(b.qp(kQp).req.osq.empty());
+    EXPECT_EQ(b.Q(kQp, R::q::STATQPi) & 0x007F0001u, 0x61u << 16 | 1u);
+    EXPECT_EQ(b.mem.read32(kErrQueue), kQp << 16 | 0x0Au);
+    EXPECT_EQ(b.G(R::g::IPKTERRQWPTR), 1u);
+    EXPECT_EQ(b.G(R::g::INTSTS), 1u << 7 | 1u << 4);
+  });
+}
+
+// RNR NAK (type 01, timer code 1 = 10 us) for PSN 102: PSNs up to 101 are
+// acknowledged (the WRITE retires); no request before the wait is over
+// (RNR_WAIT), then the go-back from 102 is due (RETRANSMIT). STATQPi[30:28]
+// RNR count 1, [22:16] = 0x21.
+TEST(RespHndlerNak, RnrNakWaitsItsTimerThenGoesBack) {
+  run_bench(BenchOptions{}, [](BlockBench& b) {
+    setup(b);
+    load_osq(b, kFive);
+    const uint64_t t0 = b.now();
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x21, 102)).has_value());
+    // The wait (code 1: 0.01 ms) runs from when the handler is done with
+    // the NAK, after the CQE of the WRITE it acknowledges has been written.
+    const uint64_t t1 = b.now();
+    EXPECT_GT(t1, t0);
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), 15u);
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + 14 * 4), 0x0000A000u);
+    EXPECT_EQ(b.qp(kQp).req_state(), qp::ReqState::rnr_wait);
+    EXPECT_EQ(b.qp(kQp).rs.rnr_until_ps(), t1 + 10'000'000u);
+    EXPECT_EQ(b.qp(kQp).retry.resend_psn, 102u);
+    EXPECT_EQ((b.Q(kQp, R::q::STATQPi) >> 28) & 7u, 1u);
+    EXPECT_EQ((b.Q(kQp, R::q::STATQPi) >> 16) & 0x7Fu, 0x21u);
+    b.wait_ns(9900);
+    EXPECT_EQ(b.qp(kQp).req_state(), qp::ReqState::rnr_wait);
+    b.wait_ns(200);
+    EXPECT_EQ(b.qp(kQp).req_state(), qp::ReqState::retransmit);
+    EXPECT_TRUE(b.qp(kQp).rs.retransmit_pending());
+  });
+}
+
+// A malformed AETH (type 10, reserved: IBTA 9.7.5.1) is refused: the RX
+// packet handler drops it with the AETH syndrome bit; nothing retires.
+TEST(RespHndlerAck, MalformedAethRefused) {
+  run_bench(BenchOptions{}, [](BlockBench& b) {
+    setup(b);
+    load_osq(b, kFive);
+    const auto drop = b.resp.rx_ack(b.qp(kQp), ack_frame(0x40, 107));
+    ASSERT_TRUE(drop.has_value());
+    EXPECT_EQ(drop->syndrome, 1u << 10);
+    EXPECT_EQ(b.qp(kQp).req.osq.size(), 5u);
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), kCqHead0);
+  });
+}
+
+}  // namespace
