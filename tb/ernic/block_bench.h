@@ -50,7 +50,7 @@
 namespace ernic::bench {
 
 namespace R = ernic::regs;
-namespace F = ernic::regs::f;
+namespace FLD = ernic::regs::fld;
 
 // Hand-picked addresses of the bench's node and its peer.
 constexpr uint64_t kLocalMac = 0x02000000000Aull, kRemoteMac = 0x02000000000Bull;
@@ -202,10 +202,10 @@ class BlockBench : public sc_core::sc_module {
   // XRNICCONF[15:8] in 3.1, XRNIC_CONF_QP_EN[11:0] in 4.x), the UDP source
   // port, the node's MAC and IPv4 address, the error buffer and the
   // error-status queue; every INTEN bit.
-  void setup_global(uint32_t num_qps, uint32_t xrnicconf_extra = F::XRNICCONF_ERRBUF_EN) {
-    uint32_t conf = F::XRNICCONF_EN | xrnicconf_extra | uint32_t(kUdpSport) << layout().udp_sport_shift;
+  void setup_global(uint32_t num_qps, uint32_t xrnicconf_extra = FLD::XRNICCONF_ERRBUF_EN.bit()) {
+    uint32_t conf = FLD::XRNICCONF_EN.bit() | xrnicconf_extra | uint32_t(kUdpSport) << layout().udp_sport_shift;
     if (layout().qp_count_in_xrnicconf)
-      conf |= num_qps << F::XRNICCONF_NUMQP_SHIFT;
+      conf = FLD::XRNICCONF_NUM_QP.set(conf, num_qps);
     else
       s.G(R::g::XRNIC_CONF_QP_EN) = num_qps;
     s.G(R::g::XRNICCONF) = conf;
@@ -225,8 +225,9 @@ class BlockBench : public sc_core::sc_module {
   // (QPCONFi[4] = 1), CQEs written (QPCONFi[5]), CQ and RQ interrupts.
   void setup_qp(uint32_t n, uint32_t pmtu_code, uint32_t sq_psn, uint32_t expected_rq_psn = 0,
                 uint32_t timeoutconf = 0x00000300 /* retry count 3, no ACK timer */) {
-    s.Q(n, R::q::QPCONFi) = F::QPCONF_EN | F::QPCONF_RQ_IRQ | F::QPCONF_CQ_IRQ | F::QPCONF_HWHS_DIS |
-                            F::QPCONF_CQE_WR | pmtu_code << F::QPCONF_PMTU_SHIFT | 16u << F::QPCONF_RQBUFSZ_SHIFT;
+    s.Q(n, R::q::QPCONFi) = FLD::QPCONFi_EN.bit() | FLD::QPCONFi_RQ_IRQ_EN.bit() | FLD::QPCONFi_CQ_IRQ_EN.bit() |
+                            FLD::QPCONFi_HW_HANDSHAKE_DIS.bit() | FLD::QPCONFi_CQE_WRITE_EN.bit() |
+                            FLD::QPCONFi_PMTU.set(0, pmtu_code) | FLD::QPCONFi_RQ_BUF_SIZE.set(0, 16);
     s.Q(n, R::q::QPADVCONFi) = 0xFFFF0000 | 64u << 8;
     s.Q(n, R::q::SQBAi) = uint32_t(sq_base(n));
     s.Q(n, R::q::CQBAi) = uint32_t(cq_base(n));

@@ -12,7 +12,6 @@
 
 using namespace ernic;
 namespace R = ernic::regs;
-namespace F = ernic::regs::f;
 namespace FLD = ernic::regs::fld;
 
 namespace {
@@ -108,7 +107,7 @@ TEST(ErnicRegs, IllegalOpcodeRaisesIntsts5AndW1CClearsIt) {
     uint8_t wqe[64] = {};
     wqe[16] = 0x07;
     b.mem.write(0x1000, wqe, 64);
-    b.gw(R::g::XRNICCONF, FLD::XRNICCONF_EN.bit() | 8u << F::XRNICCONF_NUMQP_SHIFT);
+    b.gw(R::g::XRNICCONF, FLD::XRNICCONF_EN.bit() | FLD::XRNICCONF_NUM_QP.set(0, 8));
     b.gw(R::g::INTEN, FLD::INTSTS_ILLEGAL_OPCODE.bit());
     b.qw(1, R::q::SQBAi, 0x1000);
     b.qw(1, R::q::QDEPTHi, 16 | 16u << 16);
@@ -166,9 +165,21 @@ TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->mask(), 0x700u);
   EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT")->mask(), 0xFFFF0000u);
   EXPECT_EQ(R::find_field("TIMEOUTCONFi", "RNR_TIMER")->mask(), 0x1F0000u);
-  EXPECT_EQ(R::find_field("STATQPi", "OSQ_EMPTY")->mask(), FLD::STATQPi_OSQ_EMPTY.bit());
-  EXPECT_EQ(R::find_field("QPCONFi", "CQE_WRITE_EN")->mask(), FLD::QPCONFi_CQE_WRITE_EN.bit());
-  EXPECT_EQ(R::find_field("INTSTS", "MAD")->mask(), FLD::INTSTS_MAD.bit());
+  EXPECT_EQ(R::find_field("STATQPi", "OSQ_EMPTY")->mask(), 1u << 10);
+  EXPECT_EQ(R::find_field("QPCONFi", "CQE_WRITE_EN")->mask(), 1u << 5);
+  EXPECT_EQ(R::find_field("INTSTS", "MAD")->mask(), 1u << 1);
+  // The generated constants are the table's fields, and the named values
+  // PG332's codes (QPCONFi[10:8]: 0 = 256 .. 4 = 4096 bytes).
+  EXPECT_EQ(FLD::STATQPi_OSQ_EMPTY.mask(), R::find_field("STATQPi", "OSQ_EMPTY")->mask());
+  EXPECT_EQ(FLD::QPCONFi_PMTU.mask(), 0x700u);
+  EXPECT_EQ(R::fld4x::XRNICCONF_UDP_SPORT.mask(), 0x00FFFF00u);
+  EXPECT_EQ(R::u(R::val::QPCONFi_PMTU::MTU_256), 0u);
+  EXPECT_EQ(R::u(R::val::QPCONFi_PMTU::MTU_4096), 4u);
+  EXPECT_EQ(R::pmtu_bytes(R::val::QPCONFi_PMTU::MTU_1024), 1024u);
+  EXPECT_EQ(R::pmtu_code_of(2048), R::val::QPCONFi_PMTU::MTU_2048);
+  EXPECT_EQ(R::pmtu_code_of(1000), std::nullopt);
+  EXPECT_EQ(R::pmtu_list(), "256, 512, 1024, 2048, 4096");
+  EXPECT_EQ(R::u(R::val::ACCESSDESC_ACCESS::READ_WRITE), 2u);
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->set(0x21, 4), 0x421u);
   EXPECT_EQ(R::find_field("LSTRQREQi", "OPCODE")->get(0x0A123456), 0x0Au);
   // Fields the 4.x layout moves (XIB4, AUD): the UDP port to [23:8], the QP

@@ -143,7 +143,7 @@ TEST(RespHndlerSideband, CqDoorbellPerCompletion) {
   std::vector<std::pair<uint32_t, uint32_t>> db;
   run_bench(BenchOptions{}, [&db](BlockBench& b) {
     setup(b);
-    b.s.Q(kQp, R::q::QPCONFi) &= ~F::QPCONF_HWHS_DIS;
+    b.s.Q(kQp, R::q::QPCONFi) &= ~FLD::QPCONFi_HW_HANDSHAKE_DIS.bit();
     b.cq_db_sink = [&db](uint32_t n, uint32_t head) { db.emplace_back(n, head); };
     load_osq(b, kFive);
     b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, 105));

@@ -262,7 +262,7 @@ TEST_P(RxAckModes, AckOnRequestOrTimeout) {
   BenchOptions o;
   o.with_rx = true;
   run_bench(o, [&c](BlockBench& b) {
-    b.setup_global(4, F::XRNICCONF_ERRBUF_EN | c.mode << 3);
+    b.setup_global(4, FLD::XRNICCONF_ERRBUF_EN.bit() | c.mode << 3);
     b.setup_qp(kQp, 0, 0x000100, kExpected);
     uint64_t t[3];
     auto push = [&b](const roce::Frame& f) {
