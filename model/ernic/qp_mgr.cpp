@@ -152,7 +152,13 @@ void QpMgr::dispatch(qp::QpContext& qp) {
   uint32_t& qpmsts = s_.G(R::g::QPMSTS);
   qpmsts = FLD::QPMSTS_WQES.set(qpmsts, FLD::QPMSTS_WQES.get(qpmsts) + 1);
   s_.trace(qp);
-  if (!cw.ok) return resp_.qp_fatal(qp, pg332::fatal::kWqe, "WQE fetch outside host memory");
+  if (!cw.ok) {
+    // Fatal 0x05; the WQE itself completes with ERRFLAG after the ones
+    // outstanding before it (its WRID and opcode are unknown: 0), so that
+    // CQHEADi reaches SQPIi as PG332's recovery flow waits for.
+    resp_.qp_fatal(qp, pg332::fatal::kWqe, "WQE fetch outside host memory");
+    return resp_.complete(qp, 0, 0, true);
+  }
   // Decoded while it waited in the cache (A-ERNIC-25): only what is left
   // of wqe_decode_cycles after it was cached is waited here.
   const uint64_t ready = cw.issued_ps + uint64_t(s_.cfg.timing.wqe_decode_cycles) * s_.core.period_ps();

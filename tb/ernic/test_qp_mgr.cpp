@@ -306,14 +306,14 @@ TEST(QpMgrFatal, WqeFetchOutsideHostMemoryIsFatal05) {
   });
 }
 
-// DEFECT (disabled): every WQE posted must produce a completion (PG332:
-// "every WQE produces a completion"; a fatal QP's WQEs complete with
-// ERRFLAG), and PG332's recovery and deletion flows (chapter 6) wait for
-// CQHEADi == SQPIi before going on. The model flushes the WQEs behind the
-// one whose fetch failed with ERRFLAG CQEs (A-ERNIC-23), but the failed
-// WQE itself is consumed (STATCURSQPTRi moves past it) without a CQE: with
-// SQPIi = 3 CQHEADi stops at 2, and the recovery flow would wait forever.
-TEST(QpMgrFatal, DISABLED_EveryWqeOfAFetchFailureCompletesWithErrflag) {
+// Every WQE posted produces a completion (PG332: a fatal QP's WQEs complete
+// with ERRFLAG), and PG332's recovery and deletion flows (chapter 6) wait
+// for CQHEADi == SQPIi before going on: the WQE whose fetch failed
+// completes with ERRFLAG too (WRID and opcode 0: unknown), then the ones
+// behind it are flushed (A-ERNIC-23). SQPIi = 3 gives three ERRFLAG CQEs.
+// (Found by this bench: the model used to consume the failed WQE without a
+// CQE, and CQHEADi stopped at 2.)
+TEST(QpMgrFatal, EveryWqeOfAFetchFailureCompletesWithErrflag) {
   run_bench(qp_mgr_options(), [](BlockBench& b) {
     b.setup_global(8);
     b.setup_qp(2, 0, 0x000400);
