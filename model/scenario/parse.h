@@ -135,6 +135,17 @@ const Field& later(const Field& a, const Field& b);
 // The items of a list field, with paths "path[i]".
 std::vector<Field> read_list(const Field& f);
 
+// ---- value forms of several step families -------------------------------------
+
+// pmtu of connect and qp_setup_fsm: 256, 512, 1024, 2048 or 4096
+// (steps_driver.cpp).
+uint32_t read_pmtu(const Field& f);
+// rq_element_bytes of connect and qp_setup_fsm: 256 times a power of two
+// (steps_driver.cpp).
+uint32_t read_rq_element_bytes(const Field& f);
+// The address text `s` read from `f`, or "malformed" at f (topology.cpp).
+roce::MacAddr parse_mac(const Field& f, const std::string& s);
+roce::Ipv4Addr parse_ipv4(const Field& f, const std::string& s);
 // A BTH opcode: a name as roce::opcode_name spells it, or a number
 // (steps_wire.cpp).
 uint8_t read_opcode(const Field& f);

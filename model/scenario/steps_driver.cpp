@@ -22,6 +22,21 @@ const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorb
 
 }  // namespace
 
+uint32_t read_pmtu(const Field& f) {
+  const uint64_t v = read_uint(f, 0, kMaxU32);
+  if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
+    f.fail(fmt::format("pmtu must be one of 256, 512, 1024, 2048, 4096, got {}", v));
+  return uint32_t(v);
+}
+
+uint32_t read_rq_element_bytes(const Field& f) {
+  // QPCONFi[31:16]: the element size in 256-byte units, a power of two.
+  const uint64_t v = read_uint(f, 256, 256ull << 15);
+  if (v % 256 || ((v / 256) & (v / 256 - 1)))
+    f.fail(fmt::format("rq_element_bytes must be 256 times a power of two (256, 512, ..., 8 MiB), got {}", v));
+  return uint32_t(v);
+}
+
 void Parser::step_init(const Field& f, const SourceLoc& loc) {
   InitStep s;
   s.loc = loc;
@@ -113,21 +128,10 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   if (s.server == s.client) sf.fail("client and server must be different nodes");
   if (auto m = r.take("client_mr")) s.client_mr = ref_mr(*m, s.client).name;
   if (auto m = r.take("server_mr")) s.server_mr = ref_mr(*m, s.server).name;
-  if (auto pf = r.take("pmtu")) {
-    const uint64_t v = read_uint(*pf, 0, kMaxU32);
-    if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
-      pf->fail(fmt::format("pmtu must be one of 256, 512, 1024, 2048, 4096, got {}", v));
-    s.pmtu = uint32_t(v);
-  }
+  if (auto pf = r.take("pmtu")) s.pmtu = read_pmtu(*pf);
   s.sq_depth = uint32_t(r.u64("sq_depth", s.sq_depth, 16, 65535));
   s.rq_depth = uint32_t(r.u64("rq_depth", s.rq_depth, 16, 65535));
-  if (auto ef = r.take("rq_element_bytes")) {
-    // QPCONFi[31:16]: the element size in 256-byte units, a power of two.
-    const uint64_t v = read_uint(*ef, 256, 256ull << 15);
-    if (v % 256 || ((v / 256) & (v / 256 - 1)))
-      ef->fail(fmt::format("rq_element_bytes must be 256 times a power of two (256, 512, ..., 8 MiB), got {}", v));
-    s.rq_elem_bytes = uint32_t(v);
-  }
+  if (auto ef = r.take("rq_element_bytes")) s.rq_elem_bytes = read_rq_element_bytes(*ef);
   std::optional<uint32_t> start;
   if (auto p = r.take("start_psn")) start = read_psn(*p);
   s.client_psn = start;

@@ -28,18 +28,8 @@ NodeConfig::QpSetupFsm Parser::read_qp_setup_fsm(const Field& f, const NodeConfi
   q.link_timeout_cycles = uint32_t(r.u64("link_timeout_cycles", q.link_timeout_cycles, 0, kMaxU32));
   q.sq_depth = uint32_t(r.u64("sq_depth", q.sq_depth, 16, 65535));
   q.rq_depth = uint32_t(r.u64("rq_depth", q.rq_depth, 16, 65535));
-  if (auto ef = r.take("rq_element_bytes")) {
-    const uint64_t v = read_uint(*ef, 256, 256ull << 15);
-    if (v % 256 || ((v / 256) & (v / 256 - 1)))
-      ef->fail(fmt::format("rq_element_bytes must be 256 times a power of two (256, 512, ..., 8 MiB), got {}", v));
-    q.rq_elem_bytes = uint32_t(v);
-  }
-  if (auto pf = r.take("pmtu")) {
-    const uint64_t v = read_uint(*pf, 0, kMaxU32);
-    if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
-      pf->fail(fmt::format("pmtu must be one of 256, 512, 1024, 2048, 4096, got {}", v));
-    q.pmtu = uint32_t(v);
-  }
+  if (auto ef = r.take("rq_element_bytes")) q.rq_elem_bytes = read_rq_element_bytes(*ef);
+  if (auto pf = r.take("pmtu")) q.pmtu = read_pmtu(*pf);
   if (auto sf = r.take("slot_bytes")) {
     q.slot_bytes = read_uint(*sf, 4096, 0xFFFFF000ull);
     if (q.slot_bytes % 4096) sf->fail(fmt::format("slot_bytes must be a multiple of 4096, got {}", q.slot_bytes));
@@ -97,12 +87,8 @@ void Parser::step_qp_setup(const Field& f, const SourceLoc& loc) {
   } else {
     if (!ipf || !macf) r.self().fail("qp_setup needs the destination: remote (a node), or remote_ip and remote_mac");
     const std::string is = read_string(*ipf), ms = read_string(*macf);
-    auto ip = roce::Ipv4Addr::parse(is);
-    if (!ip) ipf->fail("malformed IPv4 address '" + is + "' (expected a.b.c.d)");
-    auto mac = roce::MacAddr::parse(ms);
-    if (!mac) macf->fail("malformed MAC address '" + ms + "' (expected six hex bytes like 02:00:00:00:00:0a)");
-    s.remote_ip = *ip;
-    s.remote_mac = *mac;
+    s.remote_ip = parse_ipv4(*ipf, is);
+    s.remote_mac = parse_mac(*macf, ms);
   }
   r.finish();
   if (s.expect_status == 0x17) {

@@ -84,6 +84,18 @@ void read_node_test_hooks(MapReader& r, NodeConfig& n) {
 
 }  // namespace
 
+roce::MacAddr parse_mac(const Field& f, const std::string& s) {
+  auto mac = roce::MacAddr::parse(s);
+  if (!mac) f.fail("malformed MAC address '" + s + "' (expected six hex bytes like 02:00:00:00:00:0a)");
+  return *mac;
+}
+
+roce::Ipv4Addr parse_ipv4(const Field& f, const std::string& s) {
+  auto ip = roce::Ipv4Addr::parse(s);
+  if (!ip) f.fail("malformed IPv4 address '" + s + "' (expected a.b.c.d)");
+  return *ip;
+}
+
 void Parser::parse_top(const Field& root) {
   MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "pcie", "datapath",
                      "layout", "compliance", "handshake_random", "nodes", "steps"});
@@ -232,12 +244,10 @@ void Parser::parse_node(const std::string& name, const Field& f) {
 void Parser::read_node_addresses(MapReader& r, NodeConfig& n) {
   {
     const Field m = r.req("mac");
-    const std::string s = read_string(m);
-    auto mac = roce::MacAddr::parse(s);
-    if (!mac) m.fail("malformed MAC address '" + s + "' (expected six hex bytes like 02:00:00:00:00:0a)");
+    const roce::MacAddr mac = parse_mac(m, read_string(m));
     for (const auto& o : sc_.nodes)
-      if (o.mac == *mac) m.fail("MAC address " + mac->str() + " is already used by node " + o.name);
-    n.mac = *mac;
+      if (o.mac == mac) m.fail("MAC address " + mac.str() + " is already used by node " + o.name);
+    n.mac = mac;
   }
   const auto ip6f = r.take("ipv6");
   if (ip6f) {
@@ -249,12 +259,10 @@ void Parser::read_node_addresses(MapReader& r, NodeConfig& n) {
     n.ip6 = *ip;
   }
   if (auto ipf = ip6f ? r.take("ip") : std::optional<Field>(r.req("ip"))) {
-    const std::string s = read_string(*ipf);
-    auto ip = roce::Ipv4Addr::parse(s);
-    if (!ip) ipf->fail("malformed IPv4 address '" + s + "' (expected a.b.c.d)");
+    const roce::Ipv4Addr ip = parse_ipv4(*ipf, read_string(*ipf));
     for (const auto& o : sc_.nodes)
-      if (o.has_ip && o.ip == *ip) ipf->fail("IP address " + ip->str() + " is already used by node " + o.name);
-    n.ip = *ip;
+      if (o.has_ip && o.ip == ip) ipf->fail("IP address " + ip.str() + " is already used by node " + o.name);
+    n.ip = ip;
   } else {
     n.has_ip = false;
   }
