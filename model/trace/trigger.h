@@ -72,7 +72,7 @@ struct StreamInfo {
 };
 const std::vector<StreamInfo>& streams();
 
-struct Expr;   // the parsed expression (trigger.cpp)
+struct Expr;   // the parsed expression (trigger_expr.h)
 struct Bound;  // what it refers to, after bind()
 
 class Trigger {

@@ -1,0 +1,271 @@
+// model/scenario: the top level of a scenario file and its topology:
+// name, seed, limits, clocks, link, pcie, datapath, layout, compliance,
+// handshake_random and the nodes (addresses, ACK, MR cache, RX, test hooks).
+#include <algorithm>
+#include <cctype>
+
+#include "model/scenario/parse.h"
+
+namespace ernic::scenario_parse {
+
+namespace {
+
+const EnumTable<RegLayout> kLayouts = {{"3.1", RegLayout::v31}, {"4.x", RegLayout::v4x}};
+const EnumTable<ComplianceMode> kComplianceModes = {{"report", ComplianceMode::report}, {"fail", ComplianceMode::fail}};
+const EnumTable<std::string> kCorruptStreams = {
+    {"tx", "tx"}, {"rx_desc", "rx_desc"}, {"rx_payload", "rx_payload"}, {"bypass", "bypass"}};
+
+// A power of two in [lo, hi], or `def` when the key is absent.
+uint32_t read_pow2(MapReader& r, const std::string& key, uint32_t def, uint32_t lo, uint32_t hi) {
+  auto f = r.take(key);
+  if (!f) return def;
+  const uint64_t v = read_uint(*f, 0, kMaxU32);
+  if (v < lo || v > hi || (v & (v - 1)) != 0)
+    f->fail(fmt::format("{} must be a power of two in [{}, {}], got {}", key, lo, hi, v));
+  return uint32_t(v);
+}
+
+// ack, mr_cache, rx of a node.
+void read_node_tuning(MapReader& r, NodeConfig& n) {
+  if (auto a = r.take("ack")) {
+    MapReader ar(*a, {"mode", "coalesce_packets", "timeout_ns"});
+    static const EnumTable<uint32_t> kAckModes = {{"request_or_timeout", 0}, {"timeout", 1}, {"request", 2}};
+    n.ack_mode = ar.enm("mode", n.ack_mode, kAckModes);
+    n.ack_coalesce_packets = uint32_t(ar.u64("coalesce_packets", n.ack_coalesce_packets, 0, 4096));
+    n.ack_timeout_ns = ar.u64("timeout_ns", n.ack_timeout_ns, 0, 1000000000ull);
+    if (n.ack_mode == 1 && n.ack_timeout_ns == 0 && n.ack_coalesce_packets == 0)
+      a->fail("ack mode 'timeout' with timeout_ns 0 and no coalesce_packets would never acknowledge");
+    ar.finish();
+  }
+  if (auto m = r.take("mr_cache")) {  // `table` | `cam` | { mode: table|cam, entries: N }
+    static const EnumTable<bool> kMrCache = {{"table", false}, {"cam", true}};
+    if (m->node.IsMap()) {
+      MapReader mr(*m, {"mode", "entries"});
+      n.mr_cache_cam = read_enum(mr.req("mode"), kMrCache);
+      if (auto e = mr.take("entries")) {
+        if (!n.mr_cache_cam) e->fail("entries is a parameter of mode 'cam'");
+        n.mr_cache_entries = uint32_t(read_uint(*e, 1, 256));
+      }
+      mr.finish();
+    } else {
+      n.mr_cache_cam = read_enum(*m, kMrCache);
+    }
+  }
+  if (auto x = r.take("rx")) {
+    MapReader xr(*x, {"buffer_bytes", "handler_gbps"});
+    n.rx_buffer_bytes = uint32_t(xr.u64("buffer_bytes", n.rx_buffer_bytes, 256, 1u << 30));
+    n.rx_handler_gbps = xr.dbl("handler_gbps", n.rx_handler_gbps, 0.0, 1000.0);
+    xr.finish();
+  }
+}
+
+// test_tx_underflow, test_datapath_corrupt of a node.
+void read_node_test_hooks(MapReader& r, NodeConfig& n) {
+  if (auto u = r.take("test_tx_underflow")) {
+    MapReader ur(*u, {"frame", "after_beat", "cycles"});
+    NodeConfig::TxBubble b;
+    b.frame = ur.u64("frame", b.frame, 0, 1ull << 40);
+    b.after_beat = uint32_t(ur.u64("after_beat", b.after_beat, 0, 255));
+    b.cycles = uint32_t(ur.u64("cycles", b.cycles, 1, 1000000));
+    ur.finish();
+    n.test_tx_underflow = b;
+  }
+  if (auto c = r.take("test_datapath_corrupt")) {
+    MapReader cr(*c, {"stream", "frame", "offset", "xor"});
+    NodeConfig::DatapathCorrupt k;
+    k.stream = read_enum(cr.req("stream"), kCorruptStreams);
+    k.frame = cr.u64("frame", k.frame, 0, 1ull << 40);
+    k.offset = uint32_t(cr.u64("offset", k.offset, 0, k.stream == "rx_desc" ? 1023 : 65535));
+    k.xor_mask = uint32_t(cr.u64("xor", k.xor_mask, 1, k.stream == "rx_desc" ? 1 : 255));
+    cr.finish();
+    n.test_datapath_corrupt = k;
+  }
+}
+
+}  // namespace
+
+roce::MacAddr parse_mac(const Field& f, const std::string& s) {
+  auto mac = roce::MacAddr::parse(s);
+  if (!mac) f.fail("malformed MAC address '" + s + "' (expected six hex bytes like 02:00:00:00:00:0a)");
+  return *mac;
+}
+
+roce::Ipv4Addr parse_ipv4(const Field& f, const std::string& s) {
+  auto ip = roce::Ipv4Addr::parse(s);
+  if (!ip) f.fail("malformed IPv4 address '" + s + "' (expected a.b.c.d)");
+  return *ip;
+}
+
+void Parser::parse_top(const Field& root) {
+  MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "pcie", "datapath",
+                     "layout", "compliance", "handshake_random", "nodes", "steps"});
+  {
+    const Field f = r.req("scenario");
+    sc_.name = read_string(f);
+    const bool ok = !sc_.name.empty() &&
+                    std::isalnum(static_cast<unsigned char>(sc_.name[0])) &&
+                    std::all_of(sc_.name.begin(), sc_.name.end(), [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+                    });
+    if (!ok) f.fail("invalid scenario name '" + sc_.name + "': use letters, digits, '_', '-', '.'");
+  }
+  sc_.description = r.str("description", "");
+  sc_.seed = r.u64("seed", 1, 0, kMaxU64);
+  if (auto f = r.take("limits")) parse_limits(*f);
+  if (auto f = r.take("clocks")) parse_clocks(*f);
+  if (auto f = r.take("link")) parse_link(*f);
+  if (auto f = r.take("pcie")) parse_pcie(*f);
+  sc_.datapath_loc = SourceLoc{ctx_.file, 0, 0};
+  if (auto f = r.take("datapath")) {
+    sc_.datapath_loc = f->loc();
+    if (!f->node.IsScalar()) f->fail("expected rtl, model or user:<name>, got " + describe(f->node));
+    const std::string s = read_string(*f);
+    if (!set_datapath(sc_, s)) {
+      if (s.compare(0, 5, "user:") == 0)
+        f->fail("invalid datapath '" + s + "': user:<name> takes a name of letters, digits and '_'");
+      f->fail("unknown value '" + s + "'" + suggest(s, {"rtl", "model", "user:<name>"}));
+    }
+  }
+  sc_.layout = r.enm("layout", sc_.layout, kLayouts);
+  sc_.compliance = r.enm("compliance", sc_.compliance, kComplianceModes);
+  if (auto h = r.take("handshake_random")) sc_.handshake_random = parse_handshake_random(*h);
+  parse_nodes(r.req("nodes"));
+  const Field steps = r.req("steps");
+  r.finish();
+  parse_steps(steps, sc_.steps, Scope{});
+}
+
+// `handshake_random: {seed: S, ready_pct: R, valid_pct: V}` (each key
+// optional), `true` (the defaults) or `false` (off).
+HandshakeRandom Parser::parse_handshake_random(const Field& f) {
+  HandshakeRandom h;
+  h.seed = sc_.seed;
+  if (is_plain_scalar(f.node)) {
+    h.enabled = read_bool(f);
+    return h;
+  }
+  if (!f.node.IsMap()) f.fail("expected a map {seed, ready_pct, valid_pct}, true or false, got " + describe(f.node));
+  MapReader r(f, {"seed", "ready_pct", "valid_pct"});
+  h.seed = r.u64("seed", h.seed, 0, kMaxU64);
+  h.ready_pct = uint32_t(r.u64("ready_pct", h.ready_pct, 1, 100));
+  h.valid_pct = uint32_t(r.u64("valid_pct", h.valid_pct, 1, 100));
+  r.finish();
+  return h;
+}
+
+void Parser::parse_limits(const Field& f) {
+  MapReader r(f, {"sim_time_us", "watchdog_us"});
+  sc_.limits.sim_time_us = r.u64("sim_time_us", sc_.limits.sim_time_us, 1, kMaxTimeUs);
+  sc_.limits.watchdog_us = r.u64("watchdog_us", sc_.limits.watchdog_us, 1, kMaxTimeUs);
+  r.finish();
+}
+
+void Parser::parse_clocks(const Field& f) {
+  MapReader r(f, {"core_mhz", "cmac_mhz"});
+  // (0.5, 1000]: periods from 1 ns to 2 us, whole picoseconds after rounding.
+  sc_.clocks.core_mhz = r.dbl("core_mhz", sc_.clocks.core_mhz, 0.5, 1000.0);
+  sc_.clocks.cmac_mhz = r.dbl("cmac_mhz", sc_.clocks.cmac_mhz, 0.5, 1000.0);
+  r.finish();
+}
+
+void Parser::parse_link(const Field& f) {
+  MapReader r(f, {"rate_gbps", "delay_ns"});
+  if (auto rate = r.take("rate_gbps")) {
+    const uint64_t v = read_uint(*rate, 1, kMaxU32);
+    if (v != 100) rate->fail(fmt::format("only 100 Gb/s links are supported, got {}", v));
+    sc_.link.rate_gbps = uint32_t(v);
+  }
+  sc_.link.delay_ns = r.u64("delay_ns", sc_.link.delay_ns, 0, kMaxDelayNs);
+  r.finish();
+}
+
+void Parser::parse_pcie(const Field& f) {
+  MapReader r(f, {"gen", "lanes", "mps", "mrrs", "read_latency_ns", "rcb", "mmio_write_latency_ns", "outstanding"});
+  PcieConfig& p = sc_.pcie;
+  if (auto g = r.take("gen")) {
+    const uint64_t v = read_uint(*g, 0, kMaxU32);
+    if (v != 3 && v != 4) g->fail(fmt::format("gen must be 3 or 4, got {}", v));
+    p.gen = uint32_t(v);
+  }
+  if (auto l = r.take("lanes")) {
+    const uint64_t v = read_uint(*l, 0, kMaxU32);
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+      l->fail(fmt::format("lanes must be one of 1, 2, 4, 8, 16, got {}", v));
+    p.lanes = uint32_t(v);
+  }
+  p.mps = read_pow2(r, "mps", p.mps, 128, 1024);
+  p.mrrs = read_pow2(r, "mrrs", p.mrrs, 128, 4096);
+  p.read_latency_ns = uint32_t(r.u64("read_latency_ns", p.read_latency_ns, 0, kMaxDelayNs));
+  p.rcb = read_pow2(r, "rcb", p.rcb, 64, 128);
+  p.mmio_write_latency_ns = uint32_t(r.u64("mmio_write_latency_ns", p.mmio_write_latency_ns, 0, kMaxDelayNs));
+  p.outstanding = uint32_t(r.u64("outstanding", p.outstanding, 1, 64));
+  r.finish();
+}
+
+void Parser::parse_nodes(const Field& f) {
+  if (!f.node.IsMap()) f.fail("expected a map of node name -> node, got " + describe(f.node));
+  if (f.node.size() == 0) f.fail("at least one node is required");
+  // Node names are free, so list the present keys as the known ones.
+  std::vector<std::string> names;
+  for (const auto& kv : f.node)
+    if (kv.first.IsScalar()) names.push_back(kv.first.Scalar());
+  MapReader r(f, names);
+  size_t i = 0;
+  for (const auto& kv : f.node) {
+    const std::string name = kv.first.Scalar();
+    const Field key{&ctx_, kv.first, r.key_path(name), kv.first.Mark(), kv.first.Mark()};
+    if (!valid_name(name))
+      key.fail("invalid node name '" + name + "': use a letter then letters, digits or '_'");
+    if (i >= kMaxNodes) key.fail(fmt::format("too many nodes: at most {}", kMaxNodes));
+    parse_node(name, *r.take(name));
+    ++i;
+  }
+  r.finish();
+}
+
+void Parser::parse_node(const std::string& name, const Field& f) {
+  MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "rx", "test_tx_underflow",
+                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random"});
+  NodeConfig n;
+  n.name = name;
+  n.loc = f.loc();
+  read_node_addresses(r, n);
+  n.num_qp = uint32_t(r.u64("num_qp", n.num_qp, 8, 256));
+  n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 2, 4096));
+  read_node_tuning(r, n);
+  read_node_test_hooks(r, n);
+  if (auto q = r.take("qp_setup_fsm")) n.qp_setup_fsm = read_qp_setup_fsm(*q, n);
+  if (auto h = r.take("handshake_random")) n.handshake_random = parse_handshake_random(*h);
+  r.finish();
+  node_index_[name] = sc_.nodes.size();
+  sc_.nodes.push_back(std::move(n));
+}
+
+void Parser::read_node_addresses(MapReader& r, NodeConfig& n) {
+  {
+    const Field m = r.req("mac");
+    const roce::MacAddr mac = parse_mac(m, read_string(m));
+    for (const auto& o : sc_.nodes)
+      if (o.mac == mac) m.fail("MAC address " + mac.str() + " is already used by node " + o.name);
+    n.mac = mac;
+  }
+  const auto ip6f = r.take("ipv6");
+  if (ip6f) {
+    const std::string s = read_string(*ip6f);
+    auto ip = roce::Ipv6Addr::parse(s);
+    if (!ip) ip6f->fail("malformed IPv6 address '" + s + "' (expected RFC 4291 text, like fd00::a)");
+    for (const auto& o : sc_.nodes)
+      if (o.ip6 && *o.ip6 == *ip) ip6f->fail("IPv6 address " + ip->str() + " is already used by node " + o.name);
+    n.ip6 = *ip;
+  }
+  if (auto ipf = ip6f ? r.take("ip") : std::optional<Field>(r.req("ip"))) {
+    const roce::Ipv4Addr ip = parse_ipv4(*ipf, read_string(*ipf));
+    for (const auto& o : sc_.nodes)
+      if (o.has_ip && o.ip == ip) ipf->fail("IP address " + ip.str() + " is already used by node " + o.name);
+    n.ip = ip;
+  } else {
+    n.has_ip = false;
+  }
+}
+
+}  // namespace ernic::scenario_parse
