@@ -9,6 +9,7 @@
 
 #include "model/roce/cm.h"
 #include "model/roce/icrc.h"
+#include "model/roce/mtu.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/packet.h"
 #include "model/roce/psn.h"
@@ -35,8 +36,6 @@ int kind_of(roce::OpKind k) {
   return -1;
 }
 const char* kind_name(int k) { return k == 0 ? "SEND" : k == 1 ? "WRITE" : "no"; }
-
-bool valid_pmtu(uint32_t p) { return p == 256 || p == 512 || p == 1024 || p == 2048 || p == 4096; }
 
 // Frame length up to and including the ICRC, from the IP header.
 size_t roce_len(const roce::Frame& f) {
@@ -77,8 +76,8 @@ int64_t WireMonitor::read_span(const Stream& s, uint32_t len) const {
 }
 
 void WireMonitor::set_pmtu(Stream& s, uint32_t pmtu, const std::string& dir, const char* from) {
-  if (!valid_pmtu(pmtu))
-    flag(dir, "pmtu", fmt_s("%s carries %u bytes: not a PMTU (256, 512, 1024, 2048 or 4096)", from, pmtu));
+  if (!roce::is_pmtu(pmtu))
+    flag(dir, "pmtu", fmt_s("%s carries %u bytes: not a PMTU (%s)", from, pmtu, roce::pmtu_list().c_str()));
   s.pmtu = pmtu;
   if (s.span_uncertain && s.pmtu) {
     // The READ sent before the PMTU was known: its span is now certain.

@@ -127,10 +127,4 @@ uint32_t pmtu_code(uint32_t bytes) {
   return u(val::QPCONFi_PMTU::MTU_4096);
 }
 
-std::string pmtu_list() {
-  std::string out;
-  for (const auto c : val::QPCONFi_PMTU_all) out += (out.empty() ? "" : ", ") + std::to_string(pmtu_bytes(c));
-  return out;
-}
-
 }  // namespace ernic::regs

@@ -3,10 +3,13 @@
 // All registers are 32 bits. Addresses are byte offsets in the ERNIC
 // AXI4-Lite window (256 KB in 3.x, 2 MB in 4.x).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "model/roce/mtu.h"
 
 namespace ernic::regs {
 
@@ -225,16 +228,16 @@ constexpr uint32_t STATQP_NAKSYN_SHIFT = 16;
 constexpr uint32_t ACCESS_READ = 0, ACCESS_WRITE = 1, ACCESS_RW = 2;
 }  // namespace f
 
-// The path MTU: QPCONFi[10:8] codes (val::QPCONFi_PMTU) and their sizes,
-// 256 << code bytes (IBTA's MTU enumeration, offset by one). Reserved codes
-// 5..7 are taken as 4096 by the model.
-constexpr uint32_t pmtu_bytes(uint32_t code) { return code <= u(val::QPCONFi_PMTU::MTU_4096) ? (256u << code) : 4096u; }
+// The path MTU: QPCONFi[10:8] codes (val::QPCONFi_PMTU) are IBTA's MTU
+// enumeration minus one (model/roce/mtu.h). Reserved codes 5..7 are taken
+// as 4096 by the model.
+constexpr uint32_t pmtu_bytes(uint32_t code) {
+  return roce::mtu_bytes(uint8_t(std::min(code, u(val::QPCONFi_PMTU::MTU_4096)) + 1));
+}
 constexpr uint32_t pmtu_bytes(val::QPCONFi_PMTU code) { return pmtu_bytes(u(code)); }
 // The code of a PMTU in bytes; nullopt when it is none of 256..4096.
 std::optional<val::QPCONFi_PMTU> pmtu_code_of(uint32_t bytes);
 // The code for bytes rounded up to a PMTU (at most 4096).
 uint32_t pmtu_code(uint32_t bytes);
-// "256, 512, 1024, 2048, 4096" (messages).
-std::string pmtu_list();
 
 }  // namespace ernic::regs

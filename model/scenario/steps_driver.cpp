@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "model/roce/mtu.h"
 #include "model/scenario/parse.h"
 
 namespace ernic::scenario_parse {
@@ -24,8 +25,7 @@ const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorb
 
 uint32_t read_pmtu(const Field& f) {
   const uint64_t v = read_uint(f, 0, kMaxU32);
-  if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
-    f.fail(fmt::format("pmtu must be one of 256, 512, 1024, 2048, 4096, got {}", v));
+  if (!roce::is_pmtu(uint32_t(v))) f.fail(fmt::format("pmtu must be one of {}, got {}", roce::pmtu_list(), v));
   return uint32_t(v);
 }
 

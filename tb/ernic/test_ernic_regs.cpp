@@ -178,7 +178,8 @@ TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
   EXPECT_EQ(R::pmtu_bytes(R::val::QPCONFi_PMTU::MTU_1024), 1024u);
   EXPECT_EQ(R::pmtu_code_of(2048), R::val::QPCONFi_PMTU::MTU_2048);
   EXPECT_EQ(R::pmtu_code_of(1000), std::nullopt);
-  EXPECT_EQ(R::pmtu_list(), "256, 512, 1024, 2048, 4096");
+  EXPECT_EQ(roce::pmtu_list(), "256, 512, 1024, 2048, 4096");
+  EXPECT_EQ(R::pmtu_bytes(5), 4096u);  // reserved codes: 4096
   EXPECT_EQ(R::u(R::val::ACCESSDESC_ACCESS::READ_WRITE), 2u);
   EXPECT_EQ(R::find_field("QPCONFi", "PMTU")->set(0x21, 4), 0x421u);
   EXPECT_EQ(R::find_field("LSTRQREQi", "OPCODE")->get(0x0A123456), 0x0Au);

@@ -17,7 +17,8 @@ the manifest holds in any checkout).
 
 --check exits 1 listing every output whose hash differs (and every run that
 did not exit 0, or a scenario or output that is new or gone), 0 when all
-agree. --only SUBSTR restricts to scenario paths containing SUBSTR.
+agree. --only SUBSTR restricts to scenario paths containing SUBSTR (with
+--update, the other entries of the manifest are kept).
 """
 import argparse
 import concurrent.futures
@@ -101,6 +102,12 @@ def main():
             for dp, rel, kind, h in lines:
                 got[(dp, rel, kind)] = h
     if a.update:
+        if a.only and os.path.exists(a.manifest):  # keep the entries outside --only
+            for line in open(a.manifest):
+                if not line.startswith("#") and line.strip():
+                    dp, rel, kind, h = line.split(" ", 3)
+                    if a.only not in rel:
+                        got[(dp, rel, kind)] = h.strip()
         with open(a.manifest, "w") as m:
             m.write("# tb/golden/golden.py --update: datapath scenario output sha256 (JSON without wall/reproduce)\n")
             for k in sorted(got):
