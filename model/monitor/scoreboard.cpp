@@ -7,18 +7,6 @@
 
 namespace ernic::monitor {
 
-const char* sb_opcode_name(SbOpcode o) {
-  switch (o) {
-    case SbOpcode::write: return "WRITE";
-    case SbOpcode::write_imm: return "WRITE_IMM";
-    case SbOpcode::send: return "SEND";
-    case SbOpcode::send_imm: return "SEND_IMM";
-    case SbOpcode::send_inv: return "SEND_INV";
-    case SbOpcode::read: return "READ";
-  }
-  return "?";
-}
-
 std::string SbMismatch::str() const {
   std::string o = fmt::format("node {} {} offset {} (address 0x{:x}): expected 0x{:02x}, found 0x{:02x}; last defined by {}",
                               node, buffer, offset, addr, expected, actual, defined_by);

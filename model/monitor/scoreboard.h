@@ -41,10 +41,12 @@
 #include <string>
 #include <vector>
 
+#include "model/regs/wqe.h"
+
 namespace ernic::monitor {
 
-enum class SbOpcode { write, write_imm, send, send_imm, send_inv, read };
-const char* sb_opcode_name(SbOpcode o);
+using SbOpcode = pg332::WqeOpcode;  // PG332 Table 2-1 (model/regs/wqe.h)
+inline const char* sb_opcode_name(SbOpcode o) { return pg332::wqe_opcode_log_name(uint8_t(o)); }
 
 struct SbMismatch {
   std::string node, buffer;   // buffer: "MR 'dst'", "RQ of QP2", "guard after MR 'dst'"

@@ -54,17 +54,6 @@ const char* to_string(Access a) {
   }
   return "?";
 }
-const char* to_string(WqeOpcode o) {
-  switch (o) {
-    case WqeOpcode::write: return "write";
-    case WqeOpcode::write_imm: return "write_imm";
-    case WqeOpcode::send: return "send";
-    case WqeOpcode::send_imm: return "send_imm";
-    case WqeOpcode::send_inv: return "send_inv";
-    case WqeOpcode::read: return "read";
-  }
-  return "?";
-}
 const char* to_string(Doorbell d) {
   switch (d) {
     case Doorbell::once: return "once";

@@ -26,6 +26,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/regs/wqe.h"
 #include "model/roce/types.h"
 
 namespace ernic {
@@ -64,12 +65,12 @@ class ScenarioError : public std::runtime_error {
 
 enum class Pattern { random, zero, incrementing, constant };
 enum class Access { r, w, rw };  // MR access rights (remote read / write)
-enum class WqeOpcode { write, write_imm, send, send_imm, send_inv, read };
+using WqeOpcode = pg332::WqeOpcode;  // PG332 Table 2-1 (model/regs/wqe.h)
 enum class Doorbell { once, each };  // one SQ doorbell for the list, or one per WQE
 
 const char* to_string(Pattern p);
 const char* to_string(Access a);
-const char* to_string(WqeOpcode o);
+inline const char* to_string(WqeOpcode o) { return pg332::wqe_opcode_name(o); }
 const char* to_string(Doorbell d);
 
 // Deterministic test data, shared by `fill` and `check_memory`. Writes the

@@ -16,9 +16,12 @@ const EnumTable<Pattern> kPatterns = {{"random", Pattern::random},
                                       {"incrementing", Pattern::incrementing},
                                       {"constant", Pattern::constant}};
 const EnumTable<Access> kAccess = {{"r", Access::r}, {"w", Access::w}, {"rw", Access::rw}};
-const EnumTable<WqeOpcode> kOpcodes = {{"write", WqeOpcode::write},     {"write_imm", WqeOpcode::write_imm},
-                                       {"send", WqeOpcode::send},       {"send_imm", WqeOpcode::send_imm},
-                                       {"send_inv", WqeOpcode::send_inv}, {"read", WqeOpcode::read}};
+// The WQE opcodes by their scenario names (model/regs/wqe.h), in PG332's order.
+const EnumTable<WqeOpcode> kOpcodes = [] {
+  EnumTable<WqeOpcode> t;
+  for (WqeOpcode o : pg332::kAllWqeOpcodes) t.emplace_back(pg332::wqe_opcode_name(o), o);
+  return t;
+}();
 const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each}};
 
 }  // namespace

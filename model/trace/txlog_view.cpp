@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "model/regs/wqe.h"
 #include "model/roce/opcodes.h"
 
 namespace ernic {
@@ -93,19 +94,10 @@ std::optional<std::string> opt_s(const json& o, const char* key) {
   return std::nullopt;
 }
 
-// The CQE opcode field is the WQE opcode (PG332 Table 2-1).
+// The CQE opcode field is the WQE opcode (PG332 Table 2-1, model/regs/wqe.h).
 std::string cqe_opcode_name(uint64_t op) {
-  const char* n = nullptr;
-  switch (op) {
-    case 0x00: n = "WRITE"; break;
-    case 0x01: n = "WRITE_IMM"; break;
-    case 0x02: n = "SEND"; break;
-    case 0x03: n = "SEND_IMM"; break;
-    case 0x04: n = "READ"; break;
-    case 0x0C: n = "SEND_INV"; break;
-    default: n = "UNKNOWN"; break;
-  }
-  return fmt::format("{}({})", n, op);
+  const char* n = op <= 0xFF ? pg332::wqe_opcode_log_name(uint8_t(op)) : "?";
+  return fmt::format("{}({})", std::string(n) == "?" ? "UNKNOWN" : n, op);
 }
 
 const char* const kCommon[] = {"t_ps", "node", "kind", "domain", "cycle", "qp"};

@@ -31,7 +31,7 @@ ALLOWED = {
     "roce": [],
     "regs": ["roce"],
     "trace": ["regs", "roce"],
-    "monitor": ["roce"],
+    "monitor": ["regs", "roce"],
     "sim": ["monitor", "trace", "regs", "roce"],
     "qp": ["regs", "roce"],
     "link": ["sim", "trace", "regs", "roce"],
