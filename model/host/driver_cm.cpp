@@ -188,6 +188,47 @@ void Driver::send_rep(const Connection& c) {
   send_mad(remote_of(c), rep, roce::cm::attr::REP);
 }
 
+// A ConnectRequest from src: answered again when it repeats one already
+// answered, refused when nobody listens (or reject_next), else the
+// listening connection takes it: its QP programmed, a ConnectReply sent.
+void Driver::on_cm_req(const roce::IpAddr& src, const roce::cm::Req& req) {
+  for (auto& k : conns_)
+    if (k->qpn && k->state != VerbsState::Reset && k->remote_comm_id == req.local_comm_id && remote_of(*k) == src) {
+      // A repeated ConnectRequest (our ConnectReply was lost): answer again.
+      send_rep(*k);
+      return;
+    }
+  if (!listener_ || reject_reason_) {
+    roce::cm::Rej rej;
+    rej.remote_comm_id = req.local_comm_id;
+    rej.local_comm_id = rand32();
+    rej.msg_rejected = 0;  // the REQ
+    rej.reason = reject_reason_ ? *reject_reason_ : 28;  // 28: consumer reject (nobody listens)
+    reject_reason_.reset();
+    send_mad(src, rej, roce::cm::attr::REJ);
+    return;
+  }
+  Connection& c = *listener_;
+  listener_ = nullptr;
+  c.qpn = alloc_qpn(c.params.qpn);
+  c.local_psn = c.params.start_psn ? (*c.params.start_psn & 0xFFFFFF) : rand24();
+  c.local_comm_id = rand32();
+  c.remote_comm_id = req.local_comm_id;
+  c.remote_qpn = req.local_qpn;
+  c.remote_psn = req.start_psn;
+  set_remote(c, src);
+  c.remote_mac = neighbour(src);
+  if (req.private_data.size() >= roce::cm::RdmaCmIpHdr::kLen + roce::cm::MrInfo::kLen) {
+    if (auto mi = roce::cm::decode_mr_info(req.private_data.data() + roce::cm::RdmaCmIpHdr::kLen,
+                                           roce::cm::MrInfo::kLen))
+      c.remote_mr = *mi;
+  }
+  setup_queues(c);
+  program_rc_qp(c);  // enabled before the REP leaves: requests may follow the RTU at once
+  set_state(c, VerbsState::Rtr);
+  send_rep(c);
+}
+
 void Driver::handle_mad(const uint8_t* e, size_t len) {
   // QP1 RQ element (3.x): 40-byte L3 slot, UDP(8), BTH(12), DETH(8), MAD(256).
   const size_t kMadOff = 40 + 8 + 12 + 8;
@@ -204,41 +245,7 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
   auto mad = roce::cm::decode_mad(e + kMadOff, roce::cm::kMadLen);
   if (!mad) return;
   if (auto* req = std::get_if<roce::cm::Req>(&mad->msg)) {
-    for (auto& k : conns_)
-      if (k->qpn && k->state != VerbsState::Reset && k->remote_comm_id == req->local_comm_id && remote_of(*k) == src) {
-        // A repeated ConnectRequest (our ConnectReply was lost): answer again.
-        send_rep(*k);
-        return;
-      }
-    if (!listener_ || reject_reason_) {
-      roce::cm::Rej rej;
-      rej.remote_comm_id = req->local_comm_id;
-      rej.local_comm_id = rand32();
-      rej.msg_rejected = 0;  // the REQ
-      rej.reason = reject_reason_ ? *reject_reason_ : 28;  // 28: consumer reject (nobody listens)
-      reject_reason_.reset();
-      send_mad(src, rej, roce::cm::attr::REJ);
-      return;
-    }
-    Connection& c = *listener_;
-    listener_ = nullptr;
-    c.qpn = alloc_qpn(c.params.qpn);
-    c.local_psn = c.params.start_psn ? (*c.params.start_psn & 0xFFFFFF) : rand24();
-    c.local_comm_id = rand32();
-    c.remote_comm_id = req->local_comm_id;
-    c.remote_qpn = req->local_qpn;
-    c.remote_psn = req->start_psn;
-    set_remote(c, src);
-    c.remote_mac = neighbour(src);
-    if (req->private_data.size() >= roce::cm::RdmaCmIpHdr::kLen + roce::cm::MrInfo::kLen) {
-      if (auto mi = roce::cm::decode_mr_info(req->private_data.data() + roce::cm::RdmaCmIpHdr::kLen,
-                                             roce::cm::MrInfo::kLen))
-        c.remote_mr = *mi;
-    }
-    setup_queues(c);
-    program_rc_qp(c);  // enabled before the REP leaves: requests may follow the RTU at once
-    set_state(c, VerbsState::Rtr);
-    send_rep(c);
+    on_cm_req(src, *req);
   } else if (auto* rep = std::get_if<roce::cm::Rep>(&mad->msg)) {
     if (!connecting_ || rep->remote_comm_id != connecting_->local_comm_id) return;
     Connection& c = *connecting_;
