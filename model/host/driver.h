@@ -275,6 +275,7 @@ class Driver : public sc_core::sc_module {
   sc_core::sc_event rx_event_;
   void service_qp1_rq();
   void handle_mad(const uint8_t* elem, size_t len);
+  void on_cm_req(const roce::IpAddr& src, const roce::cm::Req& req);  // handle_mad's ConnectRequest
   void send_rep(const Connection& c);
   void send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uint16_t attr_id);
   const roce::MacAddr& neighbour(const roce::IpAddr& ip) const;  // fails without an entry

@@ -1,3 +1,6 @@
+// model/system: the run's report: the JSON written with --json
+// (make_report) and the summary printed on stdout (summary_text), each put
+// together from one function a part.
 #include "model/system/report.h"
 
 #include <fmt/format.h>
@@ -70,17 +73,9 @@ json protocol_json(const monitor::ProtocolMonitors& p) {
   }
   return m;
 }
-}  // namespace
 
-json make_report(System& sys, const std::vector<std::string>& argv, const WallClock& wall,
-                 const std::string& scenario_path) {
-  const uint64_t t = sc_core::sc_time_stamp().value();
-  json r;
-  r["scenario"] = sys.scenario.name;
-  r["file"] = scenario_path;
-  r["datapath"] = sys.scenario.datapath_name();   // as run (the scenario's key, or run --datapath)
-  r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? (sys.time_limit_hit ? "time-limit" : "no-progress") : "fail";
-  r["exit_code"] = sys.exit_code;
+// The outcome: failures, and with any the last frames of each direction.
+void add_failures(json& r, System& sys) {
   json fails = json::array();
   for (const auto& f : sys.failures)
     fails.push_back({{"what", f.what}, {"step", loc_str(f.loc)}, {"time_ps", f.time_ps},
@@ -96,22 +91,189 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     }
     r["last_frames"] = last;
   }
-  r["faults_applied"] = sys.faults_applied;
+}
+
+json compliance_json(System& sys) {
   json comp = json::array();
   for (const auto& c : sys.compliance.reports())
     comp.push_back({{"time_ps", c.t_ps}, {"dir", c.dir}, {"qp", c.dest_qp}, {"psn", c.psn}, {"rule", c.rule},
                     {"detail", c.detail}, {"pg332", ComplianceChecker::rule_text(c.rule)}});
-  r["compliance"] = comp;
-  const monitor::Scoreboard& sb = sys.scoreboard;
-  r["scoreboard"] = {{"summary", sb.summary()},
-                     {"buffers", sb.buffers()},
-                     {"operations_tracked", sb.operations_tracked()},
-                     {"operations_completed", sb.operations_completed()},
-                     {"bytes_checked", sb.bytes_checked()},
-                     {"canary_bytes_checked", sb.guard_bytes_checked()},
-                     {"mismatches", sb.mismatches()},
-                     {"stood_aside", sb.stood_aside()},
-                     {"notes", sb.notes()}};
+  return comp;
+}
+
+json scoreboard_json(const monitor::Scoreboard& sb) {
+  return {{"summary", sb.summary()},
+          {"buffers", sb.buffers()},
+          {"operations_tracked", sb.operations_tracked()},
+          {"operations_completed", sb.operations_completed()},
+          {"bytes_checked", sb.bytes_checked()},
+          {"canary_bytes_checked", sb.guard_bytes_checked()},
+          {"mismatches", sb.mismatches()},
+          {"stood_aside", sb.stood_aside()},
+          {"notes", sb.notes()}};
+}
+
+json ernic_json(const ErnicStats& s) {
+  return {{"wqes_processed", s.wqes_processed}, {"cqes_written", s.cqes_written}, {"acks_sent", s.acks_sent},
+          {"naks_sent", s.naks_sent}, {"acks_received", s.acks_received}, {"naks_received", s.naks_received},
+          {"rx_dropped", s.rx_dropped}, {"rx_icrc_errors", s.rx_icrc_errors}, {"duplicates", s.duplicates},
+          {"mads_received", s.mads_received}, {"illegal_wqes", s.illegal_wqes}, {"fatal_events", s.fatal_events},
+          {"validation_errors", s.validation_errors},
+          {"read_requests_received", s.read_requests_received}, {"read_responses_sent", s.read_responses_sent},
+          {"read_responses_received", s.read_responses_received},
+          {"retries", s.retries}, {"ack_timeouts", s.ack_timeouts}, {"retransmitted_packets", s.retransmitted_packets},
+          {"resends_cancelled", s.resends_cancelled}};
+}
+
+json pcie_link_json(const PcieLink& p) {
+  return {{"up", {{"tlps", p.tlps(PcieLink::kUp)}, {"payload_bytes", p.payload_bytes(PcieLink::kUp)},
+                  {"busy_ps", p.busy_ps(PcieLink::kUp)}}},
+          {"down", {{"tlps", p.tlps(PcieLink::kDown)}, {"payload_bytes", p.payload_bytes(PcieLink::kDown)},
+                    {"busy_ps", p.busy_ps(PcieLink::kDown)}}}};
+}
+
+// RX buffer, PFC and the CMAC's TX underflows and bad FCS.
+json link_json(Node& n, const ErnicStats& s) {
+  return {{"rx_buffer_bytes", n.ernic->config().timing.rx_buffer_bytes}, {"rx_buffer_peak", s.rx_buffer_peak},
+          {"rx_overflow_drops", s.rx_overflow_drops}, {"rx_xoff", s.rx_xoff},
+          {"pfc_xoff_sent", n.cmac->pfc_stats().xoff_sent}, {"pfc_xon_sent", n.cmac->pfc_stats().xon_sent},
+          {"pause_frames_received", n.cmac->pfc_stats().pause_rx}, {"tx_held", n.cmac->pfc_stats().held},
+          {"tx_held_ns", n.cmac->pfc_stats().held_ps / 1000}, {"tx_underflows", n.cmac->pfc_stats().tx_underflows},
+          {"rx_bad_fcs", n.cmac->pfc_stats().rx_bad_fcs}};
+}
+
+json mr_lookup_json(const MrLookup& ml) {
+  json mj = {{"mode", to_string(ml.config().mode)}, {"lookups", ml.lookups()}};
+  if (ml.config().mode == MrLookupMode::cam) {
+    const MrCam::Counters& k = ml.cam_counters();
+    mj["entries"] = ml.config().entries;
+    mj["hits"] = k.hits;
+    mj["misses"] = k.misses;
+    mj["compulsory_misses"] = k.compulsory_misses;
+    mj["capacity_misses"] = k.capacity_misses;
+    mj["invalidation_misses"] = k.invalidation_misses;
+    mj["evictions"] = k.evictions;
+    mj["invalidations"] = k.invalidations;
+    mj["hit_rate"] = k.lookups ? double(k.hits) / double(k.lookups) : 0.0;
+    // Hits among the lookups of an MR the CAM had seen before (the first
+    // use of every MR is a compulsory miss whatever N is).
+    const uint64_t warm = k.lookups - k.compulsory_misses;
+    mj["warm_hit_rate"] = warm ? double(k.hits) / double(warm) : 0.0;
+    mj["dma_bytes_read"] = ml.dma_bytes_read();
+  } else {
+    mj["lookup_cycles"] = ml.config().mr_lookup_cycles;
+  }
+  return mj;
+}
+
+// The QP-setup offload (model/qp_setup/qp_setup_fsm.h).
+json qp_setup_json(Node& n) {
+  json codes = json::object();
+  for (const auto& [code, cnt] : n.qp_setup->status_counts()) codes[fmt::format("0x{:02x}", code)] = cnt;
+  return {{"datapath", n.qp_setup->is_rtl() ? "rtl" : "model"},
+          {"pool", n.cfg.qp_setup_fsm->pool},
+          {"window", n.qp_setup_driver->window()},
+          {"slot_bytes", n.qp_setup_driver->geometry().slot_size()},
+          {"link_timeout_cycles", n.cfg.qp_setup_fsm->link_timeout_cycles},
+          {"commands", n.qp_setup->commands()},
+          {"status_counts", codes},
+          {"state", qps::state_name(n.qp_setup->state())},
+          {"status", n.qp_setup->status()},
+          {"ernic_mmio_waits", n.ernic_arb->mmio_waits()}};
+}
+
+// One node: its frames, connections, ERNIC counters, datapath, host port,
+// PCIe link, link, MR lookup and QP-setup offload.
+json node_json(Node& n) {
+  const ErnicStats& s = n.ernic->stats();
+  json cq = json::array();
+  for (const auto& c : n.driver->connections())
+    cq.push_back({{"qpn", c->qpn}, {"remote_qpn", c->remote_qpn}, {"state", host::verbs_state_name(c->state)},
+                  {"local_psn", c->local_psn}, {"remote_psn", c->remote_psn}, {"posted", c->posted},
+                  {"completed", c->completed}});
+  json j = {
+      {"tx", counts_json(n.cmac->tx_counts())},
+      {"rx", counts_json(n.cmac->rx_counts())},
+      {"connections", cq},
+      {"ernic", ernic_json(s)},
+      {"datapath", datapath_json(*n.datapath)},
+      {"axil", {{"reads", n.axil->reads()}, {"writes", n.axil->writes()}}},
+      {"pcie", pcie_link_json(*n.pcie)},
+      {"link", link_json(n, s)}};
+  j["mr_lookup"] = mr_lookup_json(n.ernic->mr_lookup());
+  if (n.qp_setup) j["qp_setup_fsm"] = qp_setup_json(n);
+  return j;
+}
+
+// The PCIe link of every node (model/dma/pcie.h): parameters and the
+// formula's payload rates, in GB/s (= bytes per ns).
+json pcie_json(const PcieConfig& pc) {
+  const PcieParams pp = pcie_params(pc);
+  return {{"gen", pc.gen}, {"lanes", pc.lanes}, {"mps", pc.mps}, {"mrrs", pc.mrrs}, {"rcb", pc.rcb},
+          {"read_latency_ns", pc.read_latency_ns}, {"mmio_write_latency_ns", pc.mmio_write_latency_ns},
+          {"outstanding", pc.outstanding}, {"raw_gbytes_per_s", pp.raw_bytes_per_ns()},
+          {"write_payload_gbytes_per_s", pp.write_rate()}, {"read_payload_gbytes_per_s", pp.read_rate()},
+          {"summary", pp.summary()}};
+}
+
+// Idle skipping: with it, a domain is evaluated only where a block has
+// something to do (the RTL's clock runs only while it has a frame); the
+// rest of its cycles are skipped.
+json idle_skip_json(System& sys) {
+  json rtl = json::object();
+  json rtl_cmac = json::object();
+  for (auto& n : sys.nodes) {
+    rtl[n->cfg.name] = n->datapath->stats().core_cycles_clocked;
+    rtl_cmac[n->cfg.name] = n->datapath->stats().cmac_cycles_clocked;
+  }
+  json tk = json::object();
+  for (const auto& [d, v] : sys.ticks) tk[d] = v;
+  json j = {{"enabled", sys.idle_skip}, {"rtl_clocked_core_cycles", rtl},
+            {"rtl_clocked_cmac_cycles", rtl_cmac}, {"ticker_cycles", tk}};
+  for (auto& n : sys.nodes)
+    if (n->qp_setup && n->qp_setup->is_rtl())
+      j["qp_setup_fsm_clocked_core_cycles"][n->cfg.name] = n->qp_setup->cycles_clocked();
+  return j;
+}
+
+// Randomised handshakes: each enabled scope's configuration and stalls.
+json handshake_random_json(const monitor::ProtocolMonitors& p) {
+  json hr = json::object();
+  for (const auto& [scope, rnd] : p.randomizers()) {
+    if (!rnd->enabled()) continue;
+    json st = json::object();
+    for (const auto& s : rnd->streams()) st[s.name] = s.stalls;
+    hr[scope] = {{"seed", rnd->config().seed}, {"ready_pct", rnd->config().ready_pct},
+                 {"valid_pct", rnd->config().valid_pct}, {"stall_cycles", st}, {"total_stall_cycles", rnd->total_stalls()}};
+  }
+  return hr;
+}
+
+json reproduce_json(System& sys, const std::vector<std::string>& argv) {
+  return {{"git", ERNIC_GIT_HASH},
+          {"command_line", argv},
+          {"seed", sys.scenario.seed},
+          {"tools",
+           {{"systemc", sc_core::sc_release()},
+            {"verilator", ERNIC_VERILATOR_VERSION},
+            {"compiler", __VERSION__},
+            {"cplusplus", __cplusplus}}}};
+}
+}  // namespace
+
+json make_report(System& sys, const std::vector<std::string>& argv, const WallClock& wall,
+                 const std::string& scenario_path) {
+  const uint64_t t = sc_core::sc_time_stamp().value();
+  json r;
+  r["scenario"] = sys.scenario.name;
+  r["file"] = scenario_path;
+  r["datapath"] = sys.scenario.datapath_name();   // as run (the scenario's key, or run --datapath)
+  r["result"] = sys.exit_code == 0 ? "pass" : sys.exit_code == 3 ? (sys.time_limit_hit ? "time-limit" : "no-progress") : "fail";
+  r["exit_code"] = sys.exit_code;
+  add_failures(r, sys);
+  r["faults_applied"] = sys.faults_applied;
+  r["compliance"] = compliance_json(sys);
+  r["scoreboard"] = scoreboard_json(sys.scoreboard);
   json errs = json::array();
   for (const auto& e : sys.ctx.errors) errs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
   r["model_errors"] = errs;
@@ -129,130 +291,16 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     steps.push_back({{"step", s.kind}, {"at", loc_str(s.loc)}, {"start_ps", s.start_ps}, {"end_ps", s.end_ps}});
   r["steps"] = steps;
   json nodes = json::object();
-  for (auto& n : sys.nodes) {
-    const ErnicStats& s = n->ernic->stats();
-    json cq = json::array();
-    for (const auto& c : n->driver->connections())
-      cq.push_back({{"qpn", c->qpn}, {"remote_qpn", c->remote_qpn}, {"state", host::verbs_state_name(c->state)},
-                    {"local_psn", c->local_psn}, {"remote_psn", c->remote_psn}, {"posted", c->posted},
-                    {"completed", c->completed}});
-    nodes[n->cfg.name] = {
-        {"tx", counts_json(n->cmac->tx_counts())},
-        {"rx", counts_json(n->cmac->rx_counts())},
-        {"connections", cq},
-        {"ernic",
-         {{"wqes_processed", s.wqes_processed}, {"cqes_written", s.cqes_written}, {"acks_sent", s.acks_sent},
-          {"naks_sent", s.naks_sent}, {"acks_received", s.acks_received}, {"naks_received", s.naks_received},
-          {"rx_dropped", s.rx_dropped}, {"rx_icrc_errors", s.rx_icrc_errors}, {"duplicates", s.duplicates},
-          {"mads_received", s.mads_received}, {"illegal_wqes", s.illegal_wqes}, {"fatal_events", s.fatal_events}, {"validation_errors", s.validation_errors},
-          {"read_requests_received", s.read_requests_received}, {"read_responses_sent", s.read_responses_sent},
-          {"read_responses_received", s.read_responses_received},
-          {"retries", s.retries}, {"ack_timeouts", s.ack_timeouts}, {"retransmitted_packets", s.retransmitted_packets},
-          {"resends_cancelled", s.resends_cancelled}}},
-        {"datapath", datapath_json(*n->datapath)},
-        {"axil", {{"reads", n->axil->reads()}, {"writes", n->axil->writes()}}},
-        {"pcie", {{"up", {{"tlps", n->pcie->tlps(PcieLink::kUp)}, {"payload_bytes", n->pcie->payload_bytes(PcieLink::kUp)},
-                          {"busy_ps", n->pcie->busy_ps(PcieLink::kUp)}}},
-                  {"down", {{"tlps", n->pcie->tlps(PcieLink::kDown)}, {"payload_bytes", n->pcie->payload_bytes(PcieLink::kDown)},
-                            {"busy_ps", n->pcie->busy_ps(PcieLink::kDown)}}}}},
-        {"link",
-         {{"rx_buffer_bytes", n->ernic->config().timing.rx_buffer_bytes}, {"rx_buffer_peak", s.rx_buffer_peak},
-          {"rx_overflow_drops", s.rx_overflow_drops}, {"rx_xoff", s.rx_xoff},
-          {"pfc_xoff_sent", n->cmac->pfc_stats().xoff_sent}, {"pfc_xon_sent", n->cmac->pfc_stats().xon_sent},
-          {"pause_frames_received", n->cmac->pfc_stats().pause_rx}, {"tx_held", n->cmac->pfc_stats().held},
-          {"tx_held_ns", n->cmac->pfc_stats().held_ps / 1000}, {"tx_underflows", n->cmac->pfc_stats().tx_underflows},
-          {"rx_bad_fcs", n->cmac->pfc_stats().rx_bad_fcs}}}};
-    const MrLookup& ml = n->ernic->mr_lookup();
-    json mj = {{"mode", to_string(ml.config().mode)}, {"lookups", ml.lookups()}};
-    if (ml.config().mode == MrLookupMode::cam) {
-      const MrCam::Counters& k = ml.cam_counters();
-      mj["entries"] = ml.config().entries;
-      mj["hits"] = k.hits;
-      mj["misses"] = k.misses;
-      mj["compulsory_misses"] = k.compulsory_misses;
-      mj["capacity_misses"] = k.capacity_misses;
-      mj["invalidation_misses"] = k.invalidation_misses;
-      mj["evictions"] = k.evictions;
-      mj["invalidations"] = k.invalidations;
-      mj["hit_rate"] = k.lookups ? double(k.hits) / double(k.lookups) : 0.0;
-      // Hits among the lookups of an MR the CAM had seen before (the first
-      // use of every MR is a compulsory miss whatever N is).
-      const uint64_t warm = k.lookups - k.compulsory_misses;
-      mj["warm_hit_rate"] = warm ? double(k.hits) / double(warm) : 0.0;
-      mj["dma_bytes_read"] = ml.dma_bytes_read();
-    } else {
-      mj["lookup_cycles"] = ml.config().mr_lookup_cycles;
-    }
-    nodes[n->cfg.name]["mr_lookup"] = mj;
-    if (n->qp_setup) {  // the QP-setup offload (model/qp_setup/qp_setup_fsm.h)
-      json codes = json::object();
-      for (const auto& [code, cnt] : n->qp_setup->status_counts()) codes[fmt::format("0x{:02x}", code)] = cnt;
-      nodes[n->cfg.name]["qp_setup_fsm"] = {
-          {"datapath", n->qp_setup->is_rtl() ? "rtl" : "model"},
-          {"pool", n->cfg.qp_setup_fsm->pool},
-          {"window", n->qp_setup_driver->window()},
-          {"slot_bytes", n->qp_setup_driver->geometry().slot_size()},
-          {"link_timeout_cycles", n->cfg.qp_setup_fsm->link_timeout_cycles},
-          {"commands", n->qp_setup->commands()},
-          {"status_counts", codes},
-          {"state", qps::state_name(n->qp_setup->state())},
-          {"status", n->qp_setup->status()},
-          {"ernic_mmio_waits", n->ernic_arb->mmio_waits()}};
-    }
-  }
+  for (auto& n : sys.nodes) nodes[n->cfg.name] = node_json(*n);
   r["nodes"] = nodes;
-  {
-    // The PCIe link of every node (model/dma/pcie.h): parameters and the
-    // formula's payload rates, in GB/s (= bytes per ns).
-    const PcieConfig& pc = sys.scenario.pcie;
-    const PcieParams pp = pcie_params(pc);
-    r["pcie"] = {{"gen", pc.gen}, {"lanes", pc.lanes}, {"mps", pc.mps}, {"mrrs", pc.mrrs}, {"rcb", pc.rcb},
-                 {"read_latency_ns", pc.read_latency_ns}, {"mmio_write_latency_ns", pc.mmio_write_latency_ns},
-                 {"outstanding", pc.outstanding}, {"raw_gbytes_per_s", pp.raw_bytes_per_ns()},
-                 {"write_payload_gbytes_per_s", pp.write_rate()}, {"read_payload_gbytes_per_s", pp.read_rate()},
-                 {"summary", pp.summary()}};
-  }
-  {
-    // Idle skipping: with it, a domain is evaluated only where a block has
-    // something to do (the RTL's clock runs only while it has a frame); the
-    // rest of its cycles are skipped.
-    json rtl = json::object();
-    json rtl_cmac = json::object();
-    for (auto& n : sys.nodes) {
-      rtl[n->cfg.name] = n->datapath->stats().core_cycles_clocked;
-      rtl_cmac[n->cfg.name] = n->datapath->stats().cmac_cycles_clocked;
-    }
-    json tk = json::object();
-    for (const auto& [d, v] : sys.ticks) tk[d] = v;
-    r["idle_skip"] = {{"enabled", sys.idle_skip}, {"rtl_clocked_core_cycles", rtl},
-                      {"rtl_clocked_cmac_cycles", rtl_cmac}, {"ticker_cycles", tk}};
-    for (auto& n : sys.nodes)
-      if (n->qp_setup && n->qp_setup->is_rtl())
-        r["idle_skip"]["qp_setup_fsm_clocked_core_cycles"][n->cfg.name] = n->qp_setup->cycles_clocked();
-  }
+  r["pcie"] = pcie_json(sys.scenario.pcie);
+  r["idle_skip"] = idle_skip_json(sys);
   r["protocol_monitors"] = protocol_json(sys.ctx.protocol);
-  {
-    json hr = json::object();
-    for (const auto& [scope, rnd] : sys.ctx.protocol.randomizers()) {
-      if (!rnd->enabled()) continue;
-      json st = json::object();
-      for (const auto& s : rnd->streams()) st[s.name] = s.stalls;
-      hr[scope] = {{"seed", rnd->config().seed}, {"ready_pct", rnd->config().ready_pct},
-                   {"valid_pct", rnd->config().valid_pct}, {"stall_cycles", st}, {"total_stall_cycles", rnd->total_stalls()}};
-    }
-    r["handshake_random"] = hr;
-  }
+  r["handshake_random"] = handshake_random_json(sys.ctx.protocol);
   json as = json::array();
   for (const auto& a : assumptions()) as.push_back({{"id", a.id}, {"text", a.text}, {"reason", a.reason}});
   r["assumptions"] = as;
-  r["reproduce"] = {{"git", ERNIC_GIT_HASH},
-                    {"command_line", argv},
-                    {"seed", sys.scenario.seed},
-                    {"tools",
-                     {{"systemc", sc_core::sc_release()},
-                      {"verilator", ERNIC_VERILATOR_VERSION},
-                      {"compiler", __VERSION__},
-                      {"cplusplus", __cplusplus}}}};
+  r["reproduce"] = reproduce_json(sys, argv);
   const double cyc = double(sys.core.cycle_at(t));
   r["wall"] = {{"seconds", wall.seconds},
                {"sim_core_cycles_per_wall_second", wall.seconds > 0 ? cyc / wall.seconds : 0.0},
@@ -271,10 +319,10 @@ static std::string unchecked_text(const json& u) {
   return parts.empty() ? "" : "; " + parts + " frame(s) still inside at the end (not checked)";
 }
 
-std::string summary_text(const json& r) {
+namespace {
+// Failures, the last frames, model errors, events, the stall report.
+std::string failures_text(const json& r) {
   std::string o;
-  o += fmt::format("scenario  {} ({})\n", r["scenario"].get<std::string>(), r["file"].get<std::string>());
-  o += fmt::format("result    {} (exit {})\n", r["result"].get<std::string>(), r["exit_code"].get<int>());
   for (const auto& f : r["failures"])
     o += fmt::format("  FAILED  at {:.6f} us (core cycle {}){}{}: {}\n", f["time_ps"].get<uint64_t>() / 1e6,
                      f["core_cycle"].get<uint64_t>(), f["step"].get<std::string>().empty() ? "" : ", ",
@@ -292,92 +340,115 @@ std::string summary_text(const json& r) {
                      e["time_ps"].get<uint64_t>() / 1e6, e["what"].get<std::string>());
   if (r.contains("stall_report"))
     for (const auto& s : r["stall_report"]) o += fmt::format("  stalled {}\n", s.get<std::string>());
+  return o;
+}
+
+std::string idle_skip_text(const json& r) {
+  std::string o;
+  const auto& is = r["idle_skip"];
+  const uint64_t core = r["clocks"]["core"]["cycles"].get<uint64_t>();
+  std::string rtl;
+  for (const auto& [name, v] : is["rtl_clocked_core_cycles"].items())
+    rtl += fmt::format(" {} {}", name, v.get<uint64_t>());
+  if (is["enabled"].get<bool>())
+    o += fmt::format("idle skip on: RTL clocked on{} of {} core cycles, the rest skipped\n", rtl, core);
+  else
+    o += fmt::format("idle skip off: every cycle evaluated (RTL clocked on{}; tickers core {}, cmac {})\n", rtl,
+                     is["ticker_cycles"].value("core", uint64_t(0)), is["ticker_cycles"].value("cmac", uint64_t(0)));
+  return o;
+}
+
+// A node's lines: frames each way, datapath, MR cache, QP-setup offload,
+// and the link when something happened on it.
+std::string node_text(const std::string& name, const json& n) {
+  std::string o;
+  for (const char* dir : {"tx", "rx"}) {
+    const auto& d = n[dir];
+    o += fmt::format("node {} {} {:>6} packets {:>10} bytes:", name, dir, d["packets"].get<uint64_t>(),
+                     d["bytes"].get<uint64_t>());
+    for (const auto& [op, v] : d["by_opcode"].items())
+      o += fmt::format(" {} {}/{}B", op, v["packets"].get<uint64_t>(), v["bytes"].get<uint64_t>());
+    o += "\n";
+  }
+  {
+    const auto& d = n["datapath"];
+    auto u = [&](const char* k) { return d[k].get<uint64_t>(); };
+    if (d["scoreboard"].get<bool>())
+      o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames checked against the reference models, "
+                       "{} mismatch(es){}\n",
+                       name, d["kind"].get<std::string>(), u("tx_checked"), u("rx_checked"), u("bypass_checked"),
+                       u("mismatches"), unchecked_text(d["unchecked_at_end"]));
+    else
+      o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames\n", name, d["kind"].get<std::string>(),
+                       u("tx_frames"), u("rx_frames"), u("bypass_frames"));
+  }
+  if (n.contains("mr_lookup") && n["mr_lookup"]["mode"] == "cam") {
+    const auto& m = n["mr_lookup"];
+    o += fmt::format("node {} mr_cache: cam, {} entries: {} lookups, {} hits, {} misses ({} compulsory, {} capacity, "
+                     "{} after invalidation), hit rate {:.1f}% ({:.1f}% after first use), {} evictions, {} invalidations\n",
+                     name, m["entries"].get<uint32_t>(), m["lookups"].get<uint64_t>(), m["hits"].get<uint64_t>(),
+                     m["misses"].get<uint64_t>(), m["compulsory_misses"].get<uint64_t>(),
+                     m["capacity_misses"].get<uint64_t>(), m["invalidation_misses"].get<uint64_t>(),
+                     100.0 * m["hit_rate"].get<double>(), 100.0 * m["warm_hit_rate"].get<double>(),
+                     m["evictions"].get<uint64_t>(), m["invalidations"].get<uint64_t>());
+  }
+  if (n.contains("qp_setup_fsm")) {
+    const auto& q = n["qp_setup_fsm"];
+    std::string codes;
+    for (const auto& [code, cnt] : q["status_counts"].items()) codes += fmt::format(" {} x{}", code, cnt.get<uint64_t>());
+    o += fmt::format("node {} qp_setup_fsm ({}): {} command(s){}{}; state {}, status 0x{:02x}\n", name,
+                     q["datapath"].get<std::string>(), q["commands"].get<uint64_t>(), codes.empty() ? "" : ":", codes,
+                     q["state"].get<std::string>(), q["status"].get<uint32_t>());
+  }
+  // The link line only when flow control, an overflow or an underflow happened.
+  const auto& l = n["link"];
+  auto u = [&](const char* k) { return l[k].get<uint64_t>(); };
+  if (u("rx_xoff") + u("pfc_xoff_sent") + u("pause_frames_received") + u("rx_overflow_drops") +
+          u("tx_underflows") + u("rx_bad_fcs") > 0)
+    o += fmt::format("node {} link: RX buffer peak {}/{} B, {} frame(s) lost to overflow; PFC sent {} XOFF {} XON, "
+                     "{} pause frame(s) received, TX held {} time(s) for {} ns; {} TX underflow(s), {} bad FCS\n",
+                     name, u("rx_buffer_peak"), u("rx_buffer_bytes"), u("rx_overflow_drops"), u("pfc_xoff_sent"),
+                     u("pfc_xon_sent"), u("pause_frames_received"), u("tx_held"), u("tx_held_ns"), u("tx_underflows"),
+                     u("rx_bad_fcs"));
+  return o;
+}
+
+std::string protocol_text(const json& r) {
+  std::string o;
+  uint64_t axis = 0, axil = 0, beats = 0, frames = 0, accesses = 0, stalls = 0, viol = 0;
+  for (const auto& [name, m] : r["protocol_monitors"].items()) {
+    if (m["kind"] == "axi4-lite") {
+      ++axil;
+      accesses += m["writes"].get<uint64_t>() + m["reads"].get<uint64_t>();
+    } else {
+      ++axis;
+      beats += m["beats"].get<uint64_t>();
+      frames += m["frames"].get<uint64_t>();
+    }
+    stalls += m["stalls"].get<uint64_t>();
+    viol += m["violations"].get<uint64_t>();
+  }
+  o += fmt::format("protocol  {} AXI4-Stream + {} AXI4-Lite interfaces monitored: {} beats ({} frames), {} register "
+                   "accesses, {} stall edges, {} violation(s)\n",
+                   axis, axil, beats, frames, accesses, stalls, viol);
+  return o;
+}
+}  // namespace
+
+std::string summary_text(const json& r) {
+  std::string o;
+  o += fmt::format("scenario  {} ({})\n", r["scenario"].get<std::string>(), r["file"].get<std::string>());
+  o += fmt::format("result    {} (exit {})\n", r["result"].get<std::string>(), r["exit_code"].get<int>());
+  o += failures_text(r);
   if (r.contains("scoreboard")) o += fmt::format("scoreboard {}\n", r["scoreboard"]["summary"].get<std::string>());
   o += fmt::format("sim time  {:.3f} us\n", r["sim_time_us"].get<double>());
   if (r.contains("pcie")) o += fmt::format("pcie      {}\n", r["pcie"]["summary"].get<std::string>());
   for (const auto& [name, c] : r["clocks"].items())
     o += fmt::format("cycles    {:<5} {:>12} ({} MHz, {} ps)\n", name, c["cycles"].get<uint64_t>(),
                      c["mhz"].get<double>(), c["period_ps"].get<uint64_t>());
-  if (r.contains("idle_skip")) {
-    const auto& is = r["idle_skip"];
-    const uint64_t core = r["clocks"]["core"]["cycles"].get<uint64_t>();
-    std::string rtl;
-    for (const auto& [name, v] : is["rtl_clocked_core_cycles"].items())
-      rtl += fmt::format(" {} {}", name, v.get<uint64_t>());
-    if (is["enabled"].get<bool>())
-      o += fmt::format("idle skip on: RTL clocked on{} of {} core cycles, the rest skipped\n", rtl, core);
-    else
-      o += fmt::format("idle skip off: every cycle evaluated (RTL clocked on{}; tickers core {}, cmac {})\n", rtl,
-                       is["ticker_cycles"].value("core", uint64_t(0)), is["ticker_cycles"].value("cmac", uint64_t(0)));
-  }
-  for (const auto& [name, n] : r["nodes"].items()) {
-    for (const char* dir : {"tx", "rx"}) {
-      const auto& d = n[dir];
-      o += fmt::format("node {} {} {:>6} packets {:>10} bytes:", name, dir, d["packets"].get<uint64_t>(),
-                       d["bytes"].get<uint64_t>());
-      for (const auto& [op, v] : d["by_opcode"].items())
-        o += fmt::format(" {} {}/{}B", op, v["packets"].get<uint64_t>(), v["bytes"].get<uint64_t>());
-      o += "\n";
-    }
-    {
-      const auto& d = n["datapath"];
-      auto u = [&](const char* k) { return d[k].get<uint64_t>(); };
-      if (d["scoreboard"].get<bool>())
-        o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames checked against the reference models, "
-                         "{} mismatch(es){}\n",
-                         name, d["kind"].get<std::string>(), u("tx_checked"), u("rx_checked"), u("bypass_checked"),
-                         u("mismatches"), unchecked_text(d["unchecked_at_end"]));
-      else
-        o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames\n", name, d["kind"].get<std::string>(),
-                         u("tx_frames"), u("rx_frames"), u("bypass_frames"));
-    }
-    if (n.contains("mr_lookup") && n["mr_lookup"]["mode"] == "cam") {
-      const auto& m = n["mr_lookup"];
-      o += fmt::format("node {} mr_cache: cam, {} entries: {} lookups, {} hits, {} misses ({} compulsory, {} capacity, "
-                       "{} after invalidation), hit rate {:.1f}% ({:.1f}% after first use), {} evictions, {} invalidations\n",
-                       name, m["entries"].get<uint32_t>(), m["lookups"].get<uint64_t>(), m["hits"].get<uint64_t>(),
-                       m["misses"].get<uint64_t>(), m["compulsory_misses"].get<uint64_t>(),
-                       m["capacity_misses"].get<uint64_t>(), m["invalidation_misses"].get<uint64_t>(),
-                       100.0 * m["hit_rate"].get<double>(), 100.0 * m["warm_hit_rate"].get<double>(),
-                       m["evictions"].get<uint64_t>(), m["invalidations"].get<uint64_t>());
-    }
-    if (n.contains("qp_setup_fsm")) {
-      const auto& q = n["qp_setup_fsm"];
-      std::string codes;
-      for (const auto& [code, cnt] : q["status_counts"].items()) codes += fmt::format(" {} x{}", code, cnt.get<uint64_t>());
-      o += fmt::format("node {} qp_setup_fsm ({}): {} command(s){}{}; state {}, status 0x{:02x}\n", name,
-                       q["datapath"].get<std::string>(), q["commands"].get<uint64_t>(), codes.empty() ? "" : ":", codes,
-                       q["state"].get<std::string>(), q["status"].get<uint32_t>());
-    }
-    // The link line only when flow control, an overflow or an underflow happened.
-    const auto& l = n["link"];
-    auto u = [&](const char* k) { return l[k].get<uint64_t>(); };
-    if (u("rx_xoff") + u("pfc_xoff_sent") + u("pause_frames_received") + u("rx_overflow_drops") +
-            u("tx_underflows") + u("rx_bad_fcs") > 0)
-      o += fmt::format("node {} link: RX buffer peak {}/{} B, {} frame(s) lost to overflow; PFC sent {} XOFF {} XON, "
-                       "{} pause frame(s) received, TX held {} time(s) for {} ns; {} TX underflow(s), {} bad FCS\n",
-                       name, u("rx_buffer_peak"), u("rx_buffer_bytes"), u("rx_overflow_drops"), u("pfc_xoff_sent"),
-                       u("pfc_xon_sent"), u("pause_frames_received"), u("tx_held"), u("tx_held_ns"), u("tx_underflows"),
-                       u("rx_bad_fcs"));
-  }
-  if (r.contains("protocol_monitors") && !r["protocol_monitors"].empty()) {
-    uint64_t axis = 0, axil = 0, beats = 0, frames = 0, accesses = 0, stalls = 0, viol = 0;
-    for (const auto& [name, m] : r["protocol_monitors"].items()) {
-      if (m["kind"] == "axi4-lite") {
-        ++axil;
-        accesses += m["writes"].get<uint64_t>() + m["reads"].get<uint64_t>();
-      } else {
-        ++axis;
-        beats += m["beats"].get<uint64_t>();
-        frames += m["frames"].get<uint64_t>();
-      }
-      stalls += m["stalls"].get<uint64_t>();
-      viol += m["violations"].get<uint64_t>();
-    }
-    o += fmt::format("protocol  {} AXI4-Stream + {} AXI4-Lite interfaces monitored: {} beats ({} frames), {} register "
-                     "accesses, {} stall edges, {} violation(s)\n",
-                     axis, axil, beats, frames, accesses, stalls, viol);
-  }
+  if (r.contains("idle_skip")) o += idle_skip_text(r);
+  for (const auto& [name, n] : r["nodes"].items()) o += node_text(name, n);
+  if (r.contains("protocol_monitors") && !r["protocol_monitors"].empty()) o += protocol_text(r);
   if (r.contains("handshake_random"))
     for (const auto& [scope, h] : r["handshake_random"].items())
       o += fmt::format("handshake random {}: seed {}, READY high {}%, VALID raised {}%: {} stall cycles inserted\n", scope,

@@ -1,6 +1,13 @@
 // model/system: one simulated system built from a scenario, and the runner
 // that executes the scenario's steps in it.
 //
+// Files: system.cpp builds nodes and the system (links, wires, monitors,
+// taps, pcap); frames.cpp keeps the taps' frame records and feeds the
+// monitors; runner.cpp runs the steps (one handler per step kind, by
+// std::visit) and holds the control-flow steps; steps_*.cpp hold the other
+// handlers by family: driver, connection, registers, memory, wire,
+// expect, qp_setup.
+//
 // Topology (design.md): each node = host memory + host driver + ERNIC model
 // + RoCEv2 datapath (model/datapath/sc: the Verilated rtl/datapath top or
 // its reference models, scenario key `datapath`) + CMAC; two nodes are
@@ -97,6 +104,17 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<QpSetupFsm> qp_setup;
   std::unique_ptr<AxilDecoder> mmio;
   std::unique_ptr<host::QpSetupDriver> qp_setup_driver;
+
+ private:
+  // Parts of the construction, called in this order (system.cpp).
+  void build_host_port(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
+                       bool idle_skip);  // qp_setup_fsm's arbiter, block and decoder; the AXI4-Lite port
+  void build_cmac(const NodeConfig& c, const ClockDomain& core, const ClockDomain& cmac_clk, SimContext& ctx,
+                  const LinkParams& lp, const ErnicConfig& ec);
+  void build_datapath(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, const ClockDomain& cmac_clk,
+                      SimContext& ctx, const ErnicConfig& ec, uint64_t seed, bool idle_skip);
+  void build_driver(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
+                    const LinkParams& lp, const ErnicConfig& ec, uint64_t seed);  // and the sideband
 };
 
 struct Failure {
@@ -193,25 +211,83 @@ class System : public sc_core::sc_module {
     std::map<std::string, size_t> arrived;
     sc_core::sc_event changed;
   };
+  // Building (system.cpp), in the constructor's order.
+  void randomise_handshakes(const RunOptions& opt);
+  void build_nodes(const LinkParams& lp, const RunOptions& opt);
+  void start_tickers();          // idle skipping off
+  void introduce_nodes();        // neighbour tables; host memories to the scoreboard
+  void join_wires(const LinkParams& lp);  // two nodes
+  void watch_link();             // two nodes: monitor, link traces, frame records
+  void open_taps(const std::string& pcap);
+  // Frames (frames.cpp).
+  void on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, const FrameBytes& f, uint64_t t);
+  void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r);
+
+  // The runner (runner.cpp).
   void runner();
   void end_checks();            // MR guards intact (every end of a run but the time limit)
   void watchdog();
   void run_steps(const std::vector<Step>& steps, Group* g);
-  void run_step(const Step& s, Group* g);
-  bool run_qp_setup_step(const Step& s);  // qp_setup, qp_release, qp_adopt
+  void run_step(const Step& s, Group* g);  // std::visit: the handler of the step's kind
   void run_branch(const std::vector<Step>* steps, Group* g);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
   void snapshot_qps();
+
+  // Step handlers, one per step kind: the step, its location in the file,
+  // the parallel group it runs in (nullptr outside parallel).
+  // Driver level (steps_driver.cpp).
+  void handle(const InitStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RegisterMrStep& s, const SourceLoc& loc, Group* g);
+  void handle(const DeregisterMrStep& s, const SourceLoc& loc, Group* g);
+  void handle(const PostStep& s, const SourceLoc& loc, Group* g);
+  void handle(const WaitCompletionsStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RecvStep& s, const SourceLoc& loc, Group* g);
+  // Connection management (steps_connection.cpp).
+  void handle(const ConnectStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ConnectRejectStep& s, const SourceLoc& loc, Group* g);
+  void handle(const DisconnectStep& s, const SourceLoc& loc, Group* g);
+  void handle(const HwHandshakeStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RecoverStep& s, const SourceLoc& loc, Group* g);
   host::Connection& side(const Conn& k, const std::string& node_name);
+  // Register level (steps_registers.cpp).
+  void handle(const DebugPresetStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RegWriteStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RegReadStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RegExpectStep& s, const SourceLoc& loc, Group* g);
+  void handle(const RegPollStep& s, const SourceLoc& loc, Group* g);
   uint32_t reg_addr(const RegRef& r) const;
   uint32_t reg_read_value(const RegRef& r, uint32_t* raw = nullptr);
   std::string reg_name(const RegRef& r) const;
+  // Host memory (steps_memory.cpp).
+  void handle(const FillStep& s, const SourceLoc& loc, Group* g);
+  void handle(const MemWriteStep& s, const SourceLoc& loc, Group* g);
+  void handle(const MemExpectStep& s, const SourceLoc& loc, Group* g);
+  void handle(const CheckMemoryStep& s, const SourceLoc& loc, Group* g);
+  // Wire, faults, the bypass path (steps_wire.cpp).
+  void handle(const FaultStep& s, const SourceLoc& loc, Group* g);
+  void handle(const LinkStep& s, const SourceLoc& loc, Group* g);
+  void handle(const BypassSendStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ExpectBypassStep& s, const SourceLoc& loc, Group* g);
+  Wire* wire_for(const Direction& d);
+  // Expectations on frames, idleness, conditions, compliance (steps_expect.cpp).
+  void handle(const ExpectFramesStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ExpectIdleStep& s, const SourceLoc& loc, Group* g);
+  void handle(const WaitUntilStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group* g);
   bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
                     std::string* why) const;
   size_t frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const;
-
-  Wire* wire_for(const Direction& d);
-  void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r);
+  // Control flow (runner.cpp).
+  void handle(const WaitStep& s, const SourceLoc& loc, Group* g);
+  void handle(const BarrierStep& s, const SourceLoc& loc, Group* g);
+  void handle(const std::shared_ptr<RepeatStep>& sp, const SourceLoc& loc, Group* g);
+  void handle(const std::shared_ptr<ParallelStep>& sp, const SourceLoc& loc, Group* g);
+  // The QP-setup offload (steps_qp_setup.cpp).
+  void handle(const QpSetupStep& s, const SourceLoc& loc, Group* g);
+  void handle(const QpReleaseStep& s, const SourceLoc& loc, Group* g);
+  void handle(const QpAdoptStep& s, const SourceLoc& loc, Group* g);
+  void check_qp_setup(const SourceLoc& loc, const char* what, uint32_t qpn, const host::QpSetupResult& r,
+                      uint8_t want_status, uint8_t want_state);
 
   std::map<std::string, Conn> conns_;
   // bypass_send frames by destination node, and how far expect_bypass has checked.

@@ -1,0 +1,183 @@
+// model/host: the driver's data path: posting WQEs and ringing the SQ,
+// polling the CQ, and the receive side (RQ doorbells and ieth_immdt entries
+// turned into messages).
+#include "model/host/driver.h"
+
+#include <fmt/format.h>
+
+#include "model/roce/packet.h"
+
+namespace ernic::host {
+
+using namespace sc_core;
+namespace R = regs;
+namespace F = regs::f;
+
+// ------------------------------------------------------------ data path
+
+void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each, bool ring) {
+  if (c.state != VerbsState::Rts)
+    fail(fmt::format("post on QP{} in state {}: the driver posts only in RTS", c.qpn, verbs_state_name(c.state)));
+  const uint32_t depth = c.params.sq_depth;
+  for (const Wqe& w : wqes) {
+    if (c.posted - c.completed >= depth - 1) {
+      // SQ full: ring for what is written (else nothing would ever
+      // complete), then wait for completions (they stay queued for poll()).
+      if (!doorbell_each && c.rung != c.posted) {
+        ring_sq(c);
+        c.rung = c.posted;
+      }
+      poll(c, 0, 0);
+      while (c.posted - c.completed >= depth - 1) {
+        if (c.state == VerbsState::Err) fail(fmt::format("post on QP{}: the QP went to ERR while the SQ was full", c.qpn));
+        wait(mem_.write_event());
+        poll(c, 0, 0);
+      }
+    }
+    uint8_t b[64] = {};
+    roce::put_le16(b + 0, w.wr_id);
+    roce::put_le64(b + 4, w.laddr);
+    roce::put_le32(b + 12, w.length);
+    b[16] = w.opcode;
+    roce::put_le64(b + 20, w.remote_va);
+    roce::put_le32(b + 28, w.rkey);
+    roce::put_le32(b + 48, w.immdt);
+    // SENDs of up to 16 bytes go inline in SDATA (PG332 Table 2-1; XIB does
+    // the same); LENGTH keeps the real size (A-ERNIC-21).
+    const bool is_send = w.opcode == 2 || w.opcode == 3 || w.opcode == 0x0C;  // SEND, SEND_IMM, SEND_INV
+    if (is_send && w.length <= 16) mem_.read(w.laddr, b + 32, w.length);
+    mem_.write(c.sq_base + uint64_t(c.sq_pi) * 64, b, 64);
+    c.sq_pi = (c.sq_pi + 1) % depth;
+    ++c.posted;
+    if (doorbell_each) {
+      ring_sq(c);
+      c.rung = c.posted;
+    }
+  }
+  if (!doorbell_each && ring && c.posted != c.rung) ring_sq(c);
+  if (ring || doorbell_each) c.rung = c.posted;
+}
+
+std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps) {
+  const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
+  const uint32_t depth = c.params.sq_depth;
+  auto drain = [&] {
+    // CQHEADi: its mirror at CQDBADDi, or the sideband count in HW-handshake mode.
+    const uint32_t head = (c.sideband ? c.sb_cq_head : mem_.read32(c.cq_db)) % depth;
+    while (c.cq_ci != head) {
+      Cqe q;
+      q.raw = mem_.read32(c.cq_base + uint64_t(c.cq_ci) * 4);
+      q.wr_id = uint16_t(q.raw);
+      q.opcode = uint8_t(q.raw >> 16);
+      q.error = (q.raw >> 24) != 0;
+      q.time_ps = sc_time_stamp().value();
+      c.cqes.push_back(q);
+      c.cq_ci = (c.cq_ci + 1) % depth;
+      ++c.completed;
+      if (q.error) set_state(c, VerbsState::Err);
+    }
+  };
+  drain();
+  while (c.cqes.size() < count) {
+    const uint64_t now = sc_time_stamp().value();
+    if (now >= deadline) break;
+    wait(sc_time(double(deadline - now), SC_PS), mem_.write_event());
+    drain();
+  }
+  std::vector<Cqe> out;
+  while (!c.cqes.empty() && out.size() < count) {
+    out.push_back(c.cqes.front());
+    c.cqes.pop_front();
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ receive side
+
+Connection* Driver::by_qpn(uint32_t qpn) {
+  for (auto& c : conns_)
+    if (c->qpn == qpn && c->state != VerbsState::Reset) return c.get();
+  return nullptr;
+}
+
+void Driver::on_rq_doorbell(uint32_t qpn, uint32_t pi) {
+  if (Connection* c = by_qpn(qpn)) {
+    c->rx_events.push_back({false, pi, sc_time_stamp().value()});
+    rx_event_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Driver::on_cq_doorbell(uint32_t qpn, uint32_t cq_head) {
+  if (Connection* c = by_qpn(qpn))
+    if (c->sideband) c->sb_cq_head = cq_head;
+}
+
+void Driver::ring_sq(Connection& c) {
+  if (c.sideband) sideband_->sq_pidb(c.qpn, c.sq_pi);
+  else wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
+}
+
+void Driver::on_ieth(uint64_t entry) {
+  if (Connection* c = by_qpn(uint32_t(entry >> 40) & 0xFF)) {
+    c->rx_events.push_back({true, entry, sc_time_stamp().value()});
+    rx_event_.notify(SC_ZERO_TIME);
+  }
+}
+
+// Turns the arrival-ordered events into messages: an RQ doorbell announces
+// the element before the new pointer; an ieth entry of a SEND kind that
+// follows it for that pointer (8 bits of it) names its kind and datum; a
+// WRITE_IMM entry is a message of its own.
+std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeout_ps, bool consume) {
+  const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
+  const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
+  auto ready = [&] {
+    uint32_t n = 0;
+    for (size_t i = 0; i < c.rx_events.size(); ++i) {
+      const auto& e = c.rx_events[i];
+      if (!e.ieth || (uint8_t(e.value >> 32) == 3)) ++n;  // a doorbell or a WRITE_IMM entry
+    }
+    return n;
+  };
+  while (ready() < count) {
+    const uint64_t now = sc_time_stamp().value();
+    if (now >= deadline) break;
+    wait(sc_time(double(deadline - now), SC_PS), rx_event_);
+  }
+  std::vector<RecvMsg> out;
+  while (!c.rx_events.empty() && out.size() < count) {
+    const auto e = c.rx_events.front();
+    c.rx_events.pop_front();
+    RecvMsg m;
+    m.time_ps = e.time_ps;
+    if (e.ieth) {
+      const uint8_t type = uint8_t(e.value >> 32);
+      if (type != 3) continue;  // a SEND kind's entry without its doorbell: not expected
+      m.kind = RecvMsg::kWriteImm;
+      m.data = uint32_t(e.value);
+      out.push_back(m);
+      continue;
+    }
+    const uint32_t pi = uint32_t(e.value) % depth;
+    m.rq_index = (pi + depth - 1) % depth;
+    m.elem_addr = c.rq_base + uint64_t(m.rq_index) * c.params.rq_elem_bytes;
+    if (!c.rx_events.empty() && c.rx_events.front().ieth) {
+      const uint64_t v = c.rx_events.front().value;
+      const uint8_t type = uint8_t(v >> 32);
+      if ((type == 1 || type == 2) && uint8_t(v >> 48) == uint8_t(pi)) {
+        m.kind = type == 1 ? RecvMsg::kSendInv : RecvMsg::kSendImm;
+        m.data = uint32_t(v);
+        c.rx_events.pop_front();
+      }
+    }
+    c.rq_ci = pi;
+    out.push_back(m);
+  }
+  if (consume && !out.empty()) {
+    if (c.sideband) sideband_->rq_cidb(c.qpn, c.rq_ci);
+    else wr(qreg(c.qpn, R::q::RQCIi), c.rq_ci);
+  }
+  return out;
+}
+
+}  // namespace ernic::host

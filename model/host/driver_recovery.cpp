@@ -1,0 +1,137 @@
+// model/host: the driver's flows that stop a QP's traffic (PG332 ch.6): QP
+// deletion, fatal recovery, and the switch to HW handshake.
+#include "model/host/driver.h"
+
+#include <fmt/format.h>
+
+namespace ernic::host {
+
+using namespace sc_core;
+namespace R = regs;
+namespace F = regs::f;
+
+void Driver::delete_qp(Connection& c) {
+  // PG332 ch.6, QP deletion: wait until the SQ and the outstanding queue are
+  // empty and every WQE has completed, then with SW override clear the
+  // enable, zero the pointers and mark the QP under recovery.
+  const uint32_t n = c.qpn;
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (;;) {
+    const uint32_t st = rd(qreg(n, R::q::STATQPi));
+    const uint32_t head = rd(qreg(n, R::q::CQHEADi));
+    const uint32_t pi = rd(qreg(n, R::q::SQPIi));
+    if ((st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) && head == pi) break;
+    if (st & F::STATQP_FATAL) break;  // nothing more will complete
+    if (sc_time_stamp().value() >= deadline)
+      fail(fmt::format("QP{} deletion: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})",
+                       n, cfg_.cm_timeout_us, st, head, pi));
+    wait(sc_time(1, SC_US));
+  }
+  const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
+  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
+  wr(qreg(n, R::q::QPCONFi), qpconf & ~F::QPCONF_EN);
+  for (uint32_t off : {R::q::RQWPTRDBADDi, R::q::SQPIi, R::q::CQHEADi, R::q::RQCIi, R::q::STATRQPIDBi,
+                       R::q::STATCURSQPTRi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi})
+    wr(qreg(n, off), 0);
+  wr(qreg(n, R::q::QPCONFi), (qpconf & ~F::QPCONF_EN) | F::QPCONF_RECOVERY);
+  wr(greg(R::g::XRNICADCONF), adconf);
+  set_state(c, VerbsState::Reset);
+  qpn_used_[n] = false;
+}
+
+uint32_t Driver::recover_fatal(Connection& c) {
+  const uint32_t n = c.qpn;
+  if (!n || c.state == VerbsState::Reset) fail("recover: the connection has no QP");
+  // 1. Find the QP and its code in the error-status queue (64-bit entries:
+  //    QPN[31:16] | code[15:0]); stop ringing SQPI (this driver posts
+  //    nothing while recovering).
+  uint32_t code = 0;
+  const uint32_t wp = rd(greg(R::g::IPKTERRQWPTR)) & 0xFFFF;
+  for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & 0xFFFF) {
+    const uint32_t e = mem_.read32(errq_ + uint64_t(errq_rd_ % errq_n_) * 8);
+    if ((e >> 16) == n) code = e & 0xFFFF;
+  }
+  // 2. Under recovery; wait for the SQ and outstanding queue to empty, every
+  //    WQE to complete and the response handler's doorbell check.
+  const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
+  wr(qreg(n, R::q::QPCONFi), qpconf | F::QPCONF_RECOVERY);
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (;;) {
+    const uint32_t st = rd(qreg(n, R::q::STATQPi));
+    const bool idle = (st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) &&
+                      rd(qreg(n, R::q::CQHEADi)) == rd(qreg(n, R::q::SQPIi)) &&
+                      (rd(greg(R::g::RESPHNDSTS)) & (1u << 16));
+    if (idle) break;
+    if (sc_time_stamp().value() >= deadline) fail(fmt::format("QP{} recovery: the QP did not drain", n));
+    wait(sc_time(1, SC_US));
+  }
+  // 3. Disable, keeping the recovery bit.
+  wr(qreg(n, R::q::QPCONFi), (qpconf | F::QPCONF_RECOVERY) & ~F::QPCONF_EN);
+  // 4. SW override: zero the pointers; wait until CQHEAD reads 0.
+  const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
+  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  for (uint32_t off : {R::q::STATRQPIDBi, R::q::STATRQBUFCAi, R::q::STATRQBUFCAMSBi, R::q::RQCIi, R::q::STATCURSQPTRi,
+                       R::q::SQPIi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi, R::q::CQHEADi})
+    wr(qreg(n, off), 0);
+  while (rd(qreg(n, R::q::CQHEADi)) != 0) wait(sc_time(100, SC_NS));
+  // 5 and 6 (new PSNs, destination, QPCONF enable with [6] cleared) are the
+  // next connection's QP programming; end the SW override here.
+  wr(greg(R::g::XRNICADCONF), adconf);
+  set_state(c, VerbsState::Reset);
+  qpn_used_[n] = false;
+  return code;
+}
+
+void Driver::wait_qp_idle(uint32_t n, const char* what) {
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (;;) {
+    const uint32_t st = rd(qreg(n, R::q::STATQPi));
+    const uint32_t head = rd(qreg(n, R::q::CQHEADi));
+    const uint32_t pi = rd(qreg(n, R::q::SQPIi));
+    if ((st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) && head == pi) return;
+    if (st & F::STATQP_FATAL) fail(fmt::format("QP{} {}: the QP is fatal", n, what));
+    if (sc_time_stamp().value() >= deadline)
+      fail(fmt::format("QP{} {}: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})", n,
+                       what, cfg_.cm_timeout_us, st, head, pi));
+    wait(sc_time(1, SC_US));
+  }
+}
+
+uint32_t Driver::switch_to_hw_handshake(Connection& c) {
+  const uint32_t n = c.qpn;
+  if (c.state != VerbsState::Rts) fail(fmt::format("switch to HW handshake: QP{} is {}, not RTS", n, verbs_state_name(c.state)));
+  if (c.sideband) fail(fmt::format("switch to HW handshake: QP{} is already in HW-handshake mode", n));
+  if (!sideband_) fail("switch to HW handshake: the NIC has no sideband port");
+  // "During the switch the QP must carry no traffic": every posted WQE has
+  // completed; its CQEs are collected now (the CQ restarts at 0).
+  if (c.rung != c.posted) ring_sq(c);
+  wait_qp_idle(n, "switch to HW handshake");
+  poll(c, 0, 0);
+  if (c.posted != c.completed) fail(fmt::format("switch to HW handshake: QP{} has {} WQEs not completed", n, c.posted - c.completed));
+  const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
+  const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
+  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  for (uint32_t off : {R::q::SQPIi, R::q::CQHEADi, R::q::STATCURSQPTRi}) wr(qreg(n, off), 0);
+  const uint32_t wptr = rd(qreg(n, R::q::STATRQPIDBi)) & 0xFFFF;
+  const uint32_t rqci = rd(qreg(n, R::q::RQCIi)) & 0xFFFF;
+  const uint32_t pending = (wptr % depth + depth - rqci % depth) % depth;
+  wr(qreg(n, R::q::STATRQPIDBi), pending);
+  wr(qreg(n, R::q::RQCIi), 0);
+  const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
+  wr(qreg(n, R::q::QPCONFi), qpconf & ~F::QPCONF_HWHS_DIS);
+  wr(greg(R::g::XRNICADCONF), adconf);
+  rd(greg(R::g::XRNICADCONF));  // the posted writes have arrived
+  // The host side starts over with the NIC: SQ, CQ (and its mirror) and RQ at 0.
+  c.sq_pi = 0;
+  c.cq_ci = 0;
+  c.sb_cq_head = 0;
+  c.rq_ci = 0;
+  mem_.write32(c.cq_db, 0);
+  c.sideband = true;
+  if (ctx_.log)
+    ctx_.log->state(sc_time_stamp().value(), cfg_.node, "host", core_.cycle(), n, "doorbells", "sideband");
+  return pending;
+}
+
+}  // namespace ernic::host

@@ -1,0 +1,119 @@
+// model/system: the frames the taps see: one record a frame (FrameRec), the
+// monitors and the compliance checker fed as each frame leaves a CMAC, the
+// commit time of a request, the transaction log's frame lines.
+#include "model/system/system.h"
+
+#include <fmt/format.h>
+
+#include "model/roce/cm.h"
+#include "model/roce/opcodes.h"
+
+namespace ernic {
+
+using namespace sc_core;
+
+std::string FrameRec::str() const {
+  std::string o = fmt::format("{:12.6f} us #{:<4} ", double(t_ps) / 1e6, index);
+  if (!roce) return o + fmt::format("non-RoCE len={}", len);
+  o += fmt::format("{:<18} psn=0x{:06x} qp={} len={}", roce::opcode_name(uint8_t(opcode)), psn, dest_qp, len);
+  if (syndrome >= 0) o += fmt::format(" syn=0x{:02x} msn={}", syndrome, msn);
+  if (!mad.empty()) o += " " + mad;
+  return o;
+}
+
+// When node n committed the RoCE frame r to its TX datapath: the oldest
+// commit with r's opcode, PSN and QP among the first few still unmatched
+// (frames leave in the order they were committed; a frame lost inside the
+// datapath leaves its commit behind). nullopt: not a frame of the NIC.
+std::optional<uint64_t> System::commit_time(Node& n, const FrameRec& r) {
+  if (!r.roce) return std::nullopt;
+  auto& q = n.tx_commits;
+  for (size_t k = 0; k < q.size() && k < 8; ++k)
+    if (q[k].opcode == r.opcode && q[k].psn == r.psn && q[k].dest_qp == r.dest_qp) {
+      const uint64_t t = q[k].t_ps;
+      q.erase(q.begin(), q.begin() + long(k) + 1);
+      return t;
+    }
+  return std::nullopt;
+}
+
+FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
+  FrameRec r;
+  r.t_ps = t_ps;
+  r.index = index;
+  r.len = uint32_t(f.size());
+  if (auto d = roce::decode(f)) {
+    r.roce = true;
+    r.opcode = d->bth.opcode;
+    r.psn = d->bth.psn;
+    r.dest_qp = d->bth.dest_qp;
+    r.ack_req = d->bth.ack_req;
+    r.src = d->ipv6 ? d->ip6.src.str() : d->ip4.src.str();
+    r.dst = d->ipv6 ? d->ip6.dst.str() : d->ip4.dst.str();
+    if (d->aeth) {
+      r.syndrome = d->aeth->syndrome;
+      r.msn = d->aeth->msn;
+    }
+    if (d->bth.opcode == roce::op::UD_SEND_ONLY && d->payload.size() >= roce::cm::kMadLen)
+      if (auto m = roce::cm::decode_mad(d->payload.data(), d->payload.size()))
+        r.mad = roce::cm::attr_name(m->hdr.attr_id);
+  }
+  return r;
+}
+
+// A frame node me's CMAC sent on direction out: its record, the wire
+// monitor (violations are model errors), the compliance checker, the log.
+void System::on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, const FrameBytes& f, uint64_t t) {
+  lt->on_tx(f, t);
+  out->tx.push_back(summarize(f, t, out->tx.size()));
+  const size_t seen = wire_monitor->violations().size();
+  wire_monitor->on_frame(f, t, out->name, commit_time(*me, out->tx.back()));
+  for (size_t k = seen; k < wire_monitor->violations().size(); ++k) {
+    const monitor::Violation& v = wire_monitor->violations()[k];
+    ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
+  }
+  const size_t reported = compliance.reports().size();
+  compliance.on_frame(f, t, out->name);
+  for (size_t k = reported; k < compliance.reports().size(); ++k) {
+    const ComplianceReport& c = compliance.reports()[k];
+    ctx.event("compliance " + c.dir, fmt::format("{}: {} (QP{} PSN 0x{:06x}; {})", c.rule, c.detail, c.dest_qp,
+                                                 c.psn, ComplianceChecker::rule_text(c.rule)));
+    if (scenario.compliance == ComplianceMode::fail)
+      fail(SourceLoc{}, fmt::format("PG332 compliance ({}): {} on {} QP{} PSN 0x{:06x}", c.rule, c.detail,
+                                    c.dir, c.dest_qp, c.psn));
+  }
+  if (ctx.log) log_frame(*me, "tx", out->name, out->tx.back());
+  frame_ev_.notify(SC_ZERO_TIME);
+}
+
+void System::log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r) {
+  FrameFields ff;
+  ff.len = r.len;
+  ff.roce = r.roce;
+  std::optional<uint32_t> qp;
+  if (r.roce) {
+    ff.opcode = r.opcode;
+    ff.opname = roce::opcode_name(uint8_t(r.opcode));
+    ff.psn = r.psn;
+    ff.dest_qp = r.dest_qp;
+    ff.ack_req = r.ack_req;
+    if (r.syndrome >= 0) {
+      ff.syndrome = uint8_t(r.syndrome);
+      ff.msn = r.msn;
+    }
+    ff.mad = r.mad;
+    ff.src = r.src;
+    ff.dst = r.dst;
+    // The local QP: the destination QP for a received frame; for a sent one
+    // the QP whose remote is the frame's destination QP (QP1 for CM).
+    if (std::string(dir) == "rx" || r.dest_qp == 1) {
+      qp = r.dest_qp;
+    } else {
+      for (const auto& c : n.driver->connections())
+        if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
+    }
+  }
+  ctx.log->frame(r.t_ps, n.cfg.name, "cmac", cmac_clk.cycle_at(r.t_ps), qp, dir, link, r.index, ff);
+}
+
+}  // namespace ernic

@@ -1,0 +1,131 @@
+// model/system: the step runner: runs the scenario's steps in order, each
+// by the handler of its kind (std::visit over the Step variant; the
+// handlers are in steps_*.cpp); the watchdog, the end-of-run checks,
+// failures; and the control-flow steps (wait, barrier, repeat, parallel).
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "model/system/system.h"
+
+#include <fmt/format.h>
+
+namespace ernic {
+
+using namespace sc_core;
+
+void System::runner() {
+  run_steps(scenario.steps, nullptr);
+  finished = true;
+  end_checks();
+  sc_stop();
+}
+
+// Canaries: the guard bytes the driver placed around every MR are intact
+// (nothing wrote past an MR, whatever the scenario expected).
+void System::end_checks() {
+  for (auto& n : nodes)
+    for (const std::string& e : n->driver->check_mr_guards()) ctx.error(n->cfg.name + " host memory", e);
+  for (const std::string& e : scoreboard.check_all()) fail(SourceLoc{}, e + " (end of run)");
+}
+
+void System::run_steps(const std::vector<Step>& steps, Group* g) {
+  for (const Step& s : steps) {
+    if (exit_code) return;
+    StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
+    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "");
+    try {
+      run_step(s, g);
+    } catch (const host::DriverError& e) {
+      fail(step_loc(s), e.what());
+    } catch (const std::exception& e) {
+      fail(step_loc(s), std::string("internal error: ") + e.what());
+    }
+    rec.end_ps = sc_time_stamp().value();
+    steps_done.push_back(rec);
+    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end", exit_code ? "failed" : "");
+  }
+}
+
+void System::run_step(const Step& step, Group* g) {
+  const SourceLoc& loc = step_loc(step);
+  std::visit([&](const auto& s) { handle(s, loc, g); }, step);
+}
+
+void System::run_branch(const std::vector<Step>* steps, Group* g) {
+  run_steps(*steps, g);
+  --g->running;
+  g->changed.notify(SC_ZERO_TIME);
+}
+
+void System::snapshot_qps() {
+  stall_report.clear();
+  for (auto& n : nodes)
+    for (auto& st : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + st);
+}
+
+void System::fail(const SourceLoc& loc, const std::string& what, int code) {
+  failures.push_back({what, loc, sc_time_stamp().value()});
+  if (exit_code == 0) exit_code = code;
+  fail_ev_.notify(SC_ZERO_TIME);
+}
+
+void System::watchdog() {
+  // Fires watchdog_us after the latest progress (frame, register access,
+  // DMA, completion), outside steps that time out by themselves.
+  const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
+  for (;;) {
+    const uint64_t now = sc_time_stamp().value();
+    const uint64_t deadline = ctx.last_progress_ps + period_ps;
+    if (deadline > now) {
+      wait(sc_time(double(deadline - now), SC_PS));
+      continue;
+    }
+    if (finished) return;
+    if (bounded_ != 0) {  // a self-timed step is running: the watchdog counts from now
+      ctx.last_progress_ps = now;
+      continue;
+    }
+    {
+      fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
+                                    scenario.limits.watchdog_us),
+           3);
+      for (auto& n : nodes) {
+        for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
+        if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);
+      }
+      end_checks();
+      sc_stop();
+      return;
+    }
+  }
+}
+
+// wait
+void System::handle(const WaitStep& s, const SourceLoc&, Group*) {
+  ++bounded_;
+  wait(sc_time(double(s.us), SC_US));
+  --bounded_;
+}
+
+// barrier: waits until every branch of the parallel group has arrived.
+void System::handle(const BarrierStep& s, const SourceLoc& loc, Group* g) {
+  if (!g) return fail(loc, "barrier outside a parallel block");
+  size_t& a = g->arrived[s.name];
+  ++a;
+  g->changed.notify(SC_ZERO_TIME);
+  while (g->arrived[s.name] < g->branches && !exit_code) wait(g->changed | fail_ev_);
+}
+
+// repeat
+void System::handle(const std::shared_ptr<RepeatStep>& sp, const SourceLoc&, Group* g) {
+  for (uint32_t i = 0; i < sp->count && !exit_code; ++i) run_steps(sp->steps, g);
+}
+
+// parallel: each branch in its own process; waits for all.
+void System::handle(const std::shared_ptr<ParallelStep>& sp, const SourceLoc&, Group*) {
+  Group grp;
+  grp.branches = grp.running = sp->branches.size();
+  for (const auto& b : sp->branches)
+    sc_spawn(sc_bind(&System::run_branch, this, &b.steps, &grp), sc_gen_unique_name("branch"));
+  while (grp.running > 0) wait(grp.changed);
+}
+
+}  // namespace ernic

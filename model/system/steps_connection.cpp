@@ -1,0 +1,125 @@
+// model/system: the connection-management steps: connect (CM on QP1 or out
+// of band), connect_reject, disconnect, hw_handshake, recover; the
+// connections they make, by name.
+#include "model/system/system.h"
+
+#include <fmt/format.h>
+
+namespace ernic {
+
+using namespace sc_core;
+
+namespace {
+// A node's address of the connection's IP version (the parser checked it exists).
+roce::IpAddr node_addr(const NodeConfig& n, uint32_t ip_version) {
+  if (ip_version == 6 && n.ip6) return *n.ip6;
+  return n.ip;
+}
+}  // namespace
+
+host::Connection& System::side(const Conn& k, const std::string& node_name) {
+  return node_name == k.client ? *k.c : *k.s;
+}
+
+// connect: two QPs connected by CM on QP1, or out of band (cm: false);
+// tracked by the scoreboard.
+void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
+  Node* cn = node(s.client);
+  Node* sn = node(s.server);
+  if (!cn || !sn || cn == sn) return fail(loc, "connect needs two different nodes");
+  if (nodes.size() != 2) return fail(loc, "connect needs a two-node topology (one link)");
+  host::QpParams sp, cp;
+  sp.pmtu = cp.pmtu = s.pmtu;
+  sp.sq_depth = cp.sq_depth = s.sq_depth;
+  sp.rq_depth = cp.rq_depth = s.rq_depth;
+  sp.rq_elem_bytes = cp.rq_elem_bytes = s.rq_elem_bytes;
+  sp.qpn = s.server_qp;
+  cp.qpn = s.client_qp;
+  sp.start_psn = s.server_psn;
+  cp.start_psn = s.client_psn;
+  sp.sideband = cp.sideband = s.sideband;
+  sp.mr = s.server_mr.empty() ? nullptr : sn->driver->find_mr(s.server_mr);
+  cp.mr = s.client_mr.empty() ? nullptr : cn->driver->find_mr(s.client_mr);
+  Conn k{s.client, s.server, nullptr, nullptr};
+  auto track = [&] {  // both QPs and their RQs, to the scoreboard
+    k.sb_c = scoreboard.add_qp(s.client, k.c->qpn, k.c->rq_base, k.c->params.rq_depth, k.c->params.rq_elem_bytes);
+    k.sb_s = scoreboard.add_qp(s.server, k.s->qpn, k.s->rq_base, k.s->params.rq_depth, k.s->params.rq_elem_bytes);
+    scoreboard.pair_qps(k.sb_c, k.sb_s);
+  };
+  if (!s.cm) {
+    // Out of band: each side learns the other's QPN, PSN and MR directly.
+    k.c = &cn->driver->prepare(cp);
+    k.s = &sn->driver->prepare(sp);
+    auto mr_of = [](const host::QpParams& p) {
+      return p.mr ? roce::cm::MrInfo{p.mr->va, p.mr->rkey, p.mr->length} : roce::cm::MrInfo{};
+    };
+    cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, node_addr(sn->cfg, s.ip_version), mr_of(sp));
+    sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, node_addr(cn->cfg, s.ip_version), mr_of(cp));
+    track();
+    conns_[s.name] = k;
+    return;
+  }
+  k.s = &sn->driver->listen(sp);
+  k.c = &cn->driver->connect(node_addr(sn->cfg, s.ip_version), cp);
+  // The server is RTS once the ReadyToUse has arrived (one CM try later at most).
+  const sc_time limit(double(sn->driver->config().cm_timeout_us) * 3, SC_US);
+  if (k.s->state != host::VerbsState::Rts) wait(limit, k.s->established);
+  if (k.s->state != host::VerbsState::Rts)
+    return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s.name, s.server,
+                                 k.s->qpn, host::verbs_state_name(k.s->state)));
+  track();
+  conns_[s.name] = k;
+}
+
+// connect_reject: the server refuses the next ConnectRequest with the
+// reason; the client must see it.
+void System::handle(const ConnectRejectStep& s, const SourceLoc& loc, Group*) {
+  Node* cn = node(s.client);
+  Node* sn = node(s.server);
+  sn->driver->reject_next(uint16_t(s.reason));
+  const uint16_t got = cn->driver->connect_expect_reject(node_addr(sn->cfg, s.ip_version));
+  if (got != s.reason)
+    return fail(loc, fmt::format("ConnectReject with reason {} expected, got {}", s.reason, got));
+}
+
+// disconnect: DREQ/DREP from one side; the peer's QP must return to
+// RESET.
+void System::handle(const DisconnectStep& s, const SourceLoc& loc, Group*) {
+  auto it = conns_.find(s.conn);
+  if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
+  Conn k = it->second;
+  conns_.erase(it);
+  host::Connection& mine = side(k, s.node);
+  host::Connection& peer = s.node == k.client ? *k.s : *k.c;
+  node(s.node)->driver->disconnect(mine);
+  // The peer deletes its QP when the DisconnectRequest arrives.
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(node(s.node)->driver->config().cm_timeout_us) * 3000000;
+  while (peer.state != host::VerbsState::Reset && sc_time_stamp().value() < deadline) wait(sc_time(1, SC_US));
+  if (peer.state != host::VerbsState::Reset)
+    return fail(loc, fmt::format("disconnect '{}': the peer's QP{} did not return to RESET", s.conn, peer.qpn));
+}
+
+// hw_handshake: one end switched to HW handshake; the scoreboard's RQ
+// restarts.
+void System::handle(const HwHandshakeStep& s, const SourceLoc& loc, Group*) {
+  auto it = conns_.find(s.conn);
+  if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
+  const uint32_t pending = node(s.node)->driver->switch_to_hw_handshake(side(it->second, s.node));
+  scoreboard.rq_restart(s.node == it->second.client ? it->second.sb_c : it->second.sb_s, pending);
+}
+
+// recover: PG332's fatal recovery on both ends; the server's fatal code
+// checked.
+void System::handle(const RecoverStep& s, const SourceLoc& loc, Group*) {
+  auto it = conns_.find(s.conn);
+  if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
+  Conn k = it->second;
+  conns_.erase(it);
+  node(k.client)->driver->recover_fatal(*k.c);
+  const uint32_t code = node(k.server)->driver->recover_fatal(*k.s);
+  if (s.code && code != *s.code)
+    return fail(loc, fmt::format("the server's error-status queue holds fatal code 0x{:02x} for QP{}, expected 0x{:02x}",
+                                 code, k.s->qpn, *s.code));
+}
+
+}  // namespace ernic
