@@ -155,8 +155,8 @@ constexpr uint64_t kPhaseBytes = 768 << 10;  // keep a scenario quick to simulat
 
 uint32_t packets(uint32_t len, uint32_t pmtu) { return len == 0 ? 1 : (len + pmtu - 1) / pmtu; }
 
-bool is_send(WqeOpcode o) { return o == WqeOpcode::send || o == WqeOpcode::send_imm || o == WqeOpcode::send_inv; }
-bool has_remote(WqeOpcode o) { return o == WqeOpcode::write || o == WqeOpcode::write_imm || o == WqeOpcode::read; }
+bool is_send(WqeOpcode o) { return pg332::is_send(uint8_t(o)); }
+bool has_remote(WqeOpcode o) { return pg332::is_write(uint8_t(o)) || pg332::is_read(uint8_t(o)); }
 bool has_imm(WqeOpcode o) { return o == WqeOpcode::write_imm || o == WqeOpcode::send_imm || o == WqeOpcode::send_inv; }
 bool delivers_message(WqeOpcode o) { return is_send(o) || o == WqeOpcode::write_imm; }
 

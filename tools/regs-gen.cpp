@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   }
   const YAML::Node layouts = root["layouts"];
   if (!layouts || !layouts.IsMap()) die(file, root, "missing 'layouts'");
+  for (const auto& l : layouts)
+    if (l.first.Scalar() != "3.1" && l.first.Scalar() != "4.x") die(file, l.first, "layouts are \"3.1\" and \"4.x\"");
   std::vector<Reg> regs;
   std::set<std::string> names;
   std::map<std::string, std::set<uint32_t>> offsets;
@@ -160,7 +162,9 @@ int main(int argc, char** argv) {
          "//   ERNIC_MREG(name, offset_in_MR_entry, access, reset, \"summary\")\n"
          "//   ERNIC_FIELD(register, field, lsb, width, layouts, \"summary\")  layouts: 1 3.1, 2 4.x, 3 both\n"
          "//   ERNIC_ENUM_BEGIN(register, field) ERNIC_ENUM_VALUE(register, field, name, value, \"summary\")...\n"
-         "//   ERNIC_ENUM_END(register, field)\n\n";
+         "//   ERNIC_ENUM_END(register, field)\n"
+         "//   ERNIC_LAYOUT(tag, \"name\", gcsr, qcsr, mr, window, max_qps, int_banks, rq_int_bank, cq_int_bank, "
+         "cnp_bank)\n\n";
   for (const auto& r : regs) {
     if (r.block == "global")
       def << fmt::format("ERNIC_GREG({}, 0x{:03X}, {}, 0x{:08X}, {})\n", r.name, r.offset, r.access, r.reset, cstr(r.doc));
@@ -170,6 +174,16 @@ int main(int argc, char** argv) {
     else
       def << fmt::format("ERNIC_MREG({}, 0x{:02X}, {}, 0x{:08X}, {})\n", r.name, r.offset, r.access, r.reset, cstr(r.doc));
   }
+  def << "\n#ifdef ERNIC_LAYOUT\n";
+  for (const auto& l : layouts) {
+    const YAML::Node& n = l.second;
+    def << fmt::format("ERNIC_LAYOUT({}, {}, 0x{:X}, 0x{:X}, 0x{:X}, 0x{:X}, {}, {}, 0x{:X}, 0x{:X}, 0x{:X})\n",
+                       l.first.Scalar() == "3.1" ? "V31" : "V4X", cstr(l.first.Scalar()), u32(file, n, "gcsr"),
+                       u32(file, n, "qcsr"), u32(file, n, "mr"), u32(file, n, "window"), u32(file, n, "max_qps"),
+                       u32(file, n, "int_banks"), u32(file, n, "rq_int_bank"), u32(file, n, "cq_int_bank"),
+                       u32(file, n, "cnp_bank"));
+  }
+  def << "#endif\n";
   def << "\n#ifdef ERNIC_FIELD\n";
   for (const auto& r : regs)
     for (const auto& f : r.fields)

@@ -13,14 +13,8 @@ roce::Ipv6Addr local_ip6(const regs::RegisterFile& r) {
 
 roce::Frame frame_template(const regs::RegisterFile& r, uint32_t n) {
   roce::Frame f;
-  auto mac = [](uint32_t msb, uint32_t lsb) {
-    roce::MacAddr m;
-    m.b = {uint8_t(msb >> 8), uint8_t(msb), uint8_t(lsb >> 24), uint8_t(lsb >> 16), uint8_t(lsb >> 8),
-           uint8_t(lsb)};
-    return m;
-  };
-  f.eth.src = mac(r.g(R::g::MACXADDMSB), r.g(R::g::MACXADDLSB));
-  f.eth.dst = mac(r.q(n, R::q::MACDESADDMSBi), r.q(n, R::q::MACDESADDLSBi));
+  f.eth.src = roce::MacAddr::from_pg332_words(r.g(R::g::MACXADDMSB), r.g(R::g::MACXADDLSB));
+  f.eth.dst = roce::MacAddr::from_pg332_words(r.q(n, R::q::MACDESADDMSBi), r.q(n, R::q::MACDESADDLSBi));
   const uint32_t adv = r.q(n, R::q::QPADVCONFi);
   f.ip4.src.v = r.g(R::g::IPv4XADD);
   f.ip4.dst.v = r.q(n, R::q::IPDESADDR1i);
@@ -38,7 +32,7 @@ roce::Frame frame_template(const regs::RegisterFile& r, uint32_t n) {
     f.ip6.traffic_class = f.ip4.tos;
     f.ip6.hop_limit = f.ip4.ttl;
   }
-  f.udp.sport = uint16_t(r.g(R::g::XRNICCONF) >> r.layout().udp_sport_shift);
+  f.udp.sport = uint16_t(r.layout().udp_sport.get(r.g(R::g::XRNICCONF)));
   const uint32_t pkey = FLD::QPADVCONFi_PKEY.get(adv);
   f.bth.pkey = pkey ? uint16_t(pkey) : roce::kDefaultPkey;
   f.bth.dest_qp = FLD::DESTQPCONFi_QPN.get(r.q(n, R::q::DESTQPCONFi));

@@ -40,7 +40,8 @@ void QpMgr::apply_doorbells() {
 
 bool QpMgr::sw_override(uint32_t qpn) const {
   const uint32_t a = s_.G(R::g::XRNICADCONF);
-  return (a & FLD::XRNICADCONF_SW_OVERRIDE.bit()) && ((a >> s_.cfg.layout.swovr_qpn_shift) & 0xFF) == (qpn & 0xFF);
+  const R::Field f = s_.cfg.layout.swovr_qpn;
+  return (a & FLD::XRNICADCONF_SW_OVERRIDE.bit()) && f.get(a) == (qpn & f.max());
 }
 
 // ---------------------------------------------------------------- dispatch

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "model/regs/cqe.h"
+#include "model/regs/wqe.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
 
@@ -16,7 +18,7 @@ namespace ernic::host {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
+namespace FLD = regs::fld;
 
 const char* verbs_state_name(VerbsState s) {
   switch (s) {
@@ -63,16 +65,15 @@ uint64_t Driver::alloc(uint64_t bytes, uint64_t align) {
 
 void Driver::init() {
   if (initialised_) fail("init: already initialised");
-  const auto& mac = cfg_.mac.b;
   // 1. Error buffer first (seed 000: without it nothing is logged).
   const uint32_t errbuf_n = 64, errbuf_sz = 256;
   const uint64_t errbuf = alloc(uint64_t(errbuf_n) * errbuf_sz);
   wr(greg(R::g::ERRBUFBA), uint32_t(errbuf));
   wr(greg(R::g::ERRBUFBAMSB), uint32_t(errbuf >> 32));
-  wr(greg(R::g::ERRBUFSZ), errbuf_n | errbuf_sz << 16);  // [15:0] count, [31:16] size (PG332)
+  wr(greg(R::g::ERRBUFSZ), FLD::ERRBUFSZ_SIZE.set(FLD::ERRBUFSZ_NUM.set(0, errbuf_n), errbuf_sz));
   // 2. MAC and IP.
-  wr(greg(R::g::MACXADDLSB), uint32_t(mac[2]) << 24 | uint32_t(mac[3]) << 16 | uint32_t(mac[4]) << 8 | mac[5]);
-  wr(greg(R::g::MACXADDMSB), uint32_t(mac[0]) << 8 | mac[1]);
+  wr(greg(R::g::MACXADDLSB), cfg_.mac.pg332_lsb());
+  wr(greg(R::g::MACXADDMSB), cfg_.mac.pg332_msb());
   wr(greg(R::g::IPv4XADD), cfg_.ip.v);
   if (cfg_.ip6)  // PG332 word order: IPv6XADD1 = bytes 12..15 .. IPv6XADD4 = bytes 0..3
     for (int k = 1; k <= 4; ++k) wr(greg(R::g::IPv6XADD1 + 4 * uint32_t(k - 1)), cfg_.ip6->pg332_word(k));
@@ -88,28 +89,31 @@ void Driver::init() {
   const uint64_t datbuf = alloc(uint64_t(datbuf_n) * datbuf_sz);
   wr(greg(R::g::DATBUFBA), uint32_t(datbuf));
   wr(greg(R::g::DATBUFBAMSB), uint32_t(datbuf >> 32));
-  wr(greg(R::g::DATBUFSZ), datbuf_n | datbuf_sz << 16);
-  const uint64_t resperr = alloc(64 * 256);
+  wr(greg(R::g::DATBUFSZ), FLD::DATBUFSZ_SIZE.set(FLD::DATBUFSZ_NUM.set(0, datbuf_n), datbuf_sz));
+  const uint32_t resperr_n = 64, resperr_sz = 256;
+  const uint64_t resperr = alloc(uint64_t(resperr_n) * resperr_sz);
   wr(greg(R::g::RESPERRPKTBA), uint32_t(resperr));
   wr(greg(R::g::RESPERRPKTBAMSB), uint32_t(resperr >> 32));
-  wr(greg(R::g::RESPERRSZ), 64 | 256u << 16);  // LX: count | size << 16
+  wr(greg(R::g::RESPERRSZ), FLD::RESPERRSZ_SIZE.set(FLD::RESPERRSZ_NUM.set(0, resperr_n), resperr_sz));
   // 4. Interrupts, base count, enable.
-  wr(greg(R::g::INTEN), 0x1FF);  // 0xFF in the 3.x drivers; bit 8 (CNP scheduling) added: this driver sends CNPs
+  // Every interrupt, as the 3.x drivers' 0xFF, and bit 8 (CNP scheduling): this driver sends CNPs.
+  wr(greg(R::g::INTEN), FLD::INTEN_PKT_VALID_ERR.bit() | FLD::INTEN_MAD.bit() | FLD::INTEN_BYPASS_PKT.bit() |
+                            FLD::INTEN_RNR_NAK.bit() | FLD::INTEN_WQE_DONE.bit() | FLD::INTEN_ILLEGAL_OPCODE.bit() |
+                            FLD::INTEN_RQ_PKT.bit() | FLD::INTEN_FATAL.bit() | FLD::INTEN_CNP.bit());
   const uint32_t basecnt = uint32_t(std::ceil(std::log2(4.096 * cfg_.core_mhz)));
-  wr(greg(R::g::XRNICADCONF), basecnt << F::XRNICADCONF_BASECNT_SHIFT);
-  const uint32_t ack_bits = (cfg_.ack_mode & 3) << F::XRNICCONF_ACKMODE_SHIFT;
-  if (cfg_.layout.qp_count_in_xrnicconf) {
-    wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | std::min(cfg_.num_qp, 255u) << 8 |
-                                  ack_bits | uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
-  } else {  // 4.x: the QP count has its own register, the UDP port sits in [23:8]
-    wr(greg(R::g::XRNIC_CONF_QP_EN), cfg_.num_qp & 0xFFF);
-    wr(greg(R::g::XRNICCONF), F::XRNICCONF_EN | F::XRNICCONF_ERRBUF_EN | ack_bits |
-                                  uint32_t(cfg_.udp_sport) << cfg_.layout.udp_sport_shift);
-  }
+  wr(greg(R::g::XRNICADCONF), FLD::XRNICADCONF_BASE_COUNT.set(0, basecnt));
+  uint32_t conf = FLD::XRNICCONF_EN.bit() | FLD::XRNICCONF_ERRBUF_EN.bit();
+  conf = FLD::XRNICCONF_ACK_MODE.set(conf, cfg_.ack_mode);
+  conf = cfg_.layout.udp_sport.set(conf, cfg_.udp_sport);
+  if (cfg_.layout.qp_count_in_xrnicconf)  // 3.x: at most 255 (A-ERNIC-9)
+    conf = FLD::XRNICCONF_NUM_QP.set(conf, std::min(cfg_.num_qp, FLD::XRNICCONF_NUM_QP.max()));
+  else  // 4.x: the QP count has its own register
+    wr(greg(R::g::XRNIC_CONF_QP_EN), R::fld4x::XRNIC_CONF_QP_EN_NUM_QP.set(0, cfg_.num_qp));
+  wr(greg(R::g::XRNICCONF), conf);
   // 5. QP1 (GSI): SQ, RQ (512-byte elements), CQ, doorbell mirrors.
-  qp1_sq_ = alloc(kQp1Depth * 64);
+  qp1_sq_ = alloc(kQp1Depth * pg332::kWqeBytes);
   qp1_rq_ = alloc(kQp1Depth * kQp1Elem);
-  qp1_cq_ = alloc(kQp1Depth * 4);
+  qp1_cq_ = alloc(kQp1Depth * pg332::kCqeBytes);
   qp1_send_buf_ = alloc(kQp1Depth * kQp1SendSlot);
   const uint64_t dbpool = alloc(8 * (cfg_.num_qp + 1), 64);
   qp1_cq_db_ = dbpool;
@@ -124,11 +128,11 @@ void Driver::init() {
   wr(qreg(1, R::q::RQWPTRDBADDMSBi), uint32_t(qp1_rq_db_ >> 32));
   wr(qreg(1, R::q::CQDBADDi), uint32_t(qp1_cq_db_));
   wr(qreg(1, R::q::CQDBADDMSBi), uint32_t(qp1_cq_db_ >> 32));
-  wr(qreg(1, R::q::QDEPTHi), kQp1Depth | kQp1Depth << 16);
+  wr(qreg(1, R::q::QDEPTHi), FLD::QDEPTHi_RQ_DEPTH.set(FLD::QDEPTHi_SQ_DEPTH.set(0, kQp1Depth), kQp1Depth));
   wr(qreg(1, R::q::DESTQPCONFi), 1);
-  wr(qreg(1, R::q::QPCONFi), F::QPCONF_EN | F::QPCONF_RQ_IRQ | F::QPCONF_HWHS_DIS | F::QPCONF_CQE_WR |
-                                 R::pmtu_code(4096) << F::QPCONF_PMTU_SHIFT |
-                                 (kQp1Elem / 256) << F::QPCONF_RQBUFSZ_SHIFT);
+  wr(qreg(1, R::q::QPCONFi), FLD::QPCONFi_EN.bit() | FLD::QPCONFi_RQ_IRQ_EN.bit() | FLD::QPCONFi_HW_HANDSHAKE_DIS.bit() | FLD::QPCONFi_CQE_WRITE_EN.bit() |
+                                 FLD::QPCONFi_PMTU.set(0, R::pmtu_code(roce::kMtuMax)) |
+                                 FLD::QPCONFi_RQ_BUF_SIZE.set(0, kQp1Elem / R::kRqBufSizeUnit));
   initialised_ = true;
 }
 
@@ -156,8 +160,8 @@ uint32_t Driver::alloc_qpn(std::optional<uint32_t> want) {
 void Driver::setup_queues(Connection& c) {
   const QpParams& p = c.params;
   if (p.rq_elem_bytes % 256 || p.rq_elem_bytes == 0) fail("RQ element size must be a multiple of 256");
-  c.sq_base = alloc(uint64_t(p.sq_depth) * 64);
-  c.cq_base = alloc(uint64_t(p.sq_depth) * 4);
+  c.sq_base = alloc(uint64_t(p.sq_depth) * pg332::kWqeBytes);
+  c.cq_base = alloc(uint64_t(p.sq_depth) * pg332::kCqeBytes);
   c.rq_base = alloc(uint64_t(p.rq_depth) * p.rq_elem_bytes);
   const uint64_t db = alloc(64, 64);
   c.cq_db = db;
@@ -167,8 +171,7 @@ void Driver::setup_queues(Connection& c) {
 void Driver::program_rc_qp(Connection& c) {
   const uint32_t n = c.qpn;
   const QpParams& p = c.params;
-  const auto& m = c.remote_mac.b;
-  wr(qreg(n, R::q::QDEPTHi), p.sq_depth | p.rq_depth << 16);
+  wr(qreg(n, R::q::QDEPTHi), FLD::QDEPTHi_RQ_DEPTH.set(FLD::QDEPTHi_SQ_DEPTH.set(0, p.sq_depth), p.rq_depth));
   wr(qreg(n, R::q::SQBAi), uint32_t(c.sq_base));
   wr(qreg(n, R::q::SQBAMSBi), uint32_t(c.sq_base >> 32));
   wr(qreg(n, R::q::CQBAi), uint32_t(c.cq_base));
@@ -179,27 +182,32 @@ void Driver::program_rc_qp(Connection& c) {
   wr(qreg(n, R::q::CQDBADDMSBi), uint32_t(c.cq_db >> 32));
   wr(qreg(n, R::q::RQWPTRDBADDi), uint32_t(c.rq_db));
   wr(qreg(n, R::q::RQWPTRDBADDMSBi), uint32_t(c.rq_db >> 32));
-  wr(qreg(n, R::q::DESTQPCONFi), c.remote_qpn & 0xFFFFFF);
+  wr(qreg(n, R::q::DESTQPCONFi), FLD::DESTQPCONFi_QPN.set(0, c.remote_qpn));
   wr(qreg(n, R::q::SQPSNi), c.local_psn);
   // (expected PSN - 1) with a message-ending opcode (RecoNIC: WRITE_ONLY).
-  wr(qreg(n, R::q::LSTRQREQi), uint32_t(roce::op::RC_WRITE_ONLY) << 24 | roce::psn_add(c.remote_psn, -1));
-  wr(qreg(n, R::q::MACDESADDLSBi), uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]);
-  wr(qreg(n, R::q::MACDESADDMSBi), uint32_t(m[0]) << 8 | m[1]);
+  wr(qreg(n, R::q::LSTRQREQi), FLD::LSTRQREQi_OPCODE.set(FLD::LSTRQREQi_PSN.set(0, roce::psn_add(c.remote_psn, -1)),
+                                                        roce::op::RC_WRITE_ONLY));
+  wr(qreg(n, R::q::MACDESADDLSBi), c.remote_mac.pg332_lsb());
+  wr(qreg(n, R::q::MACDESADDMSBi), c.remote_mac.pg332_msb());
   if (c.ipv6) {  // IPDESADDR1i = bytes 12..15 .. IPDESADDR4i = bytes 0..3
     for (int k = 1; k <= 4; ++k) wr(qreg(n, R::q::IPDESADDR1i + 4 * uint32_t(k - 1)), c.remote_ip6.pg332_word(k));
   } else {
     wr(qreg(n, R::q::IPDESADDR1i), c.remote_ip.v);
   }
   // ACK timeout exponent 14, retry 3, RNR retry 3, RNR timer 0x1F (LX values but the timeout).
-  wr(qreg(n, R::q::TIMEOUTCONFi), 14 | 3u << 8 | 3u << 11 | 0x1Fu << 16);
+  uint32_t timeout = FLD::TIMEOUTCONFi_ACK_TIMEOUT.set(0, 14);
+  timeout = FLD::TIMEOUTCONFi_RETRY_CNT.set(timeout, 3);
+  timeout = FLD::TIMEOUTCONFi_RNR_RETRY_CNT.set(timeout, 3);
+  wr(qreg(n, R::q::TIMEOUTCONFi), FLD::TIMEOUTCONFi_RNR_TIMER.set(timeout, 0x1F));
   wr(qreg(n, R::q::PDi), p.mr ? p.mr->pd : 0);
-  wr(qreg(n, R::q::QPADVCONFi), 0 | 64u << 8 | 0xFFFFu << 16);  // TC 0, TTL 64, P_Key 0xFFFF
+  // Traffic class 0, TTL 64, the default P_Key.
+  wr(qreg(n, R::q::QPADVCONFi), FLD::QPADVCONFi_PKEY.set(FLD::QPADVCONFi_TTL.set(0, 64), roce::kDefaultPkey));
   set_state(c, VerbsState::Init);
   if (p.sideband && !sideband_) fail(fmt::format("QP{}: sideband doorbells asked for, but the NIC has no sideband port", n));
   c.sideband = p.sideband;
-  wr(qreg(n, R::q::QPCONFi), F::QPCONF_EN | (p.sideband ? 0u : F::QPCONF_HWHS_DIS) | F::QPCONF_CQE_WR |
-                                 (c.ipv6 ? F::QPCONF_IPV6 : 0u) | R::pmtu_code(p.pmtu) << F::QPCONF_PMTU_SHIFT |
-                                 (p.rq_elem_bytes / 256) << F::QPCONF_RQBUFSZ_SHIFT);
+  wr(qreg(n, R::q::QPCONFi), FLD::QPCONFi_EN.bit() | (p.sideband ? 0u : FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) | FLD::QPCONFi_CQE_WRITE_EN.bit() |
+                                 (c.ipv6 ? FLD::QPCONFi_IPV6.bit() : 0u) | FLD::QPCONFi_PMTU.set(0, R::pmtu_code(p.pmtu)) |
+                                 FLD::QPCONFi_RQ_BUF_SIZE.set(0, p.rq_elem_bytes / R::kRqBufSizeUnit));
 }
 
 Connection& Driver::prepare(const QpParams& p) {
@@ -264,7 +272,7 @@ void Driver::irq_thread() {
     if (!intr_.read()) wait(intr_.posedge_event());
     const uint32_t sts = rd(greg(R::g::INTSTS));
     if (sts) wr(greg(R::g::INTSTS), sts);  // W1C
-    if (sts & F::INT_MAD) {
+    if (sts & FLD::INTSTS_MAD.bit()) {
       wr(greg(cfg_.layout.rq_int_bank), 0xFFFFFFFF);
       try {
         service_qp1_rq();
@@ -272,10 +280,10 @@ void Driver::irq_thread() {
         ctx_.error(cfg_.node + ".driver", e.what());
       }
     }
-    if (sts & F::INT_WQE_DONE)
+    if (sts & FLD::INTSTS_WQE_DONE.bit())
       for (uint32_t b = 0; b < cfg_.layout.int_banks; ++b) wr(greg(cfg_.layout.cq_int_bank + 4 * b), 0xFFFFFFFF);
-    if (sts & F::INT_FATAL) ++fatal_irqs_;
-    if (sts & F::INT_CNP) {
+    if (sts & FLD::INTSTS_FATAL.bit()) ++fatal_irqs_;
+    if (sts & FLD::INTSTS_CNP.bit()) {
       try {
         service_cnp();
       } catch (const DriverError& e) {

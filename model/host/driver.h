@@ -96,7 +96,7 @@ constexpr uint8_t mr_guard_byte(uint64_t i) { return uint8_t(0xA5 ^ (i * 0x1D));
 // WQE as the driver posts it (PG332 Table 2-1).
 struct Wqe {
   uint16_t wr_id = 0;
-  uint8_t opcode = 0;            // 0 WRITE, 1 WRITE_IMM, 2 SEND, 3 SEND_IMM, 4 READ, 0x0C SEND_INV
+  uint8_t opcode = 0;            // pg332::WqeOpcode (model/regs/wqe.h); other values are the IP's illegal-opcode path
   uint64_t laddr = 0;            // physical address of the local buffer
   uint32_t length = 0;
   uint64_t remote_va = 0;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/regs/wqe.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/packet.h"
 #include "model/roce/psn.h"
@@ -13,7 +14,6 @@ namespace ernic::host {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 
 // -------------------------------------------------------------------- CM
 
@@ -85,12 +85,14 @@ void Driver::post_qp1(const std::vector<uint8_t>& bytes) {
   if (qp1_sq_full()) fail("QP1 SQ full");
   const uint64_t slot = qp1_send_buf_ + uint64_t(qp1_sq_pi_) * kQp1SendSlot;
   mem_.write(slot, bytes);
-  uint8_t wqe[64] = {};
-  roce::put_le16(wqe + 0, uint16_t(qp1_sq_pi_));
-  roce::put_le64(wqe + 4, slot);
-  roce::put_le32(wqe + 12, uint32_t(bytes.size()));
-  wqe[16] = 0x02;  // SEND
-  mem_.write(qp1_sq_ + uint64_t(qp1_sq_pi_) * 64, wqe, 64);
+  pg332::Wqe w;
+  w.wrid = uint16_t(qp1_sq_pi_);
+  w.laddr = slot;
+  w.length = uint32_t(bytes.size());
+  w.opcode = uint8_t(pg332::WqeOpcode::send);
+  uint8_t wqe[pg332::kWqeBytes];
+  pg332::encode_wqe(w, wqe);
+  mem_.write(qp1_sq_ + uint64_t(qp1_sq_pi_) * pg332::kWqeBytes, wqe, sizeof wqe);
   qp1_sq_pi_ = (qp1_sq_pi_ + 1) % kQp1Depth;
   wr(qreg(1, R::q::SQPIi), qp1_sq_pi_);
 }

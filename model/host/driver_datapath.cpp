@@ -5,13 +5,17 @@
 
 #include <fmt/format.h>
 
+#include "model/regs/cqe.h"
+#include "model/regs/ieth.h"
+#include "model/regs/wqe.h"
 #include "model/roce/packet.h"
 
 namespace ernic::host {
 
+using pg332::IethType;
+
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 
 // ------------------------------------------------------------ data path
 
@@ -34,19 +38,20 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
         poll(c, 0, 0);
       }
     }
-    uint8_t b[64] = {};
-    roce::put_le16(b + 0, w.wr_id);
-    roce::put_le64(b + 4, w.laddr);
-    roce::put_le32(b + 12, w.length);
-    b[16] = w.opcode;
-    roce::put_le64(b + 20, w.remote_va);
-    roce::put_le32(b + 28, w.rkey);
-    roce::put_le32(b + 48, w.immdt);
+    pg332::Wqe pw;
+    pw.wrid = w.wr_id;
+    pw.laddr = w.laddr;
+    pw.length = w.length;
+    pw.opcode = w.opcode;
+    pw.roffset = w.remote_va;
+    pw.rtag = w.rkey;
+    pw.immdt = w.immdt;
     // SENDs of up to 16 bytes go inline in SDATA (PG332 Table 2-1; XIB does
     // the same); LENGTH keeps the real size (A-ERNIC-21).
-    const bool is_send = w.opcode == 2 || w.opcode == 3 || w.opcode == 0x0C;  // SEND, SEND_IMM, SEND_INV
-    if (is_send && w.length <= 16) mem_.read(w.laddr, b + 32, w.length);
-    mem_.write(c.sq_base + uint64_t(c.sq_pi) * 64, b, 64);
+    if (pg332::is_inline(w.opcode, w.length)) mem_.read(w.laddr, pw.sdata.data(), w.length);
+    uint8_t b[pg332::kWqeBytes];
+    pg332::encode_wqe(pw, b);
+    mem_.write(c.sq_base + uint64_t(c.sq_pi) * pg332::kWqeBytes, b, sizeof b);
     c.sq_pi = (c.sq_pi + 1) % depth;
     ++c.posted;
     if (doorbell_each) {
@@ -66,10 +71,11 @@ std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps
     const uint32_t head = (c.sideband ? c.sb_cq_head : mem_.read32(c.cq_db)) % depth;
     while (c.cq_ci != head) {
       Cqe q;
-      q.raw = mem_.read32(c.cq_base + uint64_t(c.cq_ci) * 4);
-      q.wr_id = uint16_t(q.raw);
-      q.opcode = uint8_t(q.raw >> 16);
-      q.error = (q.raw >> 24) != 0;
+      q.raw = mem_.read32(c.cq_base + uint64_t(c.cq_ci) * pg332::kCqeBytes);
+      const pg332::Cqe d = pg332::decode_cqe(q.raw);
+      q.wr_id = d.wrid;
+      q.opcode = d.opcode;
+      q.error = d.error;
       q.time_ps = sc_time_stamp().value();
       c.cqes.push_back(q);
       c.cq_ci = (c.cq_ci + 1) % depth;
@@ -118,7 +124,7 @@ void Driver::ring_sq(Connection& c) {
 }
 
 void Driver::on_ieth(uint64_t entry) {
-  if (Connection* c = by_qpn(uint32_t(entry >> 40) & 0xFF)) {
+  if (Connection* c = by_qpn(pg332::decode_ieth(entry).qpn)) {
     c->rx_events.push_back({true, entry, sc_time_stamp().value()});
     rx_event_.notify(SC_ZERO_TIME);
   }
@@ -135,7 +141,7 @@ std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeou
     uint32_t n = 0;
     for (size_t i = 0; i < c.rx_events.size(); ++i) {
       const auto& e = c.rx_events[i];
-      if (!e.ieth || (uint8_t(e.value >> 32) == 3)) ++n;  // a doorbell or a WRITE_IMM entry
+      if (!e.ieth || pg332::decode_ieth(e.value).type == IethType::write_imm) ++n;  // a doorbell or a WRITE_IMM entry
     }
     return n;
   };
@@ -151,10 +157,10 @@ std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeou
     RecvMsg m;
     m.time_ps = e.time_ps;
     if (e.ieth) {
-      const uint8_t type = uint8_t(e.value >> 32);
-      if (type != 3) continue;  // a SEND kind's entry without its doorbell: not expected
+      const pg332::IethEntry ie = pg332::decode_ieth(e.value);
+      if (ie.type != IethType::write_imm) continue;  // a SEND kind's entry without its doorbell: not expected
       m.kind = RecvMsg::kWriteImm;
-      m.data = uint32_t(e.value);
+      m.data = ie.data;
       out.push_back(m);
       continue;
     }
@@ -162,11 +168,10 @@ std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeou
     m.rq_index = (pi + depth - 1) % depth;
     m.elem_addr = c.rq_base + uint64_t(m.rq_index) * c.params.rq_elem_bytes;
     if (!c.rx_events.empty() && c.rx_events.front().ieth) {
-      const uint64_t v = c.rx_events.front().value;
-      const uint8_t type = uint8_t(v >> 32);
-      if ((type == 1 || type == 2) && uint8_t(v >> 48) == uint8_t(pi)) {
-        m.kind = type == 1 ? RecvMsg::kSendInv : RecvMsg::kSendImm;
-        m.data = uint32_t(v);
+      const pg332::IethEntry ie = pg332::decode_ieth(c.rx_events.front().value);
+      if ((ie.type == IethType::send_inv || ie.type == IethType::send_imm) && ie.rq_pi == uint8_t(pi)) {
+        m.kind = ie.type == IethType::send_inv ? RecvMsg::kSendInv : RecvMsg::kSendImm;
+        m.data = ie.data;
         c.rx_events.pop_front();
       }
     }

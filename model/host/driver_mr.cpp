@@ -9,7 +9,6 @@ namespace ernic::host {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
 
 // -------------------------------------------------------------------- MRs
 

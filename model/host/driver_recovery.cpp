@@ -8,7 +8,7 @@ namespace ernic::host {
 
 using namespace sc_core;
 namespace R = regs;
-namespace F = regs::f;
+namespace FLD = regs::fld;
 
 void Driver::delete_qp(Connection& c) {
   // PG332 ch.6, QP deletion: wait until the SQ and the outstanding queue are
@@ -20,21 +20,21 @@ void Driver::delete_qp(Connection& c) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const uint32_t head = rd(qreg(n, R::q::CQHEADi));
     const uint32_t pi = rd(qreg(n, R::q::SQPIi));
-    if ((st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) && head == pi) break;
-    if (st & F::STATQP_FATAL) break;  // nothing more will complete
+    if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi) break;
+    if (st & FLD::STATQPi_FATAL.bit()) break;  // nothing more will complete
     if (sc_time_stamp().value() >= deadline)
       fail(fmt::format("QP{} deletion: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})",
                        n, cfg_.cm_timeout_us, st, head, pi));
     wait(sc_time(1, SC_US));
   }
   const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
-  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  wr(greg(R::g::XRNICADCONF), cfg_.layout.swovr_qpn.set(adconf | FLD::XRNICADCONF_SW_OVERRIDE.bit(), n));
   const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
-  wr(qreg(n, R::q::QPCONFi), qpconf & ~F::QPCONF_EN);
+  wr(qreg(n, R::q::QPCONFi), qpconf & ~FLD::QPCONFi_EN.bit());
   for (uint32_t off : {R::q::RQWPTRDBADDi, R::q::SQPIi, R::q::CQHEADi, R::q::RQCIi, R::q::STATRQPIDBi,
                        R::q::STATCURSQPTRi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi})
     wr(qreg(n, off), 0);
-  wr(qreg(n, R::q::QPCONFi), (qpconf & ~F::QPCONF_EN) | F::QPCONF_RECOVERY);
+  wr(qreg(n, R::q::QPCONFi), (qpconf & ~FLD::QPCONFi_EN.bit()) | FLD::QPCONFi_UNDER_RECOVERY.bit());
   wr(greg(R::g::XRNICADCONF), adconf);
   set_state(c, VerbsState::Reset);
   qpn_used_[n] = false;
@@ -55,11 +55,11 @@ uint32_t Driver::recover_fatal(Connection& c) {
   // 2. Under recovery; wait for the SQ and outstanding queue to empty, every
   //    WQE to complete and the response handler's doorbell check.
   const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
-  wr(qreg(n, R::q::QPCONFi), qpconf | F::QPCONF_RECOVERY);
+  wr(qreg(n, R::q::QPCONFi), qpconf | FLD::QPCONFi_UNDER_RECOVERY.bit());
   const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
   for (;;) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
-    const bool idle = (st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) &&
+    const bool idle = (st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) &&
                       rd(qreg(n, R::q::CQHEADi)) == rd(qreg(n, R::q::SQPIi)) &&
                       (rd(greg(R::g::RESPHNDSTS)) & (1u << 16));
     if (idle) break;
@@ -67,10 +67,10 @@ uint32_t Driver::recover_fatal(Connection& c) {
     wait(sc_time(1, SC_US));
   }
   // 3. Disable, keeping the recovery bit.
-  wr(qreg(n, R::q::QPCONFi), (qpconf | F::QPCONF_RECOVERY) & ~F::QPCONF_EN);
+  wr(qreg(n, R::q::QPCONFi), (qpconf | FLD::QPCONFi_UNDER_RECOVERY.bit()) & ~FLD::QPCONFi_EN.bit());
   // 4. SW override: zero the pointers; wait until CQHEAD reads 0.
   const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
-  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  wr(greg(R::g::XRNICADCONF), cfg_.layout.swovr_qpn.set(adconf | FLD::XRNICADCONF_SW_OVERRIDE.bit(), n));
   for (uint32_t off : {R::q::STATRQPIDBi, R::q::STATRQBUFCAi, R::q::STATRQBUFCAMSBi, R::q::RQCIi, R::q::STATCURSQPTRi,
                        R::q::SQPIi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi, R::q::CQHEADi})
     wr(qreg(n, off), 0);
@@ -89,8 +89,8 @@ void Driver::wait_qp_idle(uint32_t n, const char* what) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const uint32_t head = rd(qreg(n, R::q::CQHEADi));
     const uint32_t pi = rd(qreg(n, R::q::SQPIi));
-    if ((st & F::STATQP_SQ_EMPTY) && (st & F::STATQP_OSQ_EMPTY) && head == pi) return;
-    if (st & F::STATQP_FATAL) fail(fmt::format("QP{} {}: the QP is fatal", n, what));
+    if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi) return;
+    if (st & FLD::STATQPi_FATAL.bit()) fail(fmt::format("QP{} {}: the QP is fatal", n, what));
     if (sc_time_stamp().value() >= deadline)
       fail(fmt::format("QP{} {}: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})", n,
                        what, cfg_.cm_timeout_us, st, head, pi));
@@ -111,7 +111,7 @@ uint32_t Driver::switch_to_hw_handshake(Connection& c) {
   if (c.posted != c.completed) fail(fmt::format("switch to HW handshake: QP{} has {} WQEs not completed", n, c.posted - c.completed));
   const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
   const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
-  wr(greg(R::g::XRNICADCONF), adconf | F::XRNICADCONF_SWOVR | (n & 0xFF) << cfg_.layout.swovr_qpn_shift);
+  wr(greg(R::g::XRNICADCONF), cfg_.layout.swovr_qpn.set(adconf | FLD::XRNICADCONF_SW_OVERRIDE.bit(), n));
   for (uint32_t off : {R::q::SQPIi, R::q::CQHEADi, R::q::STATCURSQPTRi}) wr(qreg(n, off), 0);
   const uint32_t wptr = rd(qreg(n, R::q::STATRQPIDBi)) & 0xFFFF;
   const uint32_t rqci = rd(qreg(n, R::q::RQCIi)) & 0xFFFF;
@@ -119,7 +119,7 @@ uint32_t Driver::switch_to_hw_handshake(Connection& c) {
   wr(qreg(n, R::q::STATRQPIDBi), pending);
   wr(qreg(n, R::q::RQCIi), 0);
   const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
-  wr(qreg(n, R::q::QPCONFi), qpconf & ~F::QPCONF_HWHS_DIS);
+  wr(qreg(n, R::q::QPCONFi), qpconf & ~FLD::QPCONFi_HW_HANDSHAKE_DIS.bit());
   wr(greg(R::g::XRNICADCONF), adconf);
   rd(greg(R::g::XRNICADCONF));  // the posted writes have arrived
   // The host side starts over with the NIC: SQ, CQ (and its mirror) and RQ at 0.

@@ -12,7 +12,7 @@ namespace R = regs;
 
 uint32_t QpSetupGeometry::qpconf() const {
   return R::fld::QPCONFi_HW_HANDSHAKE_DIS.bit() | R::fld::QPCONFi_CQE_WRITE_EN.bit() | R::fld::QPCONFi_PMTU.set(0, R::pmtu_code(pmtu)) |
-         R::fld::QPCONFi_RQ_BUF_SIZE.set(0, rq_elem_bytes / 256);
+         R::fld::QPCONFi_RQ_BUF_SIZE.set(0, rq_elem_bytes / R::kRqBufSizeUnit);
 }
 
 uint64_t QpSetupGeometry::slot_size() const {
@@ -85,13 +85,12 @@ QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps
     fail(fmt::format("create QP{}: QP {} is being established by a connection of the driver (a connect at the same "
                      "time?)", r.qpn, r.qpn));
   if (holder == Driver::QpnHolder::none) drv_.reserve_qpn(r.qpn, true);
-  const auto& m = r.remote_mac.b;
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpCreate, uint16_t(r.qpn)));
   wr(Q::reg::DESTQP, r.remote_qpn);
   wr(Q::reg::REMOTE_IP, r.remote_ip);
   wr(Q::reg::UDP_PORT, r.udp_port);
-  wr(Q::reg::MAC_LSB, uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]);
-  wr(Q::reg::MAC_MSB, uint32_t(m[0]) << 8 | m[1]);
+  wr(Q::reg::MAC_LSB, r.remote_mac.pg332_lsb());
+  wr(Q::reg::MAC_MSB, r.remote_mac.pg332_msb());
   wr(Q::reg::SQ_PSN, r.sq_psn);
   wr(Q::reg::EXP_PSN, r.exp_psn);
   wr(Q::reg::PD, r.pd);
@@ -126,7 +125,7 @@ Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr
   const uint32_t qdepth = rd(Q::reg::QDEPTH), qpconf = rd(Q::reg::QPCONF);
   c->params.sq_depth = qdepth & 0xFFFF;
   c->params.rq_depth = qdepth >> 16;
-  c->params.rq_elem_bytes = (qpconf >> 16) * 256;
+  c->params.rq_elem_bytes = R::fld::QPCONFi_RQ_BUF_SIZE.get(qpconf) * R::kRqBufSizeUnit;
   c->params.pmtu = R::pmtu_bytes(R::fld::QPCONFi_PMTU.get(qpconf));
   c->params.qpn = qpn;
   c->params.mr = local_mr;
@@ -134,12 +133,10 @@ Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr
   const R::Layout& L = drv_.config().layout;
   auto q = [&](uint32_t off) { return axil_.read(L.qp(qpn, off)); };
   if (!(q(R::q::QPCONFi) & R::fld::QPCONFi_EN.bit())) fail(fmt::format("adopt: ERNIC's QP{} is not enabled", qpn));
-  c->remote_qpn = q(R::q::DESTQPCONFi) & 0xFFFFFF;
-  c->local_psn = q(R::q::SQPSNi) & 0xFFFFFF;
-  c->remote_psn = roce::psn_add(q(R::q::LSTRQREQi) & 0xFFFFFF, 1);
-  const uint32_t mlsb = q(R::q::MACDESADDLSBi), mmsb = q(R::q::MACDESADDMSBi);
-  c->remote_mac.b = {uint8_t(mmsb >> 8), uint8_t(mmsb), uint8_t(mlsb >> 24), uint8_t(mlsb >> 16), uint8_t(mlsb >> 8),
-                     uint8_t(mlsb)};
+  c->remote_qpn = R::fld::DESTQPCONFi_QPN.get(q(R::q::DESTQPCONFi));
+  c->local_psn = q(R::q::SQPSNi) & roce::kPsnMask;
+  c->remote_psn = roce::psn_add(R::fld::LSTRQREQi_PSN.get(q(R::q::LSTRQREQi)), 1);
+  c->remote_mac = roce::MacAddr::from_pg332_words(q(R::q::MACDESADDMSBi), q(R::q::MACDESADDLSBi));
   c->remote_ip = roce::Ipv4Addr{q(R::q::IPDESADDR1i)};
   c->remote_mr = remote_mr;
   // The slot's doorbell mirrors start at 0 with the QP (host stores).

@@ -87,7 +87,7 @@ RegisterFile::Write RegisterFile::write(const Decoded& d, uint32_t data) {
     return w;
   }
   if (!d.reg) return w;  // reserved: writes ignored
-  const bool swovr = g(g::XRNICADCONF) & f::XRNICADCONF_SWOVR;
+  const bool swovr = g(g::XRNICADCONF) & fld::XRNICADCONF_SW_OVERRIDE.bit();
   switch (d.reg->access) {
     case Access::RO:
       return w;  // writes to read-only registers have no effect

@@ -52,93 +52,12 @@ namespace m {
 constexpr uint32_t kQpBlockStride = 0x100;
 constexpr uint32_t kMrEntryStride = 0x100;
 
-// Interrupt banks (32 QPs a register; bit j of bank n is QP 32(n-1)+j, PG31).
-constexpr uint32_t kRqIntStsBank31 = 0x190, kCqIntStsBank31 = 0x1B0, kCnpSchdStsBank31 = 0x1D0;
-constexpr uint32_t kRqIntStsBank4x = 0x190, kCqIntStsBank4x = 0x290, kCnpSchdStsBank4x = 0x390;
-
-// Register layout: 3.1 (default) or 4.x (PG332 4.0+: global block at
-// 0x100000, QP blocks at 0x180000, 64 interrupt banks).
-struct Layout {
-  const char* name;
-  uint32_t gcsr_base;
-  uint32_t qcsr_base;
-  uint32_t mr_base;
-  uint32_t window_bytes;
-  uint32_t max_qps;     // C_NUM_QP upper bound
-  uint32_t int_banks;   // registers per interrupt bank group
-  uint32_t rq_int_bank, cq_int_bank, cnp_bank;  // offsets in the GCSR block
-  // Fields that moved between 3.x and 4.x (XIB4, AUD):
-  uint32_t udp_sport_shift;   // XRNICCONF: [31:16] in 3.x, [23:8] in 4.x
-  bool qp_count_in_xrnicconf; // 3.x: XRNICCONF[15:8]; 4.x: XRNIC_CONF_QP_EN[11:0]
-  uint32_t swovr_qpn_shift;   // XRNICADCONF SW-override QPN: [31:24] in 3.x, [31:20] in 4.x
-
-  uint32_t global(uint32_t off) const { return gcsr_base + off; }
-  // qpn is 1-based (QP1 = GSI).
-  uint32_t qp(uint32_t qpn, uint32_t off) const { return qcsr_base + (qpn - 1) * kQpBlockStride + off; }
-  uint32_t mr(uint32_t idx, uint32_t off) const { return mr_base + idx * kMrEntryStride + off; }
-};
-constexpr Layout kLayout31{"3.1", 0x20000, 0x20200, 0x0, 0x40000, 256, 8,
-                           kRqIntStsBank31, kCqIntStsBank31, kCnpSchdStsBank31, 16, true, 24};
-constexpr Layout kLayout4x{"4.x", 0x100000, 0x180000, 0x0, 0x200000, 2048, 64,
-                           kRqIntStsBank4x, kCqIntStsBank4x, kCnpSchdStsBank4x, 8, false, 20};
-
-// PG332's R_Key (and L_Key): [31:8] the MR table index, [7:0] the key byte
-// the entry's BUFRKEY must hold.
-constexpr uint32_t rkey_index(uint32_t rkey) { return rkey >> 8; }
-constexpr uint32_t rkey_key(uint32_t rkey) { return rkey & 0xFF; }
-constexpr uint32_t make_rkey(uint32_t index, uint32_t key) { return index << 8 | (key & 0xFF); }
-
-// Description of one register, for lookup by name (scenarios, logs, docs).
-struct RegInfo {
-  const char* name;    // as PG332 spells it; per-QP names end in "i"
-  Block block;
-  uint32_t offset;     // inside its block
-  Access access;
-  uint32_t reset;
-  bool exists_on_qp1;  // per-QP registers only
-  const char* doc;
-};
-const std::vector<RegInfo>& all_registers();
-
-// A named bit field of a register (ernic_regs.def ERNIC_FIELD entries).
-struct FieldInfo {
-  const char* reg;     // register name
-  const char* name;    // field name, e.g. "PMTU"
-  uint32_t lsb;
-  uint32_t width;
-  uint32_t layouts;    // bit 0: the 3.1 layout has it, bit 1: 4.x (some fields move)
-  const char* doc;
-  uint32_t mask() const { return (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1)) << lsb; }
-  uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
-  uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
-};
-const std::vector<FieldInfo>& all_fields();
-// The field as the 3.1 layout has it (the default layout).
-const FieldInfo* find_field(const std::string& reg, const std::string& field);
-struct Layout;
-// The field as the given layout has it (nullptr if that layout lacks it).
-const FieldInfo* find_field(const std::string& reg, const std::string& field, const Layout& l);
-std::vector<const FieldInfo*> fields_of(const std::string& reg);
-const RegInfo* find_register(const std::string& name);  // exact, case-sensitive
-const char* access_name(Access a);
-
-// Decoded address: which register (if any) an AXI4-Lite address hits.
-struct Decoded {
-  const RegInfo* reg = nullptr;  // nullptr: reserved address or interrupt bank
-  Block block = Block::Global;
-  uint32_t index = 0;            // QPN (1-based) or MR index
-  uint32_t offset = 0;           // inside the block
-};
-Decoded decode_address(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
-// "SQPIi[2]" / "XRNICCONF" / "ACCESSDESC[0]" for logs.
-std::string address_name(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
-
 // Every named field of ernic_regs.yaml as a constant, generated from the
 // table: fld::<REG>_<FIELD> (the 3.1 layout's position; fields that moved
 // in 4.x also as fld4x::<REG>_<FIELD>). get/set/mask for multi-bit fields,
 // bit() for one-bit ones.
 struct Field {
-  uint32_t lsb, width;
+  uint32_t lsb = 0, width = 0;
   constexpr uint32_t mask() const { return (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1)) << lsb; }
   constexpr uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
   constexpr uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
@@ -198,35 +117,102 @@ namespace val {
 template <typename E>
 constexpr uint32_t u(E v) { return static_cast<uint32_t>(v); }
 
-// Field helpers (PG332 3.1 bit positions).
-namespace f {
-// XRNICCONF
-constexpr uint32_t XRNICCONF_EN = 1u << 0;
-constexpr uint32_t XRNICCONF_ACKMODE_SHIFT = 3, XRNICCONF_ACKMODE_MASK = 0x3u << 3;
-constexpr uint32_t XRNICCONF_ERRBUF_EN = 1u << 5;
-constexpr uint32_t XRNICCONF_NUMQP_SHIFT = 8, XRNICCONF_NUMQP_MASK = 0xFFu << 8;
-constexpr uint32_t XRNICCONF_UDPSPORT_SHIFT = 16;
-// XRNICADCONF
-constexpr uint32_t XRNICADCONF_SWOVR = 1u << 0;
-constexpr uint32_t XRNICADCONF_BASECNT_SHIFT = 16, XRNICADCONF_BASECNT_MASK = 0xFu << 16;
-// INTSTS / INTEN bits
-constexpr uint32_t INT_PKT_VALID_ERR = 1u << 0, INT_MAD = 1u << 1, INT_RNR_NAK = 1u << 3,
-                   INT_WQE_DONE = 1u << 4, INT_ILLEGAL_OPC = 1u << 5, INT_RQ_PKT = 1u << 6,
-                   INT_FATAL = 1u << 7, INT_CNP = 1u << 8;
-// QPCONFi
-constexpr uint32_t QPCONF_EN = 1u << 0, QPCONF_RQ_IRQ = 1u << 2, QPCONF_CQ_IRQ = 1u << 3,
-                   QPCONF_HWHS_DIS = 1u << 4, QPCONF_CQE_WR = 1u << 5, QPCONF_RECOVERY = 1u << 6,
-                   QPCONF_IPV6 = 1u << 7;
-constexpr uint32_t QPCONF_PMTU_SHIFT = 8, QPCONF_PMTU_MASK = 0x7u << 8;
-constexpr uint32_t QPCONF_RQBUFSZ_SHIFT = 16;
-// STATQPi
-constexpr uint32_t STATQP_FATAL = 1u << 0, STATQP_RQ_OVF = 1u << 1, STATQP_SQ_FULL = 1u << 2,
-                   STATQP_OSQ_FULL = 1u << 3, STATQP_CQ_FULL = 1u << 4, STATQP_SQ_EMPTY = 1u << 9,
-                   STATQP_OSQ_EMPTY = 1u << 10, STATQP_RETRIED = 1u << 11;
-constexpr uint32_t STATQP_NAKSYN_SHIFT = 16;
-// ACCESSDESC[3:0]
-constexpr uint32_t ACCESS_READ = 0, ACCESS_WRITE = 1, ACCESS_RW = 2;
-}  // namespace f
+// Register layout: 3.1 (default) or 4.x (PG332 4.0+: global block at
+// 0x100000, QP blocks at 0x180000, 64 interrupt banks); the figures are
+// ernic_regs.yaml's `layouts`.
+struct Layout {
+  const char* name;
+  uint32_t gcsr_base;
+  uint32_t qcsr_base;
+  uint32_t mr_base;
+  uint32_t window_bytes;
+  uint32_t max_qps;     // C_NUM_QP upper bound
+  uint32_t int_banks;   // registers per interrupt bank group (32 QPs a register; bit j of bank n is QP 32n+j)
+  uint32_t rq_int_bank, cq_int_bank, cnp_bank;  // offsets in the GCSR block
+  // Fields that moved between 3.x and 4.x (XIB4, AUD):
+  Field udp_sport;            // XRNICCONF: [31:16] in 3.x, [23:8] in 4.x
+  bool qp_count_in_xrnicconf; // 3.x: XRNICCONF[15:8]; 4.x: XRNIC_CONF_QP_EN[11:0]
+  Field swovr_qpn;            // XRNICADCONF SW-override QPN: [31:24] in 3.x, [31:20] in 4.x
+
+  uint32_t global(uint32_t off) const { return gcsr_base + off; }
+  // qpn is 1-based (QP1 = GSI).
+  uint32_t qp(uint32_t qpn, uint32_t off) const { return qcsr_base + (qpn - 1) * kQpBlockStride + off; }
+  uint32_t mr(uint32_t idx, uint32_t off) const { return mr_base + idx * kMrEntryStride + off; }
+};
+#define ERNIC_GREG(name, off, acc, rst, doc)
+#define ERNIC_QREG(name, off, acc, rst, qp1, doc)
+#define ERNIC_MREG(name, off, acc, rst, doc)
+#define ERNIC_LAYOUT(tag, name, gcsr, qcsr, mr, window, max_qps, banks, rq, cq, cnp) \
+  constexpr Layout kLayoutBase##tag{name, gcsr, qcsr, mr, window, max_qps, banks, rq, cq, cnp, {}, false, {}};
+#include "model/regs/ernic_regs.def"
+#undef ERNIC_LAYOUT
+#undef ERNIC_GREG
+#undef ERNIC_QREG
+#undef ERNIC_MREG
+constexpr Layout with_fields(Layout l, Field udp_sport, bool qp_count_in_xrnicconf, Field swovr_qpn) {
+  l.udp_sport = udp_sport;
+  l.qp_count_in_xrnicconf = qp_count_in_xrnicconf;
+  l.swovr_qpn = swovr_qpn;
+  return l;
+}
+constexpr Layout kLayout31 =
+    with_fields(kLayoutBaseV31, fld::XRNICCONF_UDP_SPORT, true, fld::XRNICADCONF_SW_OVERRIDE_QPN);
+constexpr Layout kLayout4x =
+    with_fields(kLayoutBaseV4X, fld4x::XRNICCONF_UDP_SPORT, false, fld4x::XRNICADCONF_SW_OVERRIDE_QPN);
+
+// QPCONFi[31:16] counts the RQ element size in 256-byte units.
+constexpr uint32_t kRqBufSizeUnit = 256;
+
+// PG332's R_Key (and L_Key): [31:8] the MR table index, [7:0] the key byte
+// the entry's BUFRKEY must hold.
+constexpr uint32_t rkey_index(uint32_t rkey) { return rkey >> 8; }
+constexpr uint32_t rkey_key(uint32_t rkey) { return rkey & 0xFF; }
+constexpr uint32_t make_rkey(uint32_t index, uint32_t key) { return index << 8 | (key & 0xFF); }
+
+// Description of one register, for lookup by name (scenarios, logs, docs).
+struct RegInfo {
+  const char* name;    // as PG332 spells it; per-QP names end in "i"
+  Block block;
+  uint32_t offset;     // inside its block
+  Access access;
+  uint32_t reset;
+  bool exists_on_qp1;  // per-QP registers only
+  const char* doc;
+};
+const std::vector<RegInfo>& all_registers();
+
+// A named bit field of a register (ernic_regs.def ERNIC_FIELD entries).
+struct FieldInfo {
+  const char* reg;     // register name
+  const char* name;    // field name, e.g. "PMTU"
+  uint32_t lsb;
+  uint32_t width;
+  uint32_t layouts;    // bit 0: the 3.1 layout has it, bit 1: 4.x (some fields move)
+  const char* doc;
+  uint32_t mask() const { return (width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1)) << lsb; }
+  uint32_t get(uint32_t reg_value) const { return (reg_value & mask()) >> lsb; }
+  uint32_t set(uint32_t reg_value, uint32_t v) const { return (reg_value & ~mask()) | ((v << lsb) & mask()); }
+};
+const std::vector<FieldInfo>& all_fields();
+// The field as the 3.1 layout has it (the default layout).
+const FieldInfo* find_field(const std::string& reg, const std::string& field);
+struct Layout;
+// The field as the given layout has it (nullptr if that layout lacks it).
+const FieldInfo* find_field(const std::string& reg, const std::string& field, const Layout& l);
+std::vector<const FieldInfo*> fields_of(const std::string& reg);
+const RegInfo* find_register(const std::string& name);  // exact, case-sensitive
+const char* access_name(Access a);
+
+// Decoded address: which register (if any) an AXI4-Lite address hits.
+struct Decoded {
+  const RegInfo* reg = nullptr;  // nullptr: reserved address or interrupt bank
+  Block block = Block::Global;
+  uint32_t index = 0;            // QPN (1-based) or MR index
+  uint32_t offset = 0;           // inside the block
+};
+Decoded decode_address(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
+// "SQPIi[2]" / "XRNICCONF" / "ACCESSDESC[0]" for logs.
+std::string address_name(const Layout& l, uint32_t addr, uint32_t num_qp, uint32_t num_mr);
 
 // The path MTU: QPCONFi[10:8] codes (val::QPCONFi_PMTU) are IBTA's MTU
 // enumeration minus one (model/roce/mtu.h). Reserved codes 5..7 are taken

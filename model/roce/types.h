@@ -17,6 +17,14 @@ struct MacAddr {
   // "02:00:00:00:00:0a" (also accepts '-'); std::nullopt when malformed.
   static std::optional<MacAddr> parse(const std::string& s);
   std::string str() const;  // lower-case, colon-separated
+  // As PG332's register pairs hold it (MACXADDMSB/LSB, MACDESADDMSBi/LSBi):
+  // MSB [15:0] = bytes 0..1, LSB = bytes 2..5, each big-endian.
+  uint32_t pg332_lsb() const { return uint32_t(b[2]) << 24 | uint32_t(b[3]) << 16 | uint32_t(b[4]) << 8 | b[5]; }
+  uint32_t pg332_msb() const { return uint32_t(b[0]) << 8 | b[1]; }
+  static MacAddr from_pg332_words(uint32_t msb, uint32_t lsb) {
+    return MacAddr{{uint8_t(msb >> 8), uint8_t(msb), uint8_t(lsb >> 24), uint8_t(lsb >> 16), uint8_t(lsb >> 8),
+                    uint8_t(lsb)}};
+  }
   bool operator==(const MacAddr& o) const { return b == o.b; }
   bool operator!=(const MacAddr& o) const { return b != o.b; }
 };

@@ -10,42 +10,21 @@ namespace ernic {
 using namespace sc_core;
 
 namespace {
-uint8_t wqe_code(WqeOpcode o) {
-  switch (o) {
-    case WqeOpcode::write: return 0x00;
-    case WqeOpcode::write_imm: return 0x01;
-    case WqeOpcode::send: return 0x02;
-    case WqeOpcode::send_imm: return 0x03;
-    case WqeOpcode::read: return 0x04;
-    case WqeOpcode::send_inv: return 0x0C;
-  }
-  return 0xFF;
-}
-monitor::SbOpcode sb_opcode(WqeOpcode o) {
-  switch (o) {
-    case WqeOpcode::write: return monitor::SbOpcode::write;
-    case WqeOpcode::write_imm: return monitor::SbOpcode::write_imm;
-    case WqeOpcode::send: return monitor::SbOpcode::send;
-    case WqeOpcode::send_imm: return monitor::SbOpcode::send_imm;
-    case WqeOpcode::send_inv: return monitor::SbOpcode::send_inv;
-    case WqeOpcode::read: return monitor::SbOpcode::read;
-  }
-  return monitor::SbOpcode::write;
-}
+uint8_t wqe_code(WqeOpcode o) { return uint8_t(o); }  // the WQE's opcode byte (PG332 Table 2-1)
+// The opcode a CQE names, if it is one of PG332's (the scoreboard's opcode is the same enum).
 std::optional<monitor::SbOpcode> sb_opcode_of_code(uint8_t c) {
-  for (WqeOpcode o : {WqeOpcode::write, WqeOpcode::write_imm, WqeOpcode::send, WqeOpcode::send_imm,
-                      WqeOpcode::send_inv, WqeOpcode::read})
-    if (wqe_code(o) == c) return sb_opcode(o);
+  for (WqeOpcode o : pg332::kAllWqeOpcodes)
+    if (wqe_code(o) == c) return o;
   return std::nullopt;
 }
 std::string at_now() { return fmt::format("at {:.3f} us", double(sc_time_stamp().value()) / 1e6); }
 uint32_t access_code(Access a) {
   switch (a) {
-    case Access::r: return regs::f::ACCESS_READ;
-    case Access::w: return regs::f::ACCESS_WRITE;
-    case Access::rw: return regs::f::ACCESS_RW;
+    case Access::r: return regs::u(regs::val::ACCESSDESC_ACCESS::READ);
+    case Access::w: return regs::u(regs::val::ACCESSDESC_ACCESS::WRITE);
+    case Access::rw: return regs::u(regs::val::ACCESSDESC_ACCESS::READ_WRITE);
   }
-  return regs::f::ACCESS_RW;
+  return regs::u(regs::val::ACCESSDESC_ACCESS::READ_WRITE);
 }
 }  // namespace
 
@@ -97,7 +76,7 @@ void System::handle(const PostStep& s, const SourceLoc& loc, Group*) {
     q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : w.rkey ? *w.rkey : c.remote_mr.rkey;
     q.immdt = w.immdt;
     wqes.push_back(q);
-    sb_posts.push_back({s.node == it->second.client ? it->second.sb_c : it->second.sb_s, sb_opcode(w.opcode),
+    sb_posts.push_back({s.node == it->second.client ? it->second.sb_c : it->second.sb_s, w.opcode,
                         q.wr_id, q.laddr, q.length, q.remote_va, q.rkey, "post at " + w.loc.str()});
   }
   // `repeat` posts the list again and again without building it N times;

@@ -155,10 +155,8 @@ void Node::build_datapath(const NodeConfig& c, const Scenario& sc, const ClockDo
   datapath->attach(*cmac);
   ernic->datapath = datapath.get();
   const uint32_t xrnicconf_addr = ec.layout.global(regs::g::XRNICCONF);
-  const unsigned sport_shift = ec.layout.udp_sport_shift;
-  datapath->udp_sport = [e, xrnicconf_addr, sport_shift]() {
-    return uint16_t(e->peek(xrnicconf_addr) >> sport_shift);
-  };
+  const regs::Field sport = ec.layout.udp_sport;
+  datapath->udp_sport = [e, xrnicconf_addr, sport]() { return uint16_t(sport.get(e->peek(xrnicconf_addr))); };
   datapath->rx_sink = [e](const seam::RxDesc& d, roce::Bytes payload) { e->rx_push(d, std::move(payload)); };
   datapath->bypass_sink = [this](FrameBytes f) {
     bypass_rx.push_back(std::move(f));

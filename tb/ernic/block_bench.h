@@ -140,8 +140,8 @@ class BlockBench : public sc_core::sc_module {
         body(std::move(b)) {
     s.wave.declare(ctx, s.scope, s.scope + ".wqe_proc", s.scope + ".rx_pkt_hndler", s.cfg.num_qp);
     dp_ptr = &dp;
-    const uint32_t shift = s.cfg.layout.udp_sport_shift;
-    dp.udp_sport = [this, shift] { return uint16_t(s.G(R::g::XRNICCONF) >> shift); };
+    const R::Field sport = s.cfg.layout.udp_sport;
+    dp.udp_sport = [this, sport] { return uint16_t(sport.get(s.G(R::g::XRNICCONF))); };
     if (o.with_rx)
       rx = std::make_unique<RxPktHndler>("rx_pkt_hndler", s, intr, resp, wqe_proc,
                                          RxSinks{&ieth_sink, &rq_db_sink, &rx_taken, &cmac_ptr});
@@ -203,7 +203,7 @@ class BlockBench : public sc_core::sc_module {
   // port, the node's MAC and IPv4 address, the error buffer and the
   // error-status queue; every INTEN bit.
   void setup_global(uint32_t num_qps, uint32_t xrnicconf_extra = FLD::XRNICCONF_ERRBUF_EN.bit()) {
-    uint32_t conf = FLD::XRNICCONF_EN.bit() | xrnicconf_extra | uint32_t(kUdpSport) << layout().udp_sport_shift;
+    uint32_t conf = layout().udp_sport.set(FLD::XRNICCONF_EN.bit() | xrnicconf_extra, kUdpSport);
     if (layout().qp_count_in_xrnicconf)
       conf = FLD::XRNICCONF_NUM_QP.set(conf, num_qps);
     else

@@ -191,7 +191,14 @@ TEST(ErnicRegs, FieldTableMatchesPg332AndTheModelConstants) {
   EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN", R::kLayout4x)->mask(), 0xFFF00000u);
   EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN")->mask(), 0xFF000000u);
   // The layout constants the model uses agree with the description.
-  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout4x)->lsb, R::kLayout4x.udp_sport_shift);
-  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout31)->lsb, R::kLayout31.udp_sport_shift);
-  EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN", R::kLayout4x)->lsb, R::kLayout4x.swovr_qpn_shift);
+  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout4x)->mask(), R::kLayout4x.udp_sport.mask());
+  EXPECT_EQ(R::find_field("XRNICCONF", "UDP_SPORT", R::kLayout31)->mask(), R::kLayout31.udp_sport.mask());
+  EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN", R::kLayout4x)->mask(), R::kLayout4x.swovr_qpn.mask());
+  EXPECT_EQ(R::find_field("XRNICADCONF", "SW_OVERRIDE_QPN", R::kLayout31)->mask(), R::kLayout31.swovr_qpn.mask());
+  // The layouts' block bases and banks (ernic_regs.yaml `layouts`, PG332).
+  EXPECT_EQ(R::kLayout31.gcsr_base, 0x20000u);
+  EXPECT_EQ(R::kLayout4x.qcsr_base, 0x180000u);
+  EXPECT_EQ(R::kLayout31.cq_int_bank, 0x1B0u);
+  EXPECT_EQ(R::kLayout4x.cnp_bank, 0x390u);
+  EXPECT_EQ(R::kLayout4x.int_banks, 64u);
 }
