@@ -22,12 +22,6 @@ void beat_bytes(const std::array<uint64_t, 8>& w, uint8_t* out) {
     for (int b = 0; b < 8; ++b) out[i * 8 + b] = uint8_t(w[i] >> (8 * b));
 }
 
-std::string hex_bytes(const uint8_t* p, size_t n) {
-  std::string s;
-  for (size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", p[i]);
-  return s;
-}
-
 // "byte 17: RTL 0x12 reference 0x13" / "length: RTL 60 reference 64".
 std::string bytes_diff(const roce::Bytes& got, const roce::Bytes& exp) {
   if (got.size() == exp.size() && (got.empty() || std::memcmp(got.data(), exp.data(), got.size()) == 0)) return {};
