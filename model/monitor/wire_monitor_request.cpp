@@ -32,11 +32,17 @@ void WireMonitor::resolve_span(Stream& s, int64_t next_psn) {
 }
 
 void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& dir) {
-  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
-  const bool is_read = oi->kind == roce::OpKind::ReadRequest;
   const int64_t u = unwrap(s, f.bth.psn);
+  request_psn(s, f, dir, u);
+  request_opcode(s, f, dir, u);
+  request_format(s, f, dir);
+  request_advance(s, f, u);
+}
+
+// --- PSN sequence ---------------------------------------------------------
+void WireMonitor::request_psn(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
   const unsigned p = f.bth.psn;
-  // --- PSN sequence ---------------------------------------------------------
   bool ok = true, resent = false;  // resent: a PSN sent before (go-back-N and what follows it)
   if (s.span_uncertain && u >= s.span_min && u <= s.span_max) {
     resolve_span(s, u);
@@ -71,27 +77,7 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
     if (resent) s.goback = 2;
     else if (ok && s.goback == 2) s.goback = 0;
   }
-  if (resent) {
-    auto it = s.sent.find(u);
-    if (it != s.sent.end()) {
-      if (it->second.opcode != f.bth.opcode)
-        flag(dir, "retransmit", fmt_s("retransmitted psn=0x%06x is %s, first sent as %s", p, oi->name,
-                                      roce::opcode_name(it->second.opcode)));
-      s.msg_kind = it->second.kind_before;
-    } else {
-      // a READ may be re-issued for its missing responses, inside its span
-      bool inside_read = false;
-      auto r = s.reads.upper_bound(u);
-      if (r != s.reads.begin()) {
-        --r;
-        const int64_t n = read_span(s, r->second.len);
-        inside_read = n == 0 || u < r->first + n;
-      }
-      if (!(is_read && inside_read))
-        flag(dir, "retransmit", fmt_s("retransmitted %s psn=0x%06x: no packet was sent with that PSN", oi->name, p));
-      s.msg_kind = -1;
-    }
-  }
+  if (resent) request_resent(s, f, dir, u);
   if (!ok) {
     if (u < s.acked_view && u >= s.first)
       flag(dir, "psn_sequence",
@@ -106,7 +92,39 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
     if (u > s.high) s.high = u;
     if (u < s.acked_view) s.acked_view = s.acked_wire = u;
   }
-  // --- opcode sequence ----------------------------------------------------
+}
+
+// A PSN sent before: the opcode first sent there (a READ may be re-issued
+// from inside its span), and the message state before it.
+void WireMonitor::request_resent(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const bool is_read = oi->kind == roce::OpKind::ReadRequest;
+  const unsigned p = f.bth.psn;
+  auto it = s.sent.find(u);
+  if (it != s.sent.end()) {
+    if (it->second.opcode != f.bth.opcode)
+      flag(dir, "retransmit", fmt_s("retransmitted psn=0x%06x is %s, first sent as %s", p, oi->name,
+                                    roce::opcode_name(it->second.opcode)));
+    s.msg_kind = it->second.kind_before;
+  } else {
+    // a READ may be re-issued for its missing responses, inside its span
+    bool inside_read = false;
+    auto r = s.reads.upper_bound(u);
+    if (r != s.reads.begin()) {
+      --r;
+      const int64_t n = read_span(s, r->second.len);
+      inside_read = n == 0 || u < r->first + n;
+    }
+    if (!(is_read && inside_read))
+      flag(dir, "retransmit", fmt_s("retransmitted %s psn=0x%06x: no packet was sent with that PSN", oi->name, p));
+    s.msg_kind = -1;
+  }
+}
+
+// --- opcode sequence ----------------------------------------------------
+void WireMonitor::request_opcode(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const unsigned p = f.bth.psn;
   const int kind = kind_of(oi->kind);
   const int before = s.msg_kind;
   switch (oi->pos) {
@@ -133,7 +151,12 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
       break;
   }
   s.sent[u] = {f.bth.opcode, before};
-  // --- AckReq, pad, PMTU ----------------------------------------------------
+}
+
+// --- AckReq, pad, PMTU ----------------------------------------------------
+void WireMonitor::request_format(Stream& s, const roce::Frame& f, const std::string& dir) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const unsigned p = f.bth.psn;
   const bool last = oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only;
   if (last && !f.bth.ack_req) flag(dir, "ackreq", fmt_s("%s psn=0x%06x without AckReq", oi->name, p));
   const size_t pl = f.payload.size();
@@ -151,7 +174,13 @@ void WireMonitor::request(Stream& s, const roce::Frame& f, const std::string& di
   } else if (s.pmtu && pl > s.pmtu) {
     flag(dir, "pmtu", fmt_s("%s psn=0x%06x carries %zu bytes, more than the PMTU %u", oi->name, p, pl, s.pmtu));
   }
-  // --- advance --------------------------------------------------------------
+}
+
+// --- advance --------------------------------------------------------------
+void WireMonitor::request_advance(Stream& s, const roce::Frame& f, int64_t u) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const bool is_read = oi->kind == roce::OpKind::ReadRequest;
+  const bool last = oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only;
   if (last) s.msg_ends.insert(u);
   if (is_read) {
     const uint32_t len = f.reth ? f.reth->dma_len : 0;

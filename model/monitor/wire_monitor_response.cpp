@@ -62,35 +62,49 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
       if (!acks_from_delivery_) s.acked_view = std::max(s.acked_view, s.acked_wire);
     }
   }
-  // --- MSN ------------------------------------------------------------------
-  if (f.aeth && syn_ok) {
-    const uint32_t m = f.aeth->msn & roce::kPsnMask;
-    const uint32_t prev = s.msn_seen ? s.msn : 0;
-    const uint32_t d = (m - prev) & roce::kPsnMask;
-    if (!s.msn_seen && (d & roce::kPsnHalf)) {
-      // The first MSN of a connection in the upper half of the 24-bit
-      // space: not a decrease from 0 but a responder whose MSN was preset
-      // below the wrap (PG332 STATMSNi under SW override). Taken as the
-      // start; its growth is checked from here, across the wrap.
-      s.msn = m;
-      s.msn_seen = true;
-    } else if (d & roce::kPsnHalf) {
-      flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN went down from %u to %u", oi->name, p, prev, m));
-    } else {
-      int64_t count = 0;
-      if (count_to > s.msn_bound)
-        count = std::distance(s.msg_ends.upper_bound(s.msn_bound), s.msg_ends.upper_bound(count_to));
-      if (d > count)
-        flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN grew from %u to %u but only %lld message(s) end after the last "
-                               "acknowledged PSN, up to 0x%06x",
-                               oi->name, p, prev, m, (long long)count, psn24(bound)));
-      s.msn = m;
-      s.msn_seen = true;
-    }
-    s.msn_bound = std::max(s.msn_bound, bound);
-  }
+  if (f.aeth && syn_ok) response_msn(s, f, dir, bound, count_to);
   if (oi->kind != roce::OpKind::ReadResponse) return;
-  // --- READ responses -------------------------------------------------------
+  read_response(s, f, dir, u, syn_ok, type);
+}
+
+// --- MSN ------------------------------------------------------------------
+// The MSN of an answer with a valid AETH; it accounts for the PSNs up to
+// `bound`, and the messages that end up to `count_to` may count.
+void WireMonitor::response_msn(Stream& s, const roce::Frame& f, const std::string& dir, int64_t bound,
+                               int64_t count_to) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const unsigned p = f.bth.psn;
+  const uint32_t m = f.aeth->msn & roce::kPsnMask;
+  const uint32_t prev = s.msn_seen ? s.msn : 0;
+  const uint32_t d = (m - prev) & roce::kPsnMask;
+  if (!s.msn_seen && (d & roce::kPsnHalf)) {
+    // The first MSN of a connection in the upper half of the 24-bit
+    // space: not a decrease from 0 but a responder whose MSN was preset
+    // below the wrap (PG332 STATMSNi under SW override). Taken as the
+    // start; its growth is checked from here, across the wrap.
+    s.msn = m;
+    s.msn_seen = true;
+  } else if (d & roce::kPsnHalf) {
+    flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN went down from %u to %u", oi->name, p, prev, m));
+  } else {
+    int64_t count = 0;
+    if (count_to > s.msn_bound)
+      count = std::distance(s.msg_ends.upper_bound(s.msn_bound), s.msg_ends.upper_bound(count_to));
+    if (d > count)
+      flag(dir, "msn", fmt_s("%s psn=0x%06x: MSN grew from %u to %u but only %lld message(s) end after the last "
+                             "acknowledged PSN, up to 0x%06x",
+                             oi->name, p, prev, m, (long long)count, psn24(bound)));
+    s.msn = m;
+    s.msn_seen = true;
+  }
+  s.msn_bound = std::max(s.msn_bound, bound);
+}
+
+// --- READ responses -------------------------------------------------------
+void WireMonitor::read_response(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u, bool syn_ok,
+                                int type) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const unsigned p = f.bth.psn;
   if (f.aeth && syn_ok && type != 0)
     flag(dir, "read_resp", fmt_s("%s psn=0x%06x: AETH syndrome 0x%02x is not an ACK", oi->name, p, f.aeth->syndrome));
   const size_t pl = f.payload.size();
@@ -102,40 +116,56 @@ void WireMonitor::response(Stream& s, const roce::Frame& f, const std::string& d
     flag(dir, "padcnt", fmt_s("%s psn=0x%06x: payload %zu + pad %u is not a multiple of 4", oi->name, p, pl,
                               unsigned(f.bth.pad_cnt)));
   if (oi->pos == roce::OpPos::First || oi->pos == roce::OpPos::Only) {
-    s.in_resp = false;
-    auto r = s.reads.find(u);
-    if (r == s.reads.end()) {
-      flag(dir, "read_resp", fmt_s("%s psn=0x%06x: no READ request was sent with that PSN", oi->name, p));
-      return;
-    }
-    const uint32_t len = r->second.len;
-    if (oi->pos == roce::OpPos::First) {
-      if (!s.pmtu)
-        set_pmtu(s, uint32_t(pl), dir, oi->name);
-      else if (pl != s.pmtu)
-        flag(dir, "pmtu", fmt_s("%s psn=0x%06x carries %zu bytes, the connection's PMTU is %u", oi->name, p, pl, s.pmtu));
-    }
-    const int64_t n = read_span(s, len);
-    if (oi->pos == roce::OpPos::Only) {
-      if (n > 1)
-        flag(dir, "read_resp", fmt_s("%s psn=0x%06x answers a READ of %u bytes, which needs %lld responses", oi->name, p,
-                                     len, (long long)n));
-      else if (pl != len)
-        flag(dir, "read_resp", fmt_s("%s psn=0x%06x carries %zu bytes, the READ asked for %u", oi->name, p, pl, len));
-      return;
-    }
-    if (n == 1) {
-      flag(dir, "read_resp", fmt_s("%s psn=0x%06x answers a READ of %u bytes: one ONLY response is due", oi->name, p, len));
-      return;
-    }
-    s.in_resp = true;
-    s.resp_read = u;
-    s.resp_next = u + 1;
-    s.resp_n = n;
-    s.resp_bytes = pl;
+    read_response_first(s, f, dir, u);
     return;
   }
-  // MIDDLE / LAST
+  read_response_rest(s, f, dir, u);
+}
+
+// A FIRST or ONLY response: the READ it answers, its length, the PMTU.
+void WireMonitor::read_response_first(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const unsigned p = f.bth.psn;
+  const size_t pl = f.payload.size();
+  s.in_resp = false;
+  auto r = s.reads.find(u);
+  if (r == s.reads.end()) {
+    flag(dir, "read_resp", fmt_s("%s psn=0x%06x: no READ request was sent with that PSN", oi->name, p));
+    return;
+  }
+  const uint32_t len = r->second.len;
+  if (oi->pos == roce::OpPos::First) {
+    if (!s.pmtu)
+      set_pmtu(s, uint32_t(pl), dir, oi->name);
+    else if (pl != s.pmtu)
+      flag(dir, "pmtu", fmt_s("%s psn=0x%06x carries %zu bytes, the connection's PMTU is %u", oi->name, p, pl, s.pmtu));
+  }
+  const int64_t n = read_span(s, len);
+  if (oi->pos == roce::OpPos::Only) {
+    if (n > 1)
+      flag(dir, "read_resp", fmt_s("%s psn=0x%06x answers a READ of %u bytes, which needs %lld responses", oi->name, p,
+                                   len, (long long)n));
+    else if (pl != len)
+      flag(dir, "read_resp", fmt_s("%s psn=0x%06x carries %zu bytes, the READ asked for %u", oi->name, p, pl, len));
+    return;
+  }
+  if (n == 1) {
+    flag(dir, "read_resp", fmt_s("%s psn=0x%06x answers a READ of %u bytes: one ONLY response is due", oi->name, p, len));
+    return;
+  }
+  s.in_resp = true;
+  s.resp_read = u;
+  s.resp_next = u + 1;
+  s.resp_n = n;
+  s.resp_bytes = pl;
+}
+
+// MIDDLE / LAST: the next response of the READ under way, LAST where its
+// span ends, the bytes adding up to its length.
+void WireMonitor::read_response_rest(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u) {
+  const roce::OpcodeInfo* oi = roce::opcode_info(f.bth.opcode);
+  const unsigned p = f.bth.psn;
+  const size_t pl = f.payload.size();
   if (!s.in_resp || u != s.resp_next) {
     if (!s.in_resp)
       flag(dir, "read_resp", fmt_s("%s psn=0x%06x: no READ response is in progress (FIRST missing)", oi->name, p));
