@@ -71,85 +71,98 @@ void RtlDatapath::cmac_tick() {
     }
   }
   if (cmac_rise_next_) {
-    // --- rising edge: the beat the CMAC takes, the RX beat written.
-    watch_cmac(cmac_.cycle());
-    if (take_.active && !take_.done) {
-      const bool ready = p_.m_cmac_tready.read();
-      const bool valid = p_.m_cmac_tvalid.read();
-      if (ready && valid) {
-        uint8_t b[64];
-        std::array<uint64_t, 8> w;
-        for (int i = 0; i < 8; ++i) w[size_t(i)] = p_.m_cmac_tdata_w[i].read();
-        beat_bytes(w, b);
-        const size_t n = size_t(__builtin_popcountll(p_.m_cmac_tkeep.read()));
-        take_.f.insert(take_.f.end(), b, b + std::min<size_t>(n, 64));
-        ++take_.beats;
-        if (p_.m_cmac_tlast.read()) {
-          take_.done = true;
-          take_.active = false;
-          tready_low_next_ = true;
-          if (tx_in_flight_) --tx_in_flight_;
-          ++stats_.tx_out;
-          // The FIFO gives back what roce_tx put in (the test hook's change
-          // is roce_tx's: it is in both).
-          if (const DatapathCorrupt* c = corruption("tx", take_.index); c && c->offset < take_.f.size())
-            take_.f[c->offset] ^= c->xor_mask;
-          if (std::string d = bytes_diff(take_.f, take_.in); !d.empty())
-            mismatch(fmt::format("TX FIFO output frame #{} vs its input: {}", take_.index, d), false);
-          take_ev_.notify(SC_ZERO_TIME);
-        } else if (take_.plan_cycles && take_.beats == uint64_t(take_.plan_after) + 1) {
-          // Test hook: the stream the MAC sees drops tvalid here (the FIFO
-          // is held with tready low, so nothing is lost).
-          take_.hold = take_.plan_cycles;
-          take_.plan_cycles = 0;
-        }
-      } else if (ready && !valid && take_.beats && !take_.underflow_reported) {
-        // tvalid low inside a frame at the FIFO's output (PACKET mode should
-        // make this impossible): a TX underflow the CMAC would abort.
-        take_.underflow_reported = true;
-        ctx_.error(scope_, fmt::format("node {}: TX underflow: the core->CMAC FIFO's tvalid dropped after beat {} of "
-                                       "TX frame #{} at CMAC cycle {}",
-                                       cfg_.node, take_.beats - 1, take_.index, cmac_.cycle()));
-      }
-    }
-    if (drv_rx_) {
-      if (!p_.s_cmac_tready.read()) {
-        ++stats_.rx_fifo_overflows;
-        if (!rx_overflow_reported_) {
-          rx_overflow_reported_ = true;
-          ctx_.error(scope_, fmt::format("node {}: the CMAC->core async FIFO was full at CMAC cycle {}: a beat of a "
-                                         "received frame is lost (the core clock drains it too slowly)",
-                                         cfg_.node, cmac_.cycle()));
-        }
-      }
-      RxItem& it = rx_q_.front();
-      it.off += 64;
-      if (it.off >= it.f.size()) rx_q_.pop_front();
-    }
-    p_.cmac_clk.write(true);
-    ++stats_.cmac_cycles_clocked;
-    if (cmac_reset_) --cmac_reset_;
-    // The next beat, presented on the model edge after this (now + P - H).
-    nxt_rx_ = !cmac_reset_ && !rx_q_.empty() && rx_q_.front().t_ps < now && rx_q_.front().start_ps <= now + P - H;
-    if (nxt_rx_ && rnd_s_cmac_valid_()) nxt_rx_ = false;  // randomised: a gap before this beat
-    if (nxt_rx_) {
-      const RxItem& it = rx_q_.front();
-      const size_t n = std::min<size_t>(64, it.f.size() - it.off);
-      uint8_t b[64] = {};
-      std::memcpy(b, it.f.data() + it.off, n);
-      for (int i = 0; i < 8; ++i) {
-        uint64_t w = 0;
-        for (int k = 0; k < 8; ++k) w |= uint64_t(b[i * 8 + k]) << (8 * k);
-        nxt_rx_w_[size_t(i)] = w;
-      }
-      nxt_rx_keep_ = keep_of(n);
-      nxt_rx_last_ = it.off + 64 >= it.f.size();
-    }
-    cmac_rise_next_ = false;
-    next_trigger(cmac_ph_);
+    cmac_rise(now);
     return;
   }
-  // --- model edge: clock low, inputs, outputs.
+  cmac_model_edge();
+}
+
+// The rising edge: the beat the CMAC takes, the RX beat written.
+void RtlDatapath::cmac_rise(uint64_t now) {
+  const uint64_t P = cmac_.period_ps(), H = P / 2;
+  watch_cmac(cmac_.cycle());
+  if (take_.active && !take_.done) take_beat();
+  if (drv_rx_) {
+    if (!p_.s_cmac_tready.read()) {
+      ++stats_.rx_fifo_overflows;
+      if (!rx_overflow_reported_) {
+        rx_overflow_reported_ = true;
+        ctx_.error(scope_, fmt::format("node {}: the CMAC->core async FIFO was full at CMAC cycle {}: a beat of a "
+                                       "received frame is lost (the core clock drains it too slowly)",
+                                       cfg_.node, cmac_.cycle()));
+      }
+    }
+    RxItem& it = rx_q_.front();
+    it.off += 64;
+    if (it.off >= it.f.size()) rx_q_.pop_front();
+  }
+  p_.cmac_clk.write(true);
+  ++stats_.cmac_cycles_clocked;
+  if (cmac_reset_) --cmac_reset_;
+  // The next beat, presented on the model edge after this (now + P - H).
+  nxt_rx_ = !cmac_reset_ && !rx_q_.empty() && rx_q_.front().t_ps < now && rx_q_.front().start_ps <= now + P - H;
+  if (nxt_rx_ && rnd_s_cmac_valid_()) nxt_rx_ = false;  // randomised: a gap before this beat
+  if (nxt_rx_) {
+    const RxItem& it = rx_q_.front();
+    const size_t n = std::min<size_t>(64, it.f.size() - it.off);
+    uint8_t b[64] = {};
+    std::memcpy(b, it.f.data() + it.off, n);
+    for (int i = 0; i < 8; ++i) {
+      uint64_t w = 0;
+      for (int k = 0; k < 8; ++k) w |= uint64_t(b[i * 8 + k]) << (8 * k);
+      nxt_rx_w_[size_t(i)] = w;
+    }
+    nxt_rx_keep_ = keep_of(n);
+    nxt_rx_last_ = it.off + 64 >= it.f.size();
+  }
+  cmac_rise_next_ = false;
+  next_trigger(cmac_ph_);
+}
+
+// At a rising edge, a frame being taken: the beat the CMAC takes (its last
+// is checked against what went in), or the FIFO's tvalid low inside it.
+void RtlDatapath::take_beat() {
+  const bool ready = p_.m_cmac_tready.read();
+  const bool valid = p_.m_cmac_tvalid.read();
+  if (ready && valid) {
+    uint8_t b[64];
+    std::array<uint64_t, 8> w;
+    for (int i = 0; i < 8; ++i) w[size_t(i)] = p_.m_cmac_tdata_w[i].read();
+    beat_bytes(w, b);
+    const size_t n = size_t(__builtin_popcountll(p_.m_cmac_tkeep.read()));
+    take_.f.insert(take_.f.end(), b, b + std::min<size_t>(n, 64));
+    ++take_.beats;
+    if (p_.m_cmac_tlast.read()) {
+      take_.done = true;
+      take_.active = false;
+      tready_low_next_ = true;
+      if (tx_in_flight_) --tx_in_flight_;
+      ++stats_.tx_out;
+      // The FIFO gives back what roce_tx put in (the test hook's change
+      // is roce_tx's: it is in both).
+      if (const DatapathCorrupt* c = corruption("tx", take_.index); c && c->offset < take_.f.size())
+        take_.f[c->offset] ^= c->xor_mask;
+      if (std::string d = bytes_diff(take_.f, take_.in); !d.empty())
+        mismatch(fmt::format("TX FIFO output frame #{} vs its input: {}", take_.index, d), false);
+      take_ev_.notify(SC_ZERO_TIME);
+    } else if (take_.plan_cycles && take_.beats == uint64_t(take_.plan_after) + 1) {
+      // Test hook: the stream the MAC sees drops tvalid here (the FIFO
+      // is held with tready low, so nothing is lost).
+      take_.hold = take_.plan_cycles;
+      take_.plan_cycles = 0;
+    }
+  } else if (ready && !valid && take_.beats && !take_.underflow_reported) {
+    // tvalid low inside a frame at the FIFO's output (PACKET mode should
+    // make this impossible): a TX underflow the CMAC would abort.
+    take_.underflow_reported = true;
+    ctx_.error(scope_, fmt::format("node {}: TX underflow: the core->CMAC FIFO's tvalid dropped after beat {} of "
+                                   "TX frame #{} at CMAC cycle {}",
+                                   cfg_.node, take_.beats - 1, take_.index, cmac_.cycle()));
+  }
+}
+
+// The model edge: clock low, inputs, outputs.
+void RtlDatapath::cmac_model_edge() {
   p_.cmac_clk.write(false);
   if (!cmac_reset_) p_.cmac_rst_n.write(true);
   if (nxt_rx_) {

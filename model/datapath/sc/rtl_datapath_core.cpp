@@ -41,48 +41,56 @@ void RtlDatapath::core_tick() {
     }
   }
   if (core_rise_next_) {
-    // --- the RTL's rising edge: handshakes as the inputs and outputs stand.
-    watch_core(core_.cycle());
-    const bool desc_held = drv_desc_ && !p_.s_desc_ready.read();  // offered, not taken: stays
-    const bool pay_held = drv_pay_ && !p_.s_pay_tready.read();
-    if (drv_desc_ && p_.s_desc_ready.read()) {
-      txd_q_.pop_front();
-      ++desc_taken_;
-      desc_ev_.notify(SC_ZERO_TIME);
-    }
-    if (drv_pay_ && p_.s_pay_tready.read()) {
-      PayItem& it = pay_q_.front();
-      it.off += 64;
-      if (it.off >= it.bytes.size()) pay_q_.pop_front();
-    }
-    tx_seam_beat();
-    p_.core_clk.write(true);
-    ++stats_.core_cycles_clocked;
-    if (core_reset_) --core_reset_;
-    // The inputs for the next edge: what was queued before now.
-    nxt_desc_ = !core_reset_ && !txd_q_.empty() && txd_q_.front().t_ps < now;
-    nxt_pay_ = !core_reset_ && !pay_q_.empty() && pay_q_.front().t_ps < now;
-    // Randomised handshakes: a VALID not yet raised may wait this edge.
-    if (nxt_desc_ && !desc_held && rnd_s_desc_valid_()) nxt_desc_ = false;
-    if (nxt_pay_ && !pay_held && rnd_s_pay_valid_()) nxt_pay_ = false;
-    if (nxt_pay_) {
-      const PayItem& it = pay_q_.front();
-      const size_t n = std::min<size_t>(64, it.bytes.size() - it.off);
-      uint8_t b[64] = {};
-      std::memcpy(b, it.bytes.data() + it.off, n);
-      for (int i = 0; i < 8; ++i) {
-        uint64_t w = 0;
-        for (int k = 0; k < 8; ++k) w |= uint64_t(b[i * 8 + k]) << (8 * k);
-        nxt_pay_w_[i] = w;
-      }
-      nxt_pay_keep_ = keep_of(n);
-      nxt_pay_last_ = it.off + 64 >= it.bytes.size();
-    }
-    core_rise_next_ = false;
-    next_trigger(core_ph_);
+    core_rise(now);
     return;
   }
-  // --- the model edge after it: clock low, new inputs, the edge's outputs.
+  core_model_edge();
+}
+
+// The RTL's rising edge: handshakes as the inputs and outputs stand.
+void RtlDatapath::core_rise(uint64_t now) {
+  watch_core(core_.cycle());
+  const bool desc_held = drv_desc_ && !p_.s_desc_ready.read();  // offered, not taken: stays
+  const bool pay_held = drv_pay_ && !p_.s_pay_tready.read();
+  if (drv_desc_ && p_.s_desc_ready.read()) {
+    txd_q_.pop_front();
+    ++desc_taken_;
+    desc_ev_.notify(SC_ZERO_TIME);
+  }
+  if (drv_pay_ && p_.s_pay_tready.read()) {
+    PayItem& it = pay_q_.front();
+    it.off += 64;
+    if (it.off >= it.bytes.size()) pay_q_.pop_front();
+  }
+  tx_seam_beat();
+  p_.core_clk.write(true);
+  ++stats_.core_cycles_clocked;
+  if (core_reset_) --core_reset_;
+  // The inputs for the next edge: what was queued before now.
+  nxt_desc_ = !core_reset_ && !txd_q_.empty() && txd_q_.front().t_ps < now;
+  nxt_pay_ = !core_reset_ && !pay_q_.empty() && pay_q_.front().t_ps < now;
+  // Randomised handshakes: a VALID not yet raised may wait this edge.
+  if (nxt_desc_ && !desc_held && rnd_s_desc_valid_()) nxt_desc_ = false;
+  if (nxt_pay_ && !pay_held && rnd_s_pay_valid_()) nxt_pay_ = false;
+  if (nxt_pay_) {
+    const PayItem& it = pay_q_.front();
+    const size_t n = std::min<size_t>(64, it.bytes.size() - it.off);
+    uint8_t b[64] = {};
+    std::memcpy(b, it.bytes.data() + it.off, n);
+    for (int i = 0; i < 8; ++i) {
+      uint64_t w = 0;
+      for (int k = 0; k < 8; ++k) w |= uint64_t(b[i * 8 + k]) << (8 * k);
+      nxt_pay_w_[i] = w;
+    }
+    nxt_pay_keep_ = keep_of(n);
+    nxt_pay_last_ = it.off + 64 >= it.bytes.size();
+  }
+  core_rise_next_ = false;
+  next_trigger(core_ph_);
+}
+
+// The model edge after it: clock low, new inputs, the edge's outputs.
+void RtlDatapath::core_model_edge() {
   p_.core_clk.write(false);
   if (!core_reset_) p_.core_rst_n.write(true);
   if (nxt_desc_) {
