@@ -1,8 +1,8 @@
 // model/link: Ethernet flow-control frames (IEEE 802.3 Annex 31B PAUSE,
 // IEEE 802.1Qbb priority flow control) and ERNIC's XRNIC_PAUSE_CONF rules.
-// Plain C++, no SystemC: the CMAC model (cmac.cpp) builds and parses the
-// frames; the ERNIC model and the system wiring decide with the register
-// values which traffic a received pause holds.
+// Plain C++, no SystemC: the CMAC model (cmac_pfc.cpp, cmac_rx.cpp) builds
+// and parses the frames; the ERNIC model and the system wiring decide with
+// the register values which traffic a received pause holds.
 //
 // Frames (no FCS, as everywhere in the model), padded to 60 bytes:
 //   DA 01:80:C2:00:00:01 | SA | EtherType 0x8808 (MAC control) |

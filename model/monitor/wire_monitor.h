@@ -167,8 +167,22 @@ class WireMonitor {
 
   int64_t unwrap(Stream& s, uint32_t raw) const;
   Stream* stream_for_response(const std::string& resp_dir, uint32_t qp, uint32_t psn);
+  // A request, in order: PSN sequence (a resent PSN: request_resent), opcode
+  // sequence, AckReq / pad / PMTU, where the stream goes next
+  // (wire_monitor_request.cpp).
   void request(Stream& s, const roce::Frame& f, const std::string& dir);
+  void request_psn(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u);
+  void request_resent(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u);
+  void request_opcode(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u);
+  void request_format(Stream& s, const roce::Frame& f, const std::string& dir);
+  void request_advance(Stream& s, const roce::Frame& f, int64_t u);
+  // An answer: PSN, syndrome, what it acknowledges, then its MSN and, for a
+  // READ response, the READ's responses (wire_monitor_response.cpp).
   void response(Stream& s, const roce::Frame& f, const std::string& dir);
+  void response_msn(Stream& s, const roce::Frame& f, const std::string& dir, int64_t bound, int64_t count_to);
+  void read_response(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u, bool syn_ok, int type);
+  void read_response_first(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u);  // FIRST / ONLY
+  void read_response_rest(Stream& s, const roce::Frame& f, const std::string& dir, int64_t u);   // MIDDLE / LAST
   void set_pmtu(Stream& s, uint32_t pmtu, const std::string& dir, const char* from);
   void resolve_span(Stream& s, int64_t next_psn);
   int64_t read_span(const Stream& s, uint32_t len) const;  // 0 when the PMTU is unknown

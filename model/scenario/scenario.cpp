@@ -1,7 +1,7 @@
-// model/scenario: the scenario types' own functions (scenario.h): source
-// positions and ScenarioError, enum names, test data patterns, step kinds
-// and positions, the datapath choice. The parser is in the other files of
-// this folder (parse.h lists them).
+// model/scenario: the scenario types' own functions (scenario.h, steps.h,
+// source_loc.h): source positions and ScenarioError, enum names, test data
+// patterns, step kinds and positions, the datapath choice. The parser is in
+// the other files of this folder (parse.h lists them).
 #include "model/scenario/scenario.h"
 
 #include <fmt/format.h>

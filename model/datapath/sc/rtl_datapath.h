@@ -166,7 +166,12 @@ class RtlDatapath : public RoceDatapath {
     size_t off = 0;
   };
   void core_tick();
+  void core_rise(uint64_t now);    // core_tick at the RTL's rising edge
+  void core_model_edge();          // core_tick at the model edge after it
   void cmac_tick();
+  void cmac_rise(uint64_t now);    // cmac_tick at the RTL's rising edge
+  void take_beat();                // there, the beat of the frame the CMAC is taking
+  void cmac_model_edge();          // cmac_tick at the model edge after it
   bool in_flight() const;
   void wake();
   void core_outputs();             // read at the model edge after an RTL edge
