@@ -108,10 +108,8 @@ void RespHndler::qp_fatal(qp::QpContext& qp, uint8_t code, const std::string& wh
 // acknowledges every older WQE (IBTA: a response for PSN p covers all PSNs
 // up to p); the READ completes after its last response has been written.
 std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Frame& f) {
-  using roce::OpPos;
   const uint32_t n = qp.qpn;
   auto& osq = qp.req.osq;
-  const roce::OpcodeInfo& oi = *roce::opcode_info(f.bth.opcode);
   size_t ri = 0;
   while (ri < osq.size() && !osq[ri].is_read) ++ri;
   if (ri == osq.size()) {
@@ -145,8 +143,16 @@ std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Fr
     }
     return RxDrop{"READ response out of sequence"};
   }
-  const uint32_t mtu = s_.pmtu(n);
-  const uint32_t left = rd.length - rd.resp_off;
+  if (read_resp_valid(qp, rd, f)) accept_read_resp(qp, ri, f);
+  return std::nullopt;
+}
+
+// The expected PSN's response: its position, AETH and length against the
+// READ; a mismatch makes the QP fatal (0x19..0x1F) and returns false.
+bool RespHndler::read_resp_valid(qp::QpContext& qp, const qp::Outstanding& rd, const roce::Frame& f) {
+  using roce::OpPos;
+  const roce::OpcodeInfo& oi = *roce::opcode_info(f.bth.opcode);
+  const uint32_t p = f.bth.psn;
   const bool is_last = rd.resp_psn == rd.last_psn;
   const bool is_first = rd.resp_psn == rd.req_psn;   // the first response to the latest request
   const bool single = rd.req_psn == rd.last_psn;
@@ -167,29 +173,40 @@ std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Fr
   if (oi.pos != want) {
     const uint8_t code = (want == OpPos::Only && oi.pos == OpPos::Last) ? fatal::kRdRspLastForOnly : fatal::kBadResp;
     qp_fatal(qp, code, fmt::format("{} at PSN 0x{:06x} of a READ of {} bytes", oi.name, p, rd.length));
-    return std::nullopt;
+    return false;
   }
   if (oi.pos != OpPos::Middle) {
     if (!f.aeth) {
       qp_fatal(qp, fatal::kBadAeth, fmt::format("{} without AETH", oi.name));
-      return std::nullopt;
+      return false;
     }
     if (roce::aeth::type(f.aeth->syndrome) != roce::aeth::kTypeAck) {
       qp_fatal(qp, fatal::kBadAeth, fmt::format("{} with AETH syndrome 0x{:02x}", oi.name, f.aeth->syndrome));
-      return std::nullopt;
+      return false;
     }
   }
   const size_t len = f.payload.size();
-  const uint32_t want_len = std::min(mtu, left);
+  const uint32_t want_len = std::min(s_.pmtu(qp.qpn), rd.length - rd.resp_off);
   if (len != want_len || ((oi.pos == OpPos::First || oi.pos == OpPos::Middle) && f.bth.pad_cnt != 0)) {
     const uint8_t code = oi.pos == OpPos::Only     ? fatal::kRdRspOnlyLen
                          : oi.pos == OpPos::Middle ? fatal::kRdRspMiddleLen
                          : oi.pos == OpPos::Last   ? fatal::kRdRspLast
                                                    : fatal::kBadResp;
     qp_fatal(qp, code, fmt::format("{} carries {} bytes, {} expected", oi.name, len, want_len));
-    return std::nullopt;
+    return false;
   }
-  // Accepted. Older WQEs are acknowledged by this response.
+  return true;
+}
+
+// A valid response to the READ at osq[ri]: the WQEs before it are
+// acknowledged, the payload is written to LADDR, and after the last one
+// the READ completes.
+void RespHndler::accept_read_resp(qp::QpContext& qp, size_t ri, const roce::Frame& f) {
+  const uint32_t n = qp.qpn;
+  auto& osq = qp.req.osq;
+  const uint32_t p = f.bth.psn;
+  const size_t len = f.payload.size();
+  const bool is_last = osq[ri].resp_psn == osq[ri].last_psn;
   ++s_.stats.read_responses_received;
   s_.regs.add16(R::g::INSRRPKTCNT, true);
   for (size_t k = 0; k < ri; ++k) {
@@ -199,7 +216,7 @@ std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Fr
     complete(qp, o.wrid, o.wqe_opcode, false);
     // complete() takes time; the QP manager may have made the QP fatal
     // meanwhile (every outstanding WQE then completed with ERRFLAG).
-    if (s_.fatal(n)) return std::nullopt;
+    if (s_.fatal(n)) return;
   }
   // Account for the response before its (timed) write, so that nothing
   // refers into the outstanding queue across a wait.
@@ -223,7 +240,6 @@ std::optional<RxDrop> RespHndler::rx_read_resp(qp::QpContext& qp, const roce::Fr
   }
   s_.trace(qp);
   s_.work_ev.notify(SC_ZERO_TIME);
-  return std::nullopt;
 }
 
 // The WRITE/SEND WQEs behind a READ that has just completed, which an ACK or

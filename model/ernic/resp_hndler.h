@@ -70,6 +70,8 @@ class RespHndler : public sc_core::sc_module {
   bool partial_resend() const;
 
  private:
+  bool read_resp_valid(qp::QpContext& qp, const qp::Outstanding& rd, const roce::Frame& f);
+  void accept_read_resp(qp::QpContext& qp, size_t ri, const roce::Frame& f);
   bool retire_before(qp::QpContext& qp, uint32_t psn);
   void retire_acked(qp::QpContext& qp);
   void note_acked(qp::QpContext& qp, uint32_t psn);

@@ -100,7 +100,7 @@ void RxPktHndler::rx_thread() {
     if (!s_.ack_fire_q.empty()) {
       qp::QpContext& qp = s_.qps[s_.ack_fire_q.front()];
       s_.ack_fire_q.pop_front();
-      if (qp.resp.ack_fire && qp.resp.unacked && qp.enabled && !s_.fatal(qp.qpn))
+      if (qp.resp.ack_fire && qp.resp.rs.unacked() && qp.enabled && !s_.fatal(qp.qpn))
         send_ack(qp.qpn, roce::aeth::ack(), qp.resp.unacked_psn);
       qp.resp.ack_fire = false;
       s_.trace(qp);

@@ -57,13 +57,13 @@ bool RxPktHndler::rx_request_psn(qp::QpContext& qp, const roce::Frame& f) {
       return false;
     case roce::PsnClass::OutOfSequence:
       s_.regs.add16(R::g::ININVDUPCNT, false);
-      if (!qp.resp.nak_psn_sent) {
-        qp.resp.nak_psn_sent = true;
+      if (!qp.resp.rs.psn_nak_outstanding()) {
+        qp.resp.rs.psn_nak_sent();
         send_ack(n, roce::aeth::kNakPsnSeq, expected);
       }
       return false;
     case roce::PsnClass::Expected:
-      qp.resp.nak_psn_sent = false;
+      qp.resp.rs.psn_in_sequence();
       break;
   }
   return true;
@@ -125,7 +125,7 @@ bool RxPktHndler::rx_write(qp::QpContext& qp, const roce::Frame& f) {
     }
     rs.wr_phys = phys;
     rs.wr_left = r.dma_len;
-    rs.wr_active = true;
+    rs.rs.begin_message();
   }
   if (len > rs.wr_left || (ends_message(oi) && len != rs.wr_left)) {
     send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
@@ -135,7 +135,7 @@ bool RxPktHndler::rx_write(qp::QpContext& qp, const roce::Frame& f) {
   if (len) s_.dma_rx.write(rs.wr_phys, f.payload.data(), len, n);
   rs.wr_phys += len;
   rs.wr_left -= len;
-  if (ends_message(oi)) rs.wr_active = false;
+  if (ends_message(oi)) rs.rs.end_message();
   return true;
 }
 
@@ -159,15 +159,15 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
       uint32_t& sts = s_.G(R::g::OUTRNRPKTSTS);
       sts = FLD::OUTRNRPKTSTS_COUNT.inc(FLD::OUTRNRPKTSTS_QP.set(sts, n));
       intr_.raise(FLD::INTSTS_RNR_NAK.bit());
-      rs.rnr_nak_sent = true;
+      rs.rs.rnr_nak_sent();
       send_ack(n, roce::aeth::rnr_nak(timer), f.bth.psn);
       s_.trace(qp);
       return false;
     }
-    rs.rnr_nak_sent = false;
+    rs.rs.rq_room();
     rs.send_off = 0;
   }
-  const uint64_t esz = uint64_t(FLD::QPCONFi_RQ_BUF_SIZE.get(s_.Q(n, R::q::QPCONFi))) * 256;
+  const uint64_t esz = uint64_t(FLD::QPCONFi_RQ_BUF_SIZE.get(s_.Q(n, R::q::QPCONFi))) * R::kRqBufSizeUnit;
   if (rs.send_off + len > esz) {
     send_ack(n, roce::aeth::kNakInvalid, f.bth.psn);
     resp_.qp_fatal(qp, fatal::kLen, "SEND larger than the RQ element");
@@ -176,6 +176,7 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
   const uint64_t rqba = s_.q64(n, R::q::RQBAi, R::q::RQBAMSBi);
   if (len) s_.dma_rx.write(rqba + pi * esz + rs.send_off, f.payload.data(), len, n);
   rs.send_off += len;
+  if (rs.send_off) rs.rs.begin_message();
   s_.regs.add16(R::g::INSRRPKTCNT, false);  // every accepted SEND packet (A-CNT-1)
   if (ends_message(oi)) {
     const uint32_t npi = (pi + 1) % depth;
@@ -192,6 +193,7 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
       intr_.raise(FLD::INTSTS_RQ_PKT.bit());
     }
     rs.send_off = 0;
+    rs.rs.end_message();
   }
   return true;
 }
@@ -230,11 +232,11 @@ uint32_t RxPktHndler::ack_mode() const {
 void RxPktHndler::ack_accepted(qp::QpContext& qp, uint32_t psn, bool ack_req) {
   const uint32_t mode = ack_mode();
   auto& rs = qp.resp;
-  ++rs.unacked;
+  rs.rs.packet_accepted();
   rs.unacked_psn = psn;
   const uint32_t cap = s_.cfg.timing.ack_coalesce_packets;
   const bool on_request = ack_req && mode != 1;
-  const bool on_count = mode != 2 && cap != 0 && rs.unacked >= cap;
+  const bool on_count = mode != 2 && cap != 0 && rs.rs.unacked() >= cap;
   if (on_request || on_count) {
     if (s_.cfg.test_bug_ack_coalescing && !on_request)  // test-only planted bug (ErnicConfig): the wrong PSN
       return send_ack(qp.qpn, roce::aeth::ack(), (psn + roce::kPsnMask) & roce::kPsnMask);
@@ -249,7 +251,7 @@ void RxPktHndler::ack_accepted(qp::QpContext& qp, uint32_t psn, bool ack_req) {
 void RxPktHndler::send_ack(uint32_t n, uint8_t syndrome, uint32_t psn) {
   // Every ACK/NAK covers the packets accepted so far (coalescing restarts).
   auto& rs = s_.qps[n].resp;
-  rs.unacked = 0;
+  rs.rs.acked();
   rs.ack_due_ps = 0;
   rs.ack_fire = false;
   const uint32_t msn = s_.Q(n, R::q::STATMSNi) & roce::kPsnMask;
@@ -333,7 +335,7 @@ void RxPktHndler::rx_read_request(qp::QpContext& qp, const roce::Frame& f, bool 
     s_.Q(n, R::q::STATMSNi) = roce::psn_add(s_.Q(n, R::q::STATMSNi), 1);
     // The responses' AETH acknowledges every earlier request: nothing is
     // left for the coalescing timeout.
-    qp.resp.unacked = 0;
+    qp.resp.rs.acked();
     qp.resp.ack_due_ps = 0;
     s_.trace(qp);
   }

@@ -71,17 +71,14 @@ struct RequesterCtx {
 
 // The responder: the message being received and the ACKs owed.
 struct ResponderCtx {
-  bool nak_psn_sent = false;     // a PSN sequence NAK is out (sent once until the PSN arrives)
+  ResponderState rs;             // the responder's sub-state flags (qp_state.h)
   uint64_t wr_phys = 0;          // next byte of a multi-packet WRITE
   uint64_t wr_left = 0;          // bytes the RETH still allows
-  bool wr_active = false;
   uint64_t send_off = 0;         // bytes written into the current RQ element
-  uint32_t unacked = 0;          // accepted packets not yet covered by an ACK (coalescing)
-  uint32_t unacked_psn = 0;      // the newest of them
+  uint32_t unacked_psn = 0;      // the newest accepted packet not covered by an ACK
   uint64_t ack_due_ps = 0;       // coalescing timeout (0: none)
   bool ack_fire = false;         // the timeout passed: the RX handler sends the ACK
-  bool rnr_nak_sent = false;     // the last SEND FIRST/ONLY found the RQ full
-  RespState state() const { return resp_state(rnr_nak_sent, nak_psn_sent, wr_active || send_off, unacked); }
+  RespState state() const { return rs.state(); }
 };
 
 // Retransmission: go-back-N, the local ACK timer, RNR waits.

@@ -28,9 +28,10 @@
 //               ACK_PENDING  accepted packets wait for a coalesced ACK
 //               IDLE
 //
-// The requester's flags change only through the named transitions below,
-// called by PG332's blocks (model/ernic): qp_mgr (begin_send/end_send,
-// end_retransmit), resp_hndler (begin_retransmit, rnr_wait, rnr_expired).
+// Both directions' flags change only through the named transitions below,
+// called by PG332's blocks (model/ernic): the requester's by qp_mgr
+// (begin_send/end_send, end_retransmit) and resp_hndler (begin_retransmit,
+// rnr_wait, rnr_expired), the responder's by rx_pkt_hndler.
 // The IB verbs states (RESET..ERR) are the driver's bookkeeping (model/host).
 #pragma once
 #include <cstdint>
@@ -75,7 +76,41 @@ class RequesterState {
   uint64_t rnr_until_ps_ = 0;
 };
 
-// The responder's sub-state from its stored flags.
+// The responder's sub-state from its flags (priority: RNR_NAK_SENT,
+// NAK_PSN_SENT, RECEIVING, ACK_PENDING, IDLE).
 RespState resp_state(bool rnr_nak_sent, bool nak_psn_sent, bool in_message, uint32_t unacked);
+
+// The responder's flags and their transitions.
+class ResponderState {
+ public:
+  // A packet beyond the expected PSN: a NAK-PSN went out (sent once a gap);
+  // the expected PSN arrived.
+  void psn_nak_sent() { nak_psn_sent_ = true; }
+  void psn_in_sequence() { nak_psn_sent_ = false; }
+  // A SEND FIRST/ONLY found the RQ full: an RNR NAK went out; a SEND found
+  // room.
+  void rnr_nak_sent() { rnr_nak_sent_ = true; }
+  void rq_room() { rnr_nak_sent_ = false; }
+  // Inside a WRITE or SEND message (its payload being written) / its last
+  // packet taken.
+  void begin_message() { in_message_ = true; }
+  void end_message() { in_message_ = false; }
+  // A request packet accepted and not yet covered by an ACK (coalescing) /
+  // an ACK or NAK went out and covers them.
+  void packet_accepted() { ++unacked_; }
+  void acked() { unacked_ = 0; }
+
+  bool psn_nak_outstanding() const { return nak_psn_sent_; }
+  bool rnr_nak_outstanding() const { return rnr_nak_sent_; }
+  bool in_message() const { return in_message_; }
+  uint32_t unacked() const { return unacked_; }
+  RespState state() const { return resp_state(rnr_nak_sent_, nak_psn_sent_, in_message_, unacked_); }
+
+ private:
+  bool nak_psn_sent_ = false;
+  bool rnr_nak_sent_ = false;
+  bool in_message_ = false;
+  uint32_t unacked_ = 0;
+};
 
 }  // namespace ernic::qp

@@ -228,17 +228,21 @@ class ResponderPriority : public testing::TestWithParam<RespCase> {};
 TEST_P(ResponderPriority, StateByPriority) {
   const RespCase c = GetParam();
   EXPECT_EQ(resp_state(c.rnr, c.nak, c.in_msg, c.unacked), c.want);
-  // Through the responder context: inside a message = a WRITE in progress,
-  // or bytes already written into the current RQ element.
-  for (int how = 0; how < 2; ++how) {
-    ResponderCtx r;
-    r.rnr_nak_sent = c.rnr;
-    r.nak_psn_sent = c.nak;
-    if (c.in_msg && how == 0) r.wr_active = true;
-    if (c.in_msg && how == 1) r.send_off = 256;
-    r.unacked = c.unacked;
-    EXPECT_EQ(r.state(), c.want) << (how == 0 ? "WRITE in progress" : "SEND in progress");
-  }
+  // Through the responder's own state, driven by the events the responder
+  // reports (rx_responder.cpp): NAKs sent, a message begun, packets taken.
+  ResponderState r;
+  if (c.rnr) r.rnr_nak_sent();
+  if (c.nak) r.psn_nak_sent();
+  if (c.in_msg) r.begin_message();
+  for (uint32_t i = 0; i < c.unacked; ++i) r.packet_accepted();
+  EXPECT_EQ(r.state(), c.want);
+  EXPECT_EQ(r.unacked(), c.unacked);
+  // Clearing every condition returns the responder to idle.
+  r.rq_room();
+  r.psn_in_sequence();
+  r.end_message();
+  r.acked();
+  EXPECT_EQ(r.state(), resp_state(false, false, false, 0));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFlags, ResponderPriority, testing::ValuesIn(kRespCases),
