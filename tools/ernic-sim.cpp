@@ -9,6 +9,7 @@
 // internal error); 2 bad usage or a bad scenario file (file, line, column and
 // key named); 3 no progress (watchdog) or the simulated-time limit reached.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/format.h>
 #include <verilated.h>
 
@@ -149,6 +150,20 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
     std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
     for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
+  }
+  for (const auto& [node, addr] : opt.serve) {  // --serve / serve --node: a node whose host is a program
+    const auto it = std::find_if(sc.nodes.begin(), sc.nodes.end(), [&](const NodeConfig& n) { return n.name == node; });
+    if (it == sc.nodes.end() || !it->host_program) {
+      std::fprintf(stderr, "ernic-sim: serve: node '%s' %s\n", node.c_str(),
+                   it == sc.nodes.end() ? "is not in the scenario" : "has the built-in driver (no host: program)");
+      return 2;
+    }
+    try {
+      bridge::Endpoint::parse(addr);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ernic-sim: serve: %s\n", e.what());
+      return 2;
+    }
   }
   if (sc.nodes.size() > 2) {
     const auto& l = sc.nodes[2].loc;
@@ -409,6 +424,19 @@ int sc_main(int argc, char** argv) {
                    "override the scenario's datapath: rtl (Verilated RTL), model (C++) or user:<name> "
                    "(a top built by ernic_user_datapath, rtl/SEAM.md)")
       ->check(datapath_check);
+  std::vector<std::string> serve_specs;
+  runc->add_option("--serve", serve_specs,
+                   "NODE=ADDR: NODE's program step waits on ADDR (unix:PATH or tcp:HOST:PORT) for a program you start "
+                   "(e.g. under gdb) instead of starting its own; repeatable");
+  auto* servec = app.add_subcommand(
+      "serve", "run a scenario whose node's host program you start by hand: the node's program step waits for it");
+  std::string serve_node, serve_listen;
+  servec->add_option("scenario", scenario, "scenario file (YAML)")->required();
+  servec->add_option("--node", serve_node, "the node (host: program) whose program you start")->required();
+  servec->add_option("--listen", serve_listen, "where it connects: unix:PATH or tcp:HOST:PORT")->required();
+  servec->add_option("--json", json_path, "report as JSON");
+  servec->add_option("--pcap", opt.pcap, "pcap of the wire (taps beside it)");
+  servec->add_option("--log", log_path, "transaction log (JSON lines)");
   auto* regc = app.add_subcommand("regress", "run every scenario under a folder (sharded, parallel, JUnit XML)");
   RegressOptions ropt;
   std::string rshard = "0/1", rlabels;
@@ -554,6 +582,15 @@ int sc_main(int argc, char** argv) {
     return print_timeline(log_file, filt, std::cout, std::cerr);
   }
   opt.idle_skip = !no_idle_skip;
+  for (const std::string& spec : serve_specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      std::fprintf(stderr, "ernic-sim run: --serve %s: want NODE=ADDR\n", spec.c_str());
+      return 2;
+    }
+    opt.serve[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  if (servec->parsed()) opt.serve[serve_node] = serve_listen;
   if (hr_opt->count()) {
     // Decimal or 0x hex, 0..2^64-1, nothing else (as the scenario key `handshake_random.seed`).
     const std::string& s = handshake_seed;

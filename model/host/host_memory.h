@@ -2,6 +2,12 @@
 // masters and by the driver directly). Flat, zero-initialised, byte
 // addressed from physical address 0. Every write notifies write_event() so
 // that a polling driver can sleep until memory changes instead of spinning.
+//
+// Held elsewhere: when a program outside the simulator is the node's host
+// (model/bridge), its memory lives in that program; set_remote() sends
+// every read and write there (the bridge's device-to-host DMA messages), and
+// data() refuses, naming the node: nothing in the simulator may look at
+// memory the program owns except through the NIC's DMA.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +19,15 @@
 #include <vector>
 
 namespace ernic {
+
+// Memory held by another process (implemented by model/bridge).
+class RemoteMemory {
+ public:
+  virtual ~RemoteMemory() = default;
+  virtual void read(uint64_t addr, uint8_t* dst, uint64_t len) = 0;
+  virtual void write(uint64_t addr, const uint8_t* src, uint64_t len) = 0;
+  virtual std::string holder() const = 0;  // for messages: "the program of node A"
+};
 
 class HostMemory {
  public:
@@ -33,6 +48,7 @@ class HostMemory {
   // NIC's DMA checks in_range first and takes its error path instead.
   void read(uint64_t addr, uint8_t* dst, uint64_t len) const {
     check(addr, len);
+    if (remote_) return remote_->read(addr, dst, len);
     if (len) std::memcpy(dst, &mem_[addr], len);
   }
   std::vector<uint8_t> read(uint64_t addr, uint64_t len) const {
@@ -42,7 +58,8 @@ class HostMemory {
   }
   void write(uint64_t addr, const uint8_t* src, uint64_t len) {
     check(addr, len);
-    if (len) std::memcpy(&mem_[addr], src, len);
+    if (remote_) remote_->write(addr, src, len);
+    else if (len) std::memcpy(&mem_[addr], src, len);
     ev_.notify(sc_core::SC_ZERO_TIME);
   }
   void write(uint64_t addr, const std::vector<uint8_t>& v) { write(addr, v.data(), v.size()); }
@@ -57,12 +74,16 @@ class HostMemory {
   }
   uint8_t* data(uint64_t addr, uint64_t len) {
     check(addr, len);
+    local_only();
     return &mem_[addr];
   }
   const uint8_t* data(uint64_t addr, uint64_t len) const {
     check(addr, len);
+    local_only();
     return &mem_[addr];
   }
+  void set_remote(RemoteMemory* r) { remote_ = r; }
+  bool is_remote() const { return remote_ != nullptr; }
   const sc_core::sc_event& write_event() const { return ev_; }
 
  private:
@@ -71,6 +92,11 @@ class HostMemory {
       throw std::out_of_range("host memory access [0x" + hex(addr) + ", +" + std::to_string(len) +
                               ") outside 0x" + hex(size_) + " bytes");
   }
+  void local_only() const {
+    if (remote_)
+      throw std::logic_error("host memory held by " + remote_->holder() +
+                             ": the simulator reaches it only through the NIC's DMA");
+  }
   static std::string hex(uint64_t v) {
     char b[24];
     std::snprintf(b, sizeof b, "%llx", (unsigned long long)v);
@@ -78,6 +104,7 @@ class HostMemory {
   }
   uint8_t* mem_;
   uint64_t size_;
+  RemoteMemory* remote_ = nullptr;
   sc_core::sc_event ev_;
 };
 

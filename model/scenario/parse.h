@@ -260,6 +260,7 @@ class Parser {
   struct ConnSym {
     std::string client, server, client_mr, server_mr;
     int line;
+    std::string program_end;  // the end whose host is a program ("" = none)
   };
   using StepParser = void (Parser::*)(const Field&, const SourceLoc&);
 
@@ -423,6 +424,7 @@ class Parser {
 
   void step_expect_frames(const Field& f, const SourceLoc& loc);
   void step_expect_idle(const Field& f, const SourceLoc& loc);
+  void step_program(const Field& f, const SourceLoc& loc);
   void step_expect_compliance(const Field& f, const SourceLoc& loc);
   void step_wait_until(const Field& f, const SourceLoc& loc);
 
@@ -438,6 +440,10 @@ class Parser {
   Scope scope_;
   std::map<std::string, size_t> node_index_;
   std::map<std::string, int> initialised_;  // node -> line of its init step
+  bool program_node(const std::string& n) const {  // host: program
+    auto it = node_index_.find(n);
+    return it != node_index_.end() && sc_.nodes[it->second].host_program;
+  }
   std::map<std::string, std::map<std::string, MrSym>> mrs_;
   std::map<std::string, ConnSym> conns_;
   std::map<std::string, std::map<uint32_t, std::string>> qp_used_;  // node -> QPN -> connection

@@ -130,6 +130,7 @@ struct KindName {
   const char* operator()(const ExpectIdleStep&) const { return "expect_idle"; }
   const char* operator()(const WaitUntilStep&) const { return "wait_until"; }
   const char* operator()(const ExpectComplianceStep&) const { return "expect_compliance"; }
+  const char* operator()(const ProgramStep&) const { return "program"; }
   const char* operator()(const BarrierStep&) const { return "barrier"; }
   const char* operator()(const std::shared_ptr<RepeatStep>&) const { return "repeat"; }
   const char* operator()(const std::shared_ptr<ParallelStep>&) const { return "parallel"; }

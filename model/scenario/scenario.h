@@ -91,6 +91,11 @@ struct NodeConfig {
   std::optional<roce::Ipv6Addr> ip6;  // `ipv6` (IPv6XADD1..4)
   uint32_t num_qp = 8;       // C_NUM_QP, 8..256
   uint32_t memory_mib = 64;  // host memory, 1..4096 MiB
+  // `host: program`: the node's host is a program outside the simulator,
+  // attached by a `program` step over the bridge (model/bridge); its
+  // memory lives in the program and no built-in driver step may drive it.
+  // `host: driver` (default): the built-in driver (model/host).
+  bool host_program = false;
   // Responder ACK generation: XRNICCONF[4:3] as the driver programs it
   // (0 AckReq or timeout, 1 timeout only, 2 AckReq only) and the model's
   // coalescing parameters (A-ERNIC-20).

@@ -32,6 +32,7 @@ const std::vector<std::pair<std::string, Parser::StepParser>>& Parser::step_kind
       {"link", &Parser::step_link},
       {"expect_frames", &Parser::step_expect_frames},
       {"expect_idle", &Parser::step_expect_idle},
+      {"program", &Parser::step_program},
       {"recv", &Parser::step_recv},
       {"bypass_send", &Parser::step_bypass_send},
       {"expect_bypass", &Parser::step_expect_bypass},
@@ -112,6 +113,8 @@ std::string Parser::ref_node(const Field& f, bool must_be_initialised) {
     for (const auto& node : sc_.nodes) names.push_back(node.name);
     f.fail("unknown node '" + n + "'" + suggest(n, names, "nodes are"));
   }
+  if (must_be_initialised && program_node(n))
+    f.fail("node '" + n + "' has host: program: its program drives it, the built-in driver's steps cannot");
   if (must_be_initialised && !initialised_.count(n))
     f.fail("node '" + n + "' is used before an init step for it");
   return n;

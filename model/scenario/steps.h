@@ -91,6 +91,11 @@ struct ConnectStep {
   bool cm = true;  // false: both QPs programmed out of band, no CM MADs on the wire
   uint32_t ip_version = 4;  // 4 or 6 (resolved: 4 when both nodes have `ip`, else 6)
   bool sideband = false;    // hw_handshake: both QPs in HW-handshake mode (QPCONFi[4] = 0), sideband doorbells
+  // One end may be a node with `host: program` (out of band only: cm:
+  // false; its QPN and PSN given): only the driver's end is programmed
+  // here; the program learns the connection from its environment at its
+  // program step (model/bridge/README.md) and programs its own QP.
+  std::string program_end;
 };
 
 struct WqeSpec {
@@ -437,6 +442,21 @@ struct QpAdoptStep {
   } client, server;
 };
 
+// program: a node's host is a program outside the simulator (node key
+// `host: program`), attached over the bridge (model/bridge): the step
+// starts it with ERNIC_BRIDGE set, serves it in lock-step until it ends the
+// session, and fails on a non-zero exit, a crash or a broken session.
+// `serve: ADDR` instead waits for a program started by hand on ADDR
+// (also `ernic-sim run --serve NODE=ADDR`).
+struct ProgramStep {
+  SourceLoc loc;
+  std::string node;
+  std::vector<std::string> argv;   // run: [path, args...]; a relative path is the scenario file's folder's
+  std::vector<std::pair<std::string, std::string>> env;  // added to the program's environment
+  std::string serve;               // listen on this address for a program started by hand ("" = start argv)
+  uint64_t timeout_s = 60;         // wall clock: to connect, and the longest silence of the program
+};
+
 struct RepeatStep;
 struct ParallelStep;
 
@@ -445,7 +465,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
                           ConnectRejectStep, DisconnectStep, RecoverStep, HwHandshakeStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
-                          BypassSendStep, ExpectBypassStep, QpSetupStep, QpReleaseStep, QpAdoptStep,
+                          BypassSendStep, ExpectBypassStep, QpSetupStep, QpReleaseStep, QpAdoptStep, ProgramStep,
                           std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 

@@ -38,6 +38,8 @@ void Parser::step_disconnect(const Field& f, const SourceLoc& loc) {
   const Field cf = r.req("conn");
   const ConnSym c = ref_conn(cf);  // a copy: the entry goes below
   s.conn = read_string(cf);
+  if (!c.program_end.empty()) cf.fail("connection '" + s.conn + "' has a program end (" + c.program_end +
+                                      "): disconnecting it is the program's and the driver's business, not a step's");
   s.node = ref_conn_end(r.req("node"), s.conn, c);
   r.finish();
   release_conn(c, s.conn, loc.line);  // both QPs are deleted
@@ -73,6 +75,8 @@ void Parser::step_recover(const Field& f, const SourceLoc& loc) {
   const Field cf = r.req("conn");
   const ConnSym c = ref_conn(cf);  // a copy: the entry goes below
   s.conn = read_string(cf);
+  if (!c.program_end.empty())
+    cf.fail("connection '" + s.conn + "' has a program end (" + c.program_end + "): recover needs both drivers");
   if (auto k = r.take("code")) s.code = uint32_t(read_uint(*k, 0, 0x1F));
   r.finish();
   release_conn(c, s.conn, loc.line);  // both QPs return to RESET

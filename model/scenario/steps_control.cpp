@@ -88,3 +88,41 @@ void Parser::step_barrier(const Field& f, const SourceLoc& loc) {
 }
 
 }  // namespace ernic::scenario_parse
+
+namespace ernic::scenario_parse {
+
+// program: { node: A, run: [path, args...], env: ["K=V", ...], timeout_s: 60 }
+//       or { node: A, serve: unix:PATH | tcp:HOST:PORT, timeout_s: 600 }
+void Parser::step_program(const Field& f, const SourceLoc& loc) {
+  MapReader r(f, {"node", "run", "env", "serve", "timeout_s"});
+  ProgramStep s;
+  s.loc = loc;
+  const Field nf = r.req("node");
+  s.node = ref_node(nf, false);
+  if (!program_node(s.node))
+    nf.fail("node '" + s.node + "' has the built-in driver as its host; a program needs `host: program` on the node");
+  const auto run = r.take("run");
+  const auto serve = r.take("serve");
+  if (run && serve) later(*run, *serve).fail_key("give either run (start the program) or serve (wait for one)");
+  if (!run && !serve) r.self().fail("needs run: [program, args...] or serve: ADDRESS");
+  if (run) {
+    for (const Field& a : read_list(*run)) s.argv.push_back(read_string(a));
+    if (s.argv.empty() || s.argv[0].empty()) run->fail("the program's path is missing");
+  }
+  if (serve) {
+    s.serve = read_string(*serve);
+    if (s.serve.empty()) serve->fail("an address: unix:PATH or tcp:HOST:PORT");
+  }
+  if (const auto env = r.take("env"))
+    for (const Field& e : read_list(*env)) {
+      const std::string kv = read_string(e);
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) e.fail("an environment entry is NAME=VALUE");
+      s.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  s.timeout_s = r.u64("timeout_s", s.timeout_s, 1, 86400);
+  r.finish();
+  emit(std::move(s));
+}
+
+}  // namespace ernic::scenario_parse

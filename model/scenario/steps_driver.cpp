@@ -51,6 +51,7 @@ void Parser::step_init(const Field& f, const SourceLoc& loc) {
   if (names.empty()) f.fail("expected a node name or a list of node names, got an empty list");
   for (const Field& nf : names) {
     const std::string n = ref_node(nf, false);
+    if (program_node(n)) nf.fail("node '" + n + "' has host: program: its program initialises it, not init");
     auto it = initialised_.find(n);
     if (it != initialised_.end())
       nf.fail(fmt::format("node {} is already initialised (at line {})", n, it->second));
@@ -125,12 +126,26 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   s.name = read_name(nf, "connection");
   if (auto it = conns_.find(s.name); it != conns_.end())
     nf.fail(fmt::format("connection '{}' already exists (at line {})", s.name, it->second.line));
-  s.client = ref_node(r.req("client"));
+  // An end whose host is a program is not initialised by a step.
+  auto end = [&](const Field& ef) {
+    const std::string n = ref_node(ef, false);
+    return program_node(n) ? n : ref_node(ef);
+  };
+  const Field cf = r.req("client");
+  s.client = end(cf);
   const Field sf = r.req("server");
-  s.server = ref_node(sf);
+  s.server = end(sf);
   if (s.server == s.client) sf.fail("client and server must be different nodes");
-  if (auto m = r.take("client_mr")) s.client_mr = ref_mr(*m, s.client).name;
-  if (auto m = r.take("server_mr")) s.server_mr = ref_mr(*m, s.server).name;
+  if (program_node(s.client) && program_node(s.server))
+    sf.fail("both ends have host: program; a connect step programs the built-in driver's end, so one end needs it");
+  s.program_end = program_node(s.client) ? s.client : program_node(s.server) ? s.server : "";
+  for (const char* k : {"client_mr", "server_mr"})
+    if (auto m = r.take(k)) {
+      const std::string& owner = std::string(k) == "client_mr" ? s.client : s.server;
+      if (owner == s.program_end)
+        m->fail_key("node " + owner + " has host: program: its MRs are the program's, not the scenario's");
+      (std::string(k) == "client_mr" ? s.client_mr : s.server_mr) = ref_mr(*m, owner).name;
+    }
   if (auto pf = r.take("pmtu")) s.pmtu = read_pmtu(*pf);
   s.sq_depth = uint32_t(r.u64("sq_depth", s.sq_depth, 16, 65535));
   s.rq_depth = uint32_t(r.u64("rq_depth", s.rq_depth, 16, 65535));
@@ -147,13 +162,22 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   if (auto h = r.take("hw_handshake")) s.sideband = read_bool(*h);
   s.ip_version = read_ip_version(r, s.client, s.server);
   r.finish();
+  if (!s.program_end.empty()) {
+    const bool client = s.program_end == s.client;
+    if (s.cm) r.self().fail("node " + s.program_end + " has host: program: connect it out of band (cm: false); "
+                            "CM on QP1 is its program's");
+    if (s.sideband) r.self().fail("hw_handshake needs the built-in driver on both ends");
+    if (!(client ? s.client_qp : s.server_qp) || !(client ? s.client_psn : s.server_psn))
+      r.self().fail(std::string("node ") + s.program_end + " has host: program: give its QPN and PSN (" +
+                    (client ? "client_qp, client_psn" : "server_qp, server_psn") + "); its program programs them");
+  }
   for (const std::string* n : {&s.client, &s.server}) {
     const uint32_t num_qp = sc_.nodes[node_index_[*n]].num_qp;
     if (++conn_count_[*n] > num_qp - 1)
       nf.fail(fmt::format("node {} has no free QP for this connection (num_qp {} allows {} connections)",
                           *n, num_qp, num_qp - 1));
   }
-  conns_[s.name] = ConnSym{s.client, s.server, s.client_mr, s.server_mr, loc.line};
+  conns_[s.name] = ConnSym{s.client, s.server, s.client_mr, s.server_mr, loc.line, s.program_end};
   disconnected_.erase(s.name);
   emit(std::move(s));
 }

@@ -10,7 +10,10 @@ void Parser::read_mem_access(const Field& f, std::string& node, uint64_t& addr, 
                        : std::vector<std::string>{"node", "addr", "bytes", "u32", "u64"});
   if (stray)
     if (auto x = r.take("stray")) *stray = read_bool(*x);
-  node = ref_node(r.req("node"), false);
+  const Field nf = r.req("node");
+  node = ref_node(nf, false);
+  if (program_node(node))
+    nf.fail("node '" + node + "' has host: program: its memory is the program's, the scenario cannot reach it");
   const Field af = r.req("addr");
   addr = read_uint(af, 0, kMaxU64);
   static const std::pair<const char*, unsigned> kForms[] = {{"bytes", 1}, {"u32", 4}, {"u64", 8}};

@@ -225,7 +225,7 @@ void Parser::parse_nodes(const Field& f) {
 
 void Parser::parse_node(const std::string& name, const Field& f) {
   MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "rx", "test_tx_underflow",
-                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random"});
+                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random", "host"});
   NodeConfig n;
   n.name = name;
   n.loc = f.loc();
@@ -234,7 +234,12 @@ void Parser::parse_node(const std::string& name, const Field& f) {
   n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 2, 4096));
   read_node_tuning(r, n);
   read_node_test_hooks(r, n);
-  if (auto q = r.take("qp_setup_fsm")) n.qp_setup_fsm = read_qp_setup_fsm(*q, n);
+  static const EnumTable<bool> kHosts = {{"driver", false}, {"program", true}};
+  n.host_program = r.enm("host", false, kHosts);
+  if (auto q = r.take("qp_setup_fsm")) {
+    if (n.host_program) q->fail("qp_setup_fsm needs the built-in driver; node '" + name + "' has host: program");
+    n.qp_setup_fsm = read_qp_setup_fsm(*q, n);
+  }
   if (auto h = r.take("handshake_random")) n.handshake_random = parse_handshake_random(*h);
   r.finish();
   node_index_[name] = sc_.nodes.size();

@@ -108,7 +108,7 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
     // the QP whose remote is the frame's destination QP (QP1 for CM).
     if (std::string(dir) == "rx" || r.dest_qp == 1) {
       qp = r.dest_qp;
-    } else {
+    } else if (n.driver) {
       for (const auto& c : n.driver->connections())
         if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
     }

@@ -187,7 +187,8 @@ json qp_setup_json(Node& n) {
 json node_json(Node& n) {
   const ErnicStats& s = n.ernic->stats();
   json cq = json::array();
-  for (const auto& c : n.driver->connections())
+  if (n.driver)
+    for (const auto& c : n.driver->connections())
     cq.push_back({{"qpn", c->qpn}, {"remote_qpn", c->remote_qpn}, {"state", host::verbs_state_name(c->state)},
                   {"local_psn", c->local_psn}, {"remote_psn", c->remote_psn}, {"posted", c->posted},
                   {"completed", c->completed}});
@@ -202,6 +203,12 @@ json node_json(Node& n) {
       {"link", link_json(n, s)}};
   j["mr_lookup"] = mr_lookup_json(n.ernic->mr_lookup());
   if (n.qp_setup) j["qp_setup_fsm"] = qp_setup_json(n);
+  if (n.pcie_dev) {
+    const bridge::BridgeStats& b = n.pcie_dev->stats();
+    j["bridge"] = {{"mmio_reads", b.mmio_reads}, {"mmio_writes", b.mmio_writes}, {"syncs", b.syncs},
+                   {"dma_reads", b.dma_reads}, {"dma_writes", b.dma_writes}, {"dma_read_bytes", b.dma_read_bytes},
+                   {"dma_write_bytes", b.dma_write_bytes}, {"interrupts", b.interrupts}, {"refused", b.refused}};
+  }
   return j;
 }
 
@@ -292,6 +299,8 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   r["steps"] = steps;
   json nodes = json::object();
   for (auto& n : sys.nodes) nodes[n->cfg.name] = node_json(*n);
+  for (const auto& [node, p] : sys.programs)
+    nodes[node]["program"] = {{"argv", p.argv}, {"status", p.status}, {"ok", p.ok}, {"output", p.output}};
   r["nodes"] = nodes;
   r["pcie"] = pcie_json(sys.scenario.pcie);
   r["idle_skip"] = idle_skip_json(sys);

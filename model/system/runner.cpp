@@ -22,7 +22,8 @@ void System::runner() {
 // (nothing wrote past an MR, whatever the scenario expected).
 void System::end_checks() {
   for (auto& n : nodes)
-    for (const std::string& e : n->driver->check_mr_guards()) ctx.error(n->cfg.name + " host memory", e);
+    if (n->driver)
+      for (const std::string& e : n->driver->check_mr_guards()) ctx.error(n->cfg.name + " host memory", e);
   for (const std::string& e : scoreboard.check_all()) fail(SourceLoc{}, e + " (end of run)");
 }
 

@@ -38,6 +38,7 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
   sp.start_psn = s.server_psn;
   cp.start_psn = s.client_psn;
   sp.sideband = cp.sideband = s.sideband;
+  if (!s.program_end.empty()) return connect_program(s, loc, s.program_end == s.client ? cp : sp);
   sp.mr = s.server_mr.empty() ? nullptr : sn->driver->find_mr(s.server_mr);
   cp.mr = s.client_mr.empty() ? nullptr : cn->driver->find_mr(s.client_mr);
   Conn k{s.client, s.server, nullptr, nullptr};
@@ -69,6 +70,47 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
                                  k.s->qpn, host::verbs_state_name(k.s->state)));
   track();
   conns_[s.name] = k;
+}
+
+// A connection with a program end: the driver's end is prepared and moved
+// to RTS towards the program's QPN and PSN; the program learns both ends
+// from its environment (program_env) and programs its own QP.
+void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog) {
+  const bool client_is_program = s.program_end == s.client;
+  Node* pn = node(s.program_end);
+  Node* dn = node(client_is_program ? s.server : s.client);
+  host::QpParams dp = prog;
+  dp.qpn = client_is_program ? s.server_qp : s.client_qp;
+  dp.start_psn = client_is_program ? s.server_psn : s.client_psn;
+  const std::string& dmr = client_is_program ? s.server_mr : s.client_mr;
+  dp.mr = dmr.empty() ? nullptr : dn->driver->find_mr(dmr);
+  host::Connection& dc = dn->driver->prepare(dp);
+  dn->driver->establish(dc, *prog.qpn, *prog.start_psn, node_addr(pn->cfg, s.ip_version), roce::cm::MrInfo{});
+  // The program's writes into this node's memory are not posts the
+  // scoreboard sees.
+  scoreboard.stand_aside(dn->cfg.name, "connection '" + s.name + "' has a program end (" + s.program_end + ")");
+  Conn k{s.client, s.server, nullptr, nullptr};
+  (client_is_program ? k.s : k.c) = &dc;
+  conns_[s.name] = k;
+  const roce::IpAddr dip = node_addr(dn->cfg, s.ip_version);
+  auto& env = program_env[s.program_end];
+  env = {{"ERNIC_CONN", s.name},
+         {"ERNIC_QPN", std::to_string(*prog.qpn)},
+         {"ERNIC_PSN", std::to_string(*prog.start_psn)},
+         {"ERNIC_PMTU", std::to_string(prog.pmtu)},
+         {"ERNIC_SQ_DEPTH", std::to_string(prog.sq_depth)},
+         {"ERNIC_RQ_DEPTH", std::to_string(prog.rq_depth)},
+         {"ERNIC_RQ_ELEMENT_BYTES", std::to_string(prog.rq_elem_bytes)},
+         {"ERNIC_PEER_QPN", std::to_string(dc.qpn)},
+         {"ERNIC_PEER_PSN", std::to_string(dc.local_psn)},
+         {"ERNIC_PEER_MAC", dn->cfg.mac.str()},
+         {"ERNIC_PEER_IP", dip.str()}};
+  if (dp.mr) {
+    env.push_back({"ERNIC_PEER_VA", std::to_string(dp.mr->va)});
+    env.push_back({"ERNIC_PEER_RKEY", std::to_string(dp.mr->rkey)});
+    env.push_back({"ERNIC_PEER_LEN", std::to_string(dp.mr->length)});
+  }
+  (void)loc;
 }
 
 // connect_reject: the server refuses the next ConnectRequest with the

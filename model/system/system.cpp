@@ -168,6 +168,16 @@ void Node::build_datapath(const NodeConfig& c, const Scenario& sc, const ClockDo
 void Node::build_driver(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
                         const LinkParams& lp, const ErnicConfig& ec, uint64_t seed) {
   const std::string scope = std::string(this->name());
+  if (c.host_program) {  // the host is a program: the NIC is its PCIe device, no built-in driver
+    bridge::DeviceConfig bc;
+    bc.node = c.name;
+    uint64_t bar = 4096;
+    while (bar < ec.layout.window_bytes) bar <<= 1;  // a BAR is a power of two
+    bc.bar0_bytes = bar;
+    pcie_dev = std::make_unique<bridge::PcieDevice>("bridge", core, *axil, *mem, ernic->intr, ctx, bc);
+    sideband = std::make_unique<SidebandPort>(core, *ernic, ctx, scope + ".ernic.sideband");
+    return;
+  }
   host::DriverConfig dc;
   dc.node = c.name;
   dc.mac = c.mac;
@@ -201,6 +211,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   randomise_handshakes(opt);
   build_nodes(lp, opt);
   idle_skip = opt.idle_skip;
+  serve_overrides = opt.serve;
   if (!idle_skip) start_tickers();
   introduce_nodes();
   if (nodes.size() == 2) join_wires(lp);
@@ -261,6 +272,7 @@ void System::introduce_nodes() {
   for (auto& a : nodes)
     for (auto& b : nodes)
       if (a != b) {
+        if (!a->driver) continue;  // host: program: the program knows its neighbours
         if (b->cfg.has_ip) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
         if (b->cfg.ip6) a->driver->add_neighbour(*b->cfg.ip6, b->cfg.mac);
       }

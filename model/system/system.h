@@ -31,6 +31,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/bridge/pcie_device.h"
 #include "model/qp_setup/qp_setup_fsm.h"
 #include "model/ernic/ernic.h"
 #include "model/host/driver.h"
@@ -70,6 +71,10 @@ struct RunOptions {
   // --handshake-random SEED: randomised handshakes on every node with this
   // seed (percentages from the scenario's handshake_random, else defaults).
   std::optional<uint64_t> handshake_random_seed;
+  // `--serve NODE=ADDR` / `ernic-sim serve`: that node's program step waits
+  // on ADDR for a program started by hand (e.g. under gdb) instead of
+  // starting the one its `run` names.
+  std::map<std::string, std::string> serve;
 };
 
 // The scenario's pcie block as the link model takes it.
@@ -87,7 +92,8 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<SidebandPort> sideband;  // i_qp_sq_pidb_* / i_qp_rq_cidb_* (the driver plays the user logic)
   std::unique_ptr<Cmac> cmac;
   std::unique_ptr<RoceDatapath> datapath;  // between ernic and cmac
-  std::unique_ptr<host::Driver> driver;
+  std::unique_ptr<host::Driver> driver;         // null with `host: program`
+  std::unique_ptr<bridge::PcieDevice> pcie_dev; // `host: program`: the NIC as the program's PCIe device
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;
   // Frames ERNIC committed to its TX datapath and not yet seen on the CMAC
   // tap: when (the wire monitor judges requests at that instant).
@@ -115,6 +121,16 @@ class Node : public sc_core::sc_module {
                       SimContext& ctx, const ErnicConfig& ec, uint64_t seed, bool idle_skip);
   void build_driver(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
                     const LinkParams& lp, const ErnicConfig& ec, uint64_t seed);  // and the sideband
+};
+
+// A program step's run (host: program): what ran, how it ended, what
+// crossed the bridge.
+struct ProgramRun {
+  std::vector<std::string> argv;  // empty: a program started by hand (serve)
+  std::string status;             // "exit status 0", "killed by signal 9 (Killed)"
+  std::string output;             // its stdout and stderr (the last 16 KiB)
+  bridge::BridgeStats stats;
+  bool ok = false;
 };
 
 struct Failure {
@@ -160,6 +176,7 @@ class System : public sc_core::sc_module {
   ~System() override;
 
   const Scenario& scenario;
+  std::map<std::string, std::string> serve_overrides;  // RunOptions::serve
   ClockDomain core, cmac_clk;
   SimContext& ctx;
   std::vector<std::unique_ptr<Node>> nodes;
@@ -170,6 +187,9 @@ class System : public sc_core::sc_module {
   bool finished = false;        // the runner reached the end of the steps
   int exit_code = 0;
   std::vector<Failure> failures;
+  std::map<std::string, ProgramRun> programs;  // node -> its program step's run
+  // node -> what its program learns of its connection (connect steps with a program end)
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> program_env;
   std::vector<StepRecord> steps_done;
   std::vector<std::string> stall_report;   // per-QP status when the watchdog fired
   uint64_t faults_applied = 0;
@@ -274,6 +294,8 @@ class System : public sc_core::sc_module {
   void handle(const ExpectIdleStep& s, const SourceLoc& loc, Group* g);
   void handle(const WaitUntilStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ProgramStep& s, const SourceLoc& loc, Group* g);
+  void connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog);
   bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
                     std::string* why) const;
   size_t frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const;

@@ -44,6 +44,8 @@ ALLOWED = {
     "ernic": ["qp", "mr", "dma", "datapath", "datapath/sc", "link", "host/host_memory.h", "sim", "trace", "regs",
               "roce"],
     "scenario": ["regs", "roce"],
+    "bridge": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
+    "bridge/client": ["bridge"],
     "system": None,  # the top: anything
 }
 
@@ -53,7 +55,9 @@ ERNIC_ORDER = ["ernic", "qp_mgr", "rx_pkt_hndler", "wqe_proc", "resp_hndler", "r
 # Files of a block named otherwise.
 ERNIC_PART_OF = {"rx_responder": "rx_pkt_hndler", "resp_retry": "resp_hndler"}
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"model/([^"]+)"', re.M)
+# Every include: "model/X", <model/X>, and a quoted path relative to the
+# including file that lands in model/ ("qp_mgr.h", "../system/system.h").
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<(model/[^>]+)>)', re.M)
 
 
 def folder_of(rel):
@@ -74,6 +78,18 @@ def ernic_block(rel):
     return ERNIC_PART_OF.get(stem, stem)
 
 
+def resolve(model, src_dir, inc):
+    """An include -> its model-relative path, or None (outside model/)."""
+    if inc.startswith("model/"):
+        return inc[len("model/"):]
+    here = os.path.normpath(os.path.join(src_dir, inc))
+    if os.path.exists(here):
+        rel = os.path.relpath(here, model)
+        if not rel.startswith(".."):
+            return rel
+    return None
+
+
 def includes(root):
     model = os.path.join(root, "model")
     out = []
@@ -85,7 +101,9 @@ def includes(root):
             rel = os.path.relpath(path, model)
             with open(path, encoding="utf-8", errors="replace") as fh:
                 for m in INCLUDE.finditer(fh.read()):
-                    out.append((rel, m.group(1)))
+                    target = resolve(model, d, m.group(1) or m.group(2))
+                    if target:
+                        out.append((rel, target))
     return out
 
 
@@ -145,11 +163,16 @@ def selftest(root):
         plant("ernic/resp_hndler.h", '#include "model/ernic/qp_mgr.h"')        # a block calling up (rule 3)
         plant("trace/vcd.cpp", '#include "model/sim/clock.h"')                # sim -> trace -> sim (rule 2)
         plant("dma/dma.h", '#include "model/host/driver.h"')                  # the driver below the DMA engine
+        plant("ernic/wqe_cache.h", '#include "resp_hndler.h"')                 # a block calling up, relative path
+        plant("roce/packet.cpp", '#include "../system/system.h"')              # up the layout, relative path
+        plant("mr/mr_cache.h", '#include <model/host/driver.h>')              # up the layout, angle brackets
         errs = check(tmp)
         want = ["model/scenario/load.cpp -> model/ernic/ernic.h", "model/roce/types.cpp -> model/system/system.h",
                 "model/ernic/resp_hndler.h -> model/ernic/qp_mgr.h: resp_hndler calls up to qp_mgr",
                 "model/trace/vcd.cpp -> model/sim/clock.h", "folder cycle: ",
-                "model/dma/dma.h -> model/host/driver.h"]
+                "model/dma/dma.h -> model/host/driver.h",
+                "model/ernic/wqe_cache.h -> model/ernic/resp_hndler.h: wqe_cache calls up to resp_hndler",
+                "model/roce/packet.cpp -> model/system/system.h", "model/mr/mr_cache.h -> model/host/driver.h"]
         missing = [w for w in want if not any(w in e for e in errs)]
         for e in errs:
             print("found: " + e)
@@ -157,7 +180,7 @@ def selftest(root):
             print("NOT FOUND: " + "; ".join(missing))
             return 1
         print("layout check catches a wall crossed, the floor including the roof, a block calling up, a folder "
-              "cycle, and the driver below the DMA engine")
+              "cycle, and the driver below the DMA engine; quoted relative and <model/...> includes too")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

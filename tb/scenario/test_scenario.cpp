@@ -627,6 +627,17 @@ const BadCase kBadCases[] = {
     {"qp_adopt_psn_mismatch.yaml", 9, 49, "steps[3].qp_adopt.client_qp",
      "QP 2 of node A expects PSN 0x000200 first (remote_psn, line 7), but QP 3 of node B starts at 0x000201"},
     {"qp_adopt_no_fsm_end.yaml", 7, 15, "steps[1].qp_adopt", "qp_adopt needs an end set up by qp_setup"},
+    // Issue 15: a node whose host is a program (host: program, the program step).
+    {"program_node_init.yaml", 8, 12, "steps[1].init[0]", "node 'A' has host: program: its program initialises it"},
+    {"program_on_driver_node.yaml", 8, 22, "steps[1].program.node",
+     "node 'B' has the built-in driver as its host; a program needs `host: program` on the node"},
+    {"program_connect_cm.yaml", 8, 14, "steps[1].connect", "connect it out of band (cm: false)"},
+    {"program_connect_no_qpn.yaml", 8, 14, "steps[1].connect", "give its QPN and PSN (client_qp, client_psn)"},
+    {"program_mem_write.yaml", 8, 24, "steps[1].mem_write.node", "its memory is the program's"},
+    {"program_run_and_serve.yaml", 8, 37, "steps[1].program.serve", "give either run (start the program) or serve"},
+    {"program_post_on_program_end.yaml", 10, 28, "steps[3].post.node",
+     "node 'A' has host: program: its program drives it, the built-in driver's steps cannot"},
+    {"program_env_malformed.yaml", 8, 31, "steps[1].program.env[0]", "an environment entry is NAME=VALUE"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),

@@ -1,0 +1,264 @@
+// model/bridge: length-prefixed frames over a Boost.Asio stream (channel.h).
+#include "model/bridge/channel.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio.hpp>
+#include <functional>
+#include <optional>
+#include <thread>
+
+namespace ernic::bridge {
+namespace asio = boost::asio;
+using Generic = asio::generic::stream_protocol;
+using Local = asio::local::stream_protocol;
+using Tcp = asio::ip::tcp;
+
+Endpoint Endpoint::parse(const std::string& s) {
+  Endpoint e;
+  if (s.rfind("tcp:", 0) == 0) {
+    const std::string rest = s.substr(4);
+    const size_t colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      throw std::invalid_argument("'" + s + "': a TCP endpoint is tcp:HOST:PORT");
+    e.kind = kTcp;
+    e.host = rest.substr(0, colon);
+    const std::string port = rest.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(port) > 65535)
+      throw std::invalid_argument("'" + s + "': the port must be a number 0..65535");
+    e.port = uint16_t(std::stoul(port));
+    return e;
+  }
+  e.path = s.rfind("unix:", 0) == 0 ? s.substr(5) : s;
+  if (e.path.empty()) throw std::invalid_argument("'" + s + "': a Unix socket endpoint is unix:PATH");
+  if (e.path.size() >= sizeof(sockaddr_un{}.sun_path))
+    throw std::invalid_argument("'" + s + "': a Unix socket path is at most 107 bytes");
+  return e;
+}
+
+std::string Endpoint::str() const {
+  return kind == kTcp ? "tcp:" + host + ":" + std::to_string(port) : "unix:" + path;
+}
+
+struct Channel::Io {
+  asio::io_context ctx;
+  Generic::socket sock{ctx};
+  asio::steady_timer timer{ctx};
+  std::array<uint8_t, 65536> rbuf;
+};
+
+Channel::Channel(std::unique_ptr<Io> io, std::string peer) : io_(std::move(io)), peer_(std::move(peer)) {
+  arm_read();
+}
+
+Channel::~Channel() { close(); }
+
+void Channel::close() {
+  if (!io_ || !io_->sock.is_open()) return;
+  boost::system::error_code ec;
+  io_->sock.shutdown(Generic::socket::shutdown_both, ec);
+  io_->sock.close(ec);
+  io_->ctx.restart();
+  io_->ctx.poll();  // let the aborted read's handler run
+}
+
+// One read always outstanding: whatever arrives is cut into frames.
+void Channel::arm_read() {
+  if (reading_ || !error_.empty()) return;
+  reading_ = true;
+  io_->sock.async_read_some(asio::buffer(io_->rbuf), [this](const boost::system::error_code& ec, size_t n) {
+    reading_ = false;
+    if (ec) {
+      error_ = ec == asio::error::eof ? "the peer closed the connection" : "transport error: " + ec.message();
+      return;
+    }
+    buf_.insert(buf_.end(), io_->rbuf.begin(), io_->rbuf.begin() + long(n));
+    take_frames();
+    arm_read();
+  });
+}
+
+void Channel::take_frames() {
+  size_t at = 0;
+  while (buf_.size() - at >= 4) {
+    const uint32_t len = uint32_t(buf_[at]) | uint32_t(buf_[at + 1]) << 8 | uint32_t(buf_[at + 2]) << 16 |
+                         uint32_t(buf_[at + 3]) << 24;
+    if (len > kMaxFrame) {
+      error_ = "frame of " + std::to_string(len) + " bytes announced, more than the " + std::to_string(kMaxFrame) +
+               " a frame may carry";
+      buf_.clear();
+      return;
+    }
+    if (buf_.size() - at - 4 < len) break;
+    inq_.emplace_back(buf_.begin() + long(at + 4), buf_.begin() + long(at + 4 + len));
+    ++received_;
+    at += 4 + len;
+  }
+  buf_.erase(buf_.begin(), buf_.begin() + long(at));
+}
+
+// Runs the io_context until `done`, an error, or the wall timeout.
+void Channel::run_until(const std::function<bool()>& done, WallTimeout timeout, const char* what) {
+  bool timed_out = false, timer_armed = false;
+  if (timeout != kNoTimeout) {
+    io_->timer.expires_after(timeout);
+    timer_armed = true;
+    io_->timer.async_wait([&](const boost::system::error_code& ec) {
+      timer_armed = false;
+      if (!ec) timed_out = true;
+    });
+  }
+  while (!done() && error_.empty() && !timed_out) {
+    if (io_->ctx.stopped()) io_->ctx.restart();
+    if (io_->ctx.run_one() == 0) {
+      if (error_.empty()) error_ = "nothing left to wait for";
+      break;
+    }
+  }
+  if (timer_armed) {
+    io_->timer.cancel();
+    while (timer_armed) {
+      if (io_->ctx.stopped()) io_->ctx.restart();
+      io_->ctx.run_one();
+    }
+  }
+  if (done()) return;
+  if (timed_out)
+    throw ChannelError(std::string(what) + ": no answer from " + peer_ + " within " +
+                       std::to_string(timeout.count()) + " ms of wall time");
+  throw ChannelError(std::string(what) + ": " + error_);
+}
+
+void Channel::send(const std::vector<uint8_t>& frame) {
+  if (frame.size() > kMaxFrame) throw ChannelError("frame of " + std::to_string(frame.size()) + " bytes too long");
+  if (!error_.empty()) throw ChannelError("send to " + peer_ + ": " + error_);
+  std::vector<uint8_t> out(4 + frame.size());
+  const uint32_t len = uint32_t(frame.size());
+  for (int i = 0; i < 4; ++i) out[size_t(i)] = uint8_t(len >> (8 * i));
+  std::copy(frame.begin(), frame.end(), out.begin() + 4);
+  bool done = false;
+  boost::system::error_code wec;
+  asio::async_write(io_->sock, asio::buffer(out), [&](const boost::system::error_code& ec, size_t) {
+    wec = ec;
+    done = true;
+  });
+  run_until([&] { return done; }, kNoTimeout, "send");
+  if (wec) {
+    error_ = wec == asio::error::broken_pipe || wec == asio::error::connection_reset
+                 ? "the peer closed the connection"
+                 : "transport error: " + wec.message();
+    throw ChannelError("send to " + peer_ + ": " + error_);
+  }
+  ++sent_;
+}
+
+std::vector<uint8_t> Channel::recv(WallTimeout timeout) {
+  if (inq_.empty()) run_until([this] { return !inq_.empty(); }, timeout, "receive");
+  std::vector<uint8_t> f = std::move(inq_.front());
+  inq_.pop_front();
+  return f;
+}
+
+std::unique_ptr<Channel> Channel::connect(const Endpoint& ep, WallTimeout timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  for (;;) {
+    auto io = std::make_unique<Io>();
+    boost::system::error_code ec;
+    if (ep.kind == Endpoint::kUnix) {
+      io->sock.connect(Generic::endpoint(Local::endpoint(ep.path)), ec);
+    } else {
+      Tcp::resolver r(io->ctx);
+      auto found = r.resolve(ep.host, std::to_string(ep.port), ec);
+      if (!ec) {
+        ec = asio::error::host_not_found;
+        for (const auto& e : found) {
+          boost::system::error_code one;
+          if (io->sock.is_open()) io->sock.close(one);
+          io->sock.connect(Generic::endpoint(e.endpoint()), one);
+          ec = one;
+          if (!one) break;
+        }
+      }
+      if (!ec) io->sock.set_option(asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_NODELAY>(true), ec);
+    }
+    if (!ec) return std::unique_ptr<Channel>(new Channel(std::move(io), ep.str()));
+    last = ec.message();
+    if (timeout == kNoTimeout || std::chrono::steady_clock::now() >= until)
+      throw ChannelError("connect to " + ep.str() + ": " + last);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the listener may still be starting
+  }
+}
+
+struct Listener::Io {
+  asio::io_context ctx;
+  std::optional<Local::acceptor> local;
+  std::optional<Tcp::acceptor> tcp;
+  asio::steady_timer timer{ctx};
+};
+
+Listener::Listener(const Endpoint& ep) : io_(std::make_unique<Io>()), ep_(ep) {
+  boost::system::error_code ec;
+  if (ep.kind == Endpoint::kUnix) {
+    ::unlink(ep.path.c_str());  // a socket file left by an earlier run
+    io_->local.emplace(io_->ctx);
+    io_->local->open(Local(), ec);
+    if (!ec) io_->local->bind(Local::endpoint(ep.path), ec);
+    if (!ec) io_->local->listen(1, ec);
+  } else {
+    Tcp::resolver r(io_->ctx);
+    auto found = r.resolve(ep.host, std::to_string(ep.port), ec);
+    if (!ec && found.empty()) ec = asio::error::host_not_found;
+    if (!ec) {
+      const Tcp::endpoint at = found.begin()->endpoint();
+      io_->tcp.emplace(io_->ctx);
+      io_->tcp->open(at.protocol(), ec);
+      if (!ec) io_->tcp->set_option(Tcp::acceptor::reuse_address(true), ec);
+      if (!ec) io_->tcp->bind(at, ec);
+      if (!ec) io_->tcp->listen(1, ec);
+      if (!ec) ep_.port = io_->tcp->local_endpoint().port();
+    }
+  }
+  if (ec) throw ChannelError("listen on " + ep.str() + ": " + ec.message());
+}
+
+Listener::~Listener() {
+  if (ep_.kind == Endpoint::kUnix && io_->local && io_->local->is_open()) ::unlink(ep_.path.c_str());
+}
+
+std::unique_ptr<Channel> Listener::accept(WallTimeout timeout) {
+  auto cio = std::make_unique<Channel::Io>();
+  bool done = false, timed_out = false;
+  boost::system::error_code aec;
+  auto on_accept = [&](const boost::system::error_code& ec) {
+    aec = ec;
+    done = true;
+    io_->timer.cancel();
+  };
+  if (io_->local)
+    io_->local->async_accept(cio->sock, on_accept);
+  else
+    io_->tcp->async_accept(cio->sock, on_accept);
+  if (timeout != kNoTimeout) {
+    io_->timer.expires_after(timeout);
+    io_->timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec || done) return;
+      timed_out = true;
+      if (io_->local) io_->local->cancel(); else io_->tcp->cancel();
+    });
+  }
+  io_->ctx.restart();
+  io_->ctx.run();  // both handlers done
+  if (timed_out) throw ChannelError("no program connected to " + ep_.str() + " within " +
+                                    std::to_string(timeout.count()) + " ms of wall time");
+  if (aec) throw ChannelError("accept on " + ep_.str() + ": " + aec.message());
+  if (ep_.kind == Endpoint::kTcp) {
+    boost::system::error_code ec;
+    cio->sock.set_option(asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_NODELAY>(true), ec);
+  }
+  return std::unique_ptr<Channel>(new Channel(std::move(cio), "the program on " + ep_.str()));
+}
+
+}  // namespace ernic::bridge

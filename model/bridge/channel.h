@@ -1,0 +1,104 @@
+// model/bridge: a byte stream between two processes (Boost.Asio), carrying
+// whole messages, each behind a 4-byte little-endian length. Unix socket
+// ("unix:PATH") by default, TCP ("tcp:HOST:PORT") for another machine.
+//
+// Blocking and event-driven: every call blocks its thread in the Asio
+// io_context (no polling loop) until done or until its wall-clock timeout.
+// A read is always armed, so while a send waits for room the messages the
+// peer sends meanwhile are taken in and queued: two ends that both send a
+// lot never deadlock on full socket buffers.
+//
+// Errors (ChannelError, a message naming the cause): the peer closed the
+// connection, a transport error, a wall-clock timeout, a frame longer than
+// kMaxFrame (the stream is then unusable: no resynchronisation is tried).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ernic::bridge {
+
+class ChannelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "unix:PATH" or "tcp:HOST:PORT"; a bare path means unix. Throws
+// std::invalid_argument naming what is wrong.
+struct Endpoint {
+  enum Kind { kUnix, kTcp } kind = kUnix;
+  std::string path;           // kUnix
+  std::string host;           // kTcp
+  uint16_t port = 0;          // kTcp
+  static Endpoint parse(const std::string& s);
+  std::string str() const;
+};
+
+// The largest frame either end accepts: an intro, or a 64-byte header with
+// 65,535 bytes of data.
+constexpr size_t kMaxFrame = 64 + 0xFFFF;
+
+using WallTimeout = std::chrono::milliseconds;
+constexpr WallTimeout kNoTimeout = WallTimeout::zero();  // wait for ever
+
+class Channel {
+ public:
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // The connecter side. Retries a refused or missing endpoint until the
+  // timeout (the listener may still be starting).
+  static std::unique_ptr<Channel> connect(const Endpoint& ep, WallTimeout timeout);
+
+  void send(const std::vector<uint8_t>& frame);
+  // The next frame; throws ChannelError on timeout, close or error.
+  std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout);
+  // A frame already received and queued (no waiting)?
+  bool pending() const { return !inq_.empty(); }
+  void close();
+  const std::string& peer() const { return peer_; }
+
+  uint64_t frames_sent() const { return sent_; }
+  uint64_t frames_received() const { return received_; }
+
+ private:
+  friend class Listener;
+  struct Io;
+  explicit Channel(std::unique_ptr<Io> io, std::string peer);
+  void arm_read();
+  void take_frames();
+  void run_until(const std::function<bool()>& done, WallTimeout timeout, const char* what);
+  std::unique_ptr<Io> io_;
+  std::string peer_;
+  std::vector<uint8_t> buf_;            // bytes received, not yet whole frames
+  std::deque<std::vector<uint8_t>> inq_;
+  std::string error_;                   // a transport error or the close, once seen
+  bool reading_ = false;
+  uint64_t sent_ = 0, received_ = 0;
+};
+
+// The listener side: binds at construction (a stale Unix socket file is
+// replaced; the file is removed again at destruction), accepts one peer.
+class Listener {
+ public:
+  explicit Listener(const Endpoint& ep);
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  std::unique_ptr<Channel> accept(WallTimeout timeout);
+  // The bound endpoint (tcp port 0 becomes the port the system chose).
+  const Endpoint& endpoint() const { return ep_; }
+
+ private:
+  struct Io;
+  std::unique_ptr<Io> io_;
+  Endpoint ep_;
+};
+
+}  // namespace ernic::bridge

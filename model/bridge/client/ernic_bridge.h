@@ -1,0 +1,88 @@
+/* ernic_bridge.h: a host program's side of the ERNIC simulator's bridge
+ * (C99; the library is libernic_bridge, built with the project).
+ *
+ * The program is the host of one simulated node: it reads and writes the
+ * NIC's registers (BAR0, PG332 offsets: see ernic_regs_c.h), allocates
+ * DMA-able memory the NIC reaches by bus address, and waits for the NIC's
+ * interrupt. The messages are SimBricks' PCIe protocol over a Unix socket
+ * or TCP (model/bridge/README.md).
+ *
+ * Time is lock-step: simulated time advances only inside the calls below
+ * that wait (a register read, ernic_delay_ns, ernic_wait_irq, a non-posted
+ * write, close); code between calls takes no simulated time, so a program
+ * gives the same simulated results however the OS schedules it.
+ *   ernic_read32      costs the MMIO read round trip (PCIe + AXI4-Lite)
+ *   ernic_write32     posted: returns at once, the write follows in order
+ *   ernic_delay_ns    lets the simulation run ns nanoseconds
+ *   ernic_wait_irq    runs until the NIC's interrupt or the timeout
+ * While a call waits, the library answers the NIC's DMA reads and applies
+ * its DMA writes from and to the memory ernic_dma_alloc gave.
+ *
+ * Errors are sticky: after one, every call fails at once (reads return
+ * all ones, as a dead PCIe device does), ernic_error() says why (the
+ * simulator gone, a refused message, a DMA outside every allocated buffer).
+ */
+#ifndef ERNIC_BRIDGE_H
+#define ERNIC_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ernic_bridge ernic_bridge;
+
+/* Connects to the simulator. addr: "unix:PATH" or "tcp:HOST:PORT"; NULL
+ * takes the environment variable ERNIC_BRIDGE (set by the simulator for
+ * the programs it starts). Host memory: ERNIC_BRIDGE_MEM_MIB (default 64)
+ * of bus address space. Returns NULL on failure (ernic_open_error() says
+ * why). */
+ernic_bridge* ernic_open(const char* addr);
+const char* ernic_open_error(void);
+
+/* Ends the session (TERMINATE); 0 if the session had no error, else -1.
+ * Frees b. */
+int ernic_close(ernic_bridge* b);
+
+/* The first error of the session, or NULL. */
+const char* ernic_error(const ernic_bridge* b);
+
+/* BAR0 register access (byte offset, 4-byte aligned). */
+uint32_t ernic_read32(ernic_bridge* b, uint32_t offset);
+void ernic_write32(ernic_bridge* b, uint32_t offset, uint32_t value);
+/* Non-posted: returns once the write reached the NIC; 0 or -1. */
+int ernic_write32_sync(ernic_bridge* b, uint32_t offset, uint32_t value);
+/* Two registers, low word at offset (e.g. a 64-bit base address pair). */
+uint64_t ernic_read64(ernic_bridge* b, uint32_t offset);
+void ernic_write64(ernic_bridge* b, uint32_t offset, uint64_t value);
+
+/* DMA-able host memory, zeroed, aligned to `align` (a power of two, 0 =
+ * 4096). Returns the bus address the NIC uses (0 on failure) and, in *va,
+ * where the program reads and writes it. Never freed before ernic_close. */
+uint64_t ernic_dma_alloc(ernic_bridge* b, size_t bytes, size_t align, void** va);
+/* The program's pointer for bus address [bus, bus+len), or NULL. */
+void* ernic_dma_ptr(ernic_bridge* b, uint64_t bus, size_t len);
+
+/* Simulated time (ps) as of the last call. */
+uint64_t ernic_now_ps(const ernic_bridge* b);
+/* Runs the simulation ns nanoseconds; 0 or -1. */
+int ernic_delay_ns(ernic_bridge* b, uint64_t ns);
+/* Waits for the NIC's interrupt (MSI-X vector 0) up to timeout_ns of
+ * simulated time: 1 interrupt (consumed), 0 timeout, -1 error. */
+int ernic_wait_irq(ernic_bridge* b, uint64_t timeout_ns);
+/* Called from inside the library when an interrupt message arrives (in
+ * any waiting call), before ernic_wait_irq sees it. NULL removes it. */
+void ernic_set_irq_handler(ernic_bridge* b, void (*handler)(void* ctx, uint16_t vector), void* ctx);
+
+/* Counters: messages this program exchanged. */
+typedef struct ernic_bridge_stats {
+  uint64_t mmio_reads, mmio_writes, dma_reads, dma_writes, dma_read_bytes, dma_write_bytes, interrupts;
+} ernic_bridge_stats;
+void ernic_get_stats(const ernic_bridge* b, ernic_bridge_stats* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ERNIC_BRIDGE_H */

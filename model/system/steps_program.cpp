@@ -1,0 +1,190 @@
+// model/system: the program step (a node's host is a program attached over
+// the bridge, model/bridge): start it or wait for it, serve it in
+// lock-step until it ends the session, judge its exit.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "model/system/system.h"
+
+extern char** environ;
+
+namespace ernic {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string self_dir() {
+  char b[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", b, sizeof b - 1);
+  return n > 0 ? dir_of(std::string(b, size_t(n))) : ".";
+}
+
+// {bin}: the folder of ernic-sim; {scenario}: the scenario file's folder.
+std::string expand(std::string s, const std::string& scenario_file) {
+  const std::pair<const char*, std::string> subs[] = {{"{bin}", self_dir()}, {"{scenario}", dir_of(scenario_file)}};
+  for (const auto& [key, value] : subs)
+    for (size_t at; (at = s.find(key)) != std::string::npos;) s.replace(at, std::strlen(key), value);
+  return s;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+                                  strsignal(WTERMSIG(status)) + ")";
+  return "status " + std::to_string(status);
+}
+
+// The child's status within `wait` of wall time (SIGKILL after that).
+int reap(pid_t pid, std::chrono::milliseconds wait) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0) return 0;
+    if (std::chrono::steady_clock::now() >= until) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::string read_tail(const std::string& path, size_t max) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  if (s.size() > max) s = "[...]\n" + s.substr(s.size() - max);
+  return s;
+}
+
+}  // namespace
+
+void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
+  Node* n = node(s.node);
+  ProgramRun& run = programs[s.node];
+  run.argv.clear();
+  const auto timeout = std::chrono::milliseconds(s.timeout_s * 1000);
+  // Where to listen: `serve` (the step's, or the command line's for this
+  // node), else a socket of this run for the program it starts.
+  std::string serve_at = s.serve;
+  if (auto o = serve_overrides.find(s.node); o != serve_overrides.end()) serve_at = o->second;
+  const std::string where =
+      serve_at.empty() ? "/tmp/ernic-bridge-" + std::to_string(::getpid()) + "-" + s.node + ".sock" : serve_at;
+  std::unique_ptr<bridge::Listener> listener;
+  try {
+    listener = std::make_unique<bridge::Listener>(bridge::Endpoint::parse(where));
+  } catch (const std::exception& e) {
+    fail(loc, std::string("program on node ") + s.node + ": " + e.what());
+    return;
+  }
+  const std::string address = listener->endpoint().str();
+  // What the program learns from its environment (model/bridge/README.md).
+  std::vector<std::pair<std::string, std::string>> learn = {
+      {"ERNIC_BRIDGE", address},
+      {"ERNIC_NODE", s.node},
+      {"ERNIC_BRIDGE_MEM_MIB", std::to_string(n->cfg.memory_mib)},
+      {"ERNIC_MAC", n->cfg.mac.str()},
+      {"ERNIC_NUM_QP", std::to_string(n->cfg.num_qp)},
+      {"ERNIC_CORE_MHZ", fmt::format("{}", scenario.clocks.core_mhz)},
+      {"ERNIC_LAYOUT", n->ernic->config().layout.name}};
+  if (n->cfg.has_ip) learn.emplace_back("ERNIC_IP", n->cfg.ip.str());
+  for (const auto& kv : program_env[s.node]) learn.push_back(kv);
+  for (const auto& kv : s.env) learn.push_back(kv);
+  pid_t pid = -1;
+  std::string out_path;
+  std::string name = "the program";
+  if (!serve_at.empty()) {
+    std::cerr << "ernic-sim: node " << s.node << " waits for its program on " << address
+              << "; start it with this environment:\n";
+    for (const auto& [k, v] : learn) std::cerr << "  export " << k << "='" << v << "'\n";
+  } else {
+    for (const std::string& a : s.argv) run.argv.push_back(expand(a, loc.file));
+    name = "program '" + run.argv[0] + "'";
+    char tmpl[] = "/tmp/ernic-program-XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    out_path = tmpl;
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    for (const auto& [k, v] : learn) env.push_back(k + "=" + v);
+    std::vector<char*> argv, envp;
+    for (std::string& a : run.argv) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    const int rc = ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(fd);
+    if (rc != 0) {
+      ::unlink(out_path.c_str());
+      fail(loc, name + " of node " + s.node + " could not be started: " + std::strerror(rc));
+      return;
+    }
+  }
+  // Connection: wait for it, watching for a program that ends first.
+  std::unique_ptr<bridge::Channel> ch;
+  std::string error;
+  int status = 0;
+  bool reaped = false;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!ch && error.empty()) {
+    try {
+      ch = listener->accept(pid > 0 ? std::chrono::milliseconds(100) : timeout);
+    } catch (const bridge::ChannelError& e) {
+      if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
+        reaped = true;
+        error = "ended (" + describe_status(status) + ") without connecting to the simulator";
+      } else if (pid <= 0 || std::chrono::steady_clock::now() >= until) {
+        error = e.what();
+      }
+    }
+  }
+  if (ch) {
+    try {
+      n->pcie_dev->serve(*ch, timeout);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    ch->close();
+  }
+  if (pid > 0) {
+    if (!reaped) status = reap(pid, error.empty() ? timeout : std::chrono::milliseconds(2000));
+    run.status = describe_status(status);
+    run.output = read_tail(out_path, 16384);
+    ::unlink(out_path.c_str());
+    if (!run.output.empty()) std::cerr << "[" << s.node << " program] " << run.output
+                                       << (run.output.back() == '\n' ? "" : "\n");
+    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      error = "ended the session but then " + run.status;
+    else if (!error.empty())
+      error += " (" + run.status + ")";
+  }
+  run.stats = n->pcie_dev->stats();
+  run.ok = error.empty();
+  if (!error.empty()) fail(loc, name + " of node " + s.node + ": " + error);
+}
+
+}  // namespace ernic
