@@ -39,9 +39,7 @@ void QpMgr::apply_doorbells() {
 }
 
 bool QpMgr::sw_override(uint32_t qpn) const {
-  const uint32_t a = s_.G(R::g::XRNICADCONF);
-  const R::Field f = s_.cfg.layout.swovr_qpn;
-  return (a & FLD::XRNICADCONF_SW_OVERRIDE.bit()) && f.get(a) == (qpn & f.max());
+  return s_.cfg.layout.sw_override(s_.G(R::g::XRNICADCONF), qpn);
 }
 
 // ---------------------------------------------------------------- dispatch

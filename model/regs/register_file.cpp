@@ -87,7 +87,8 @@ RegisterFile::Write RegisterFile::write(const Decoded& d, uint32_t data) {
     return w;
   }
   if (!d.reg) return w;  // reserved: writes ignored
-  const bool swovr = g(g::XRNICADCONF) & fld::XRNICADCONF_SW_OVERRIDE.bit();
+  // ROSW registers are per QP: writable for the QP under SW override only.
+  const bool swovr = d.block == Block::Qp && layout_.sw_override(g(g::XRNICADCONF), d.index);
   switch (d.reg->access) {
     case Access::RO:
       return w;  // writes to read-only registers have no effect

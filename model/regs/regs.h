@@ -138,6 +138,12 @@ struct Layout {
   // qpn is 1-based (QP1 = GSI).
   uint32_t qp(uint32_t qpn, uint32_t off) const { return qcsr_base + (qpn - 1) * kQpBlockStride + off; }
   uint32_t mr(uint32_t idx, uint32_t off) const { return mr_base + idx * kMrEntryStride + off; }
+  // PG332 XRNICADCONF: SW override ([0]) makes the read-only pointer
+  // registers of one QP writable, and stops its SQ processing: the QP the
+  // SW-override QPN field names (its low bits, as wide as the field).
+  bool sw_override(uint32_t xrnicadconf, uint32_t qpn) const {
+    return fld::XRNICADCONF_SW_OVERRIDE.get(xrnicadconf) && swovr_qpn.get(xrnicadconf) == (qpn & swovr_qpn.max());
+  }
 };
 #define ERNIC_GREG(name, off, acc, rst, doc)
 #define ERNIC_QREG(name, off, acc, rst, qp1, doc)

@@ -163,6 +163,7 @@ const char* to_string(Datapath d) {
   return "?";
 }
 const char* to_string(RegLayout l) { return l == RegLayout::v31 ? "3.1" : "4.x"; }
+const regs::Layout& reg_layout(RegLayout l) { return l == RegLayout::v4x ? regs::kLayout4x : regs::kLayout31; }
 
 std::string Scenario::datapath_name() const {
   return datapath == Datapath::user ? "user:" + datapath_user : to_string(datapath);

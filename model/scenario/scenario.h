@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/regs/regs.h"
 #include "model/roce/types.h"
 #include "model/scenario/source_loc.h"
 #include "model/scenario/steps.h"
@@ -72,6 +73,8 @@ enum class ComplianceMode { report, fail };
 enum class RegLayout { v31, v4x };
 const char* to_string(Datapath d);  // "rtl", "model", "user"
 const char* to_string(RegLayout l);
+// The register layout (bases, banks, the fields that moved) the key names.
+const regs::Layout& reg_layout(RegLayout l);
 
 // `handshake_random` (top level, or per node where it replaces the top
 // level's): randomised VALID/READY timing on the seams (model/monitor/

@@ -63,10 +63,16 @@ Parser::RegTarget Parser::read_reg_ref(MapReader& r) {
   t.what = "register " + name + " (32 bits)";
   if (auto ff = r.take("field")) {
     const std::string fname = read_string(*ff);
-    const regs::FieldInfo* fi = regs::find_field(name, fname);
+    const regs::Layout& layout = reg_layout(sc_.layout);
+    const regs::FieldInfo* fi = regs::find_field(name, fname, layout);
     if (!fi) {
       std::vector<std::string> fields;
-      for (const auto* x : regs::fields_of(name)) fields.push_back(x->name);
+      for (const auto* x : regs::fields_of(name))
+        if (regs::find_field(name, x->name, layout)) fields.push_back(x->name);
+      if (regs::find_field(name, fname, reg_layout(sc_.layout == RegLayout::v31 ? RegLayout::v4x : RegLayout::v31)))
+        ff->fail(fmt::format("field '{}' of {} exists in the {} layout only; this scenario has layout {}", fname, name,
+                             to_string(sc_.layout == RegLayout::v31 ? RegLayout::v4x : RegLayout::v31),
+                             to_string(sc_.layout)));
       if (fields.empty())
         ff->fail(fmt::format("register {} has no named fields: give the whole register (leave out field)", name));
       ff->fail(fmt::format("unknown field '{}' of {}", fname, name) + suggest(fname, fields, "its fields are"));

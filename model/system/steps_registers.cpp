@@ -59,7 +59,7 @@ uint32_t System::reg_read_value(const RegRef& r, uint32_t* raw) {
   const uint32_t v = node(r.node)->axil->read(reg_addr(r));
   if (raw) *raw = v;
   if (r.field.empty()) return v;
-  return regs::find_field(r.reg, r.field)->get(v);
+  return regs::find_field(r.reg, r.field, reg_layout(scenario.layout))->get(v);
 }
 
 // debug_preset: a register set behind the model (no bus transaction).
@@ -83,7 +83,7 @@ void System::handle(const RegWriteStep& s, const SourceLoc& loc, Group*) {
   if (s.ref.field.empty()) {
     n->axil->write(addr, s.value);
   } else {
-    const regs::FieldInfo* f = regs::find_field(s.ref.reg, s.ref.field);
+    const regs::FieldInfo* f = regs::find_field(s.ref.reg, s.ref.field, reg_layout(scenario.layout));
     // W1C registers: write only the field's bits (a read-modify-write would
     // clear every other pending bit).
     const bool w1c = regs::find_register(s.ref.reg)->access == regs::Access::W1C;

@@ -53,7 +53,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ErnicConfig ec;
   ec.node = c.name;
   ec.num_qp = c.num_qp;
-  ec.layout = sc.layout == RegLayout::v4x ? regs::kLayout4x : regs::kLayout31;
+  ec.layout = reg_layout(sc.layout);
   ec.timing.ack_coalesce_packets = c.ack_coalesce_packets;
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.timing.rx_buffer_bytes = c.rx_buffer_bytes;

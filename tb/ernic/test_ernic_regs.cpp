@@ -79,12 +79,18 @@ TEST(ErnicRegs, AccessRules) {
     EXPECT_EQ(b.g(R::g::ERRBUFWPTR), 0u);
     b.qw(2, R::q::STATWQEi, 7);
     EXPECT_EQ(b.q(2, R::q::STATWQEi), 0u);
-    // CQHEADi is RO unless XRNICADCONF[0] (SW override) is set.
+    // CQHEADi is RO unless XRNICADCONF[0] (SW override) is set and its
+    // SW-override QPN field ([31:24] in 3.1) names the QP.
     b.qw(2, R::q::CQHEADi, 5);
     EXPECT_EQ(b.q(2, R::q::CQHEADi), 0u);
-    b.gw(R::g::XRNICADCONF, FLD::XRNICADCONF_SW_OVERRIDE.bit());
+    b.gw(R::g::XRNICADCONF, FLD::XRNICADCONF_SW_OVERRIDE.bit());  // names QP 0: none
     b.qw(2, R::q::CQHEADi, 5);
+    EXPECT_EQ(b.q(2, R::q::CQHEADi), 0u);
+    b.gw(R::g::XRNICADCONF, FLD::XRNICADCONF_SW_OVERRIDE.bit() | 2u << 24);
+    b.qw(2, R::q::CQHEADi, 5);
+    b.qw(3, R::q::CQHEADi, 5);
     EXPECT_EQ(b.q(2, R::q::CQHEADi), 5u);
+    EXPECT_EQ(b.q(3, R::q::CQHEADi), 0u);
     b.gw(R::g::XRNICADCONF, 0);
     b.qw(2, R::q::CQHEADi, 9);
     EXPECT_EQ(b.q(2, R::q::CQHEADi), 5u);

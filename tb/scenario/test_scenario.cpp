@@ -638,6 +638,8 @@ const BadCase kBadCases[] = {
     {"program_post_on_program_end.yaml", 10, 28, "steps[3].post.node",
      "node 'A' has host: program: its program drives it, the built-in driver's steps cannot"},
     {"program_env_malformed.yaml", 8, 31, "steps[1].program.env[0]", "an environment entry is NAME=VALUE"},
+    {"field_other_layout.yaml", 8, 50, "steps[0].reg_write.field",
+     "field 'NUM_QP' of XRNICCONF exists in the 3.1 layout only; this scenario has layout 4.x"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),
