@@ -1,11 +1,14 @@
 // model/bridge: length-prefixed frames over a Boost.Asio stream (channel.h).
 #include "model/bridge/channel.h"
 
+#include <poll.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <array>
 #include <boost/asio.hpp>
-#include <functional>
 #include <optional>
 #include <thread>
 
@@ -43,14 +46,15 @@ std::string Endpoint::str() const {
 }
 
 struct Channel::Io {
-  asio::io_context ctx;
+  asio::io_context ctx;  // owns the socket; Channel does its I/O without running it
   Generic::socket sock{ctx};
-  asio::steady_timer timer{ctx};
   std::array<uint8_t, 65536> rbuf;
 };
 
 Channel::Channel(std::unique_ptr<Io> io, std::string peer) : io_(std::move(io)), peer_(std::move(peer)) {
-  arm_read();
+  boost::system::error_code ec;
+  io_->sock.non_blocking(true, ec);
+  if (ec) error_ = "transport error: " + ec.message();
 }
 
 Channel::~Channel() { close(); }
@@ -60,24 +64,20 @@ void Channel::close() {
   boost::system::error_code ec;
   io_->sock.shutdown(Generic::socket::shutdown_both, ec);
   io_->sock.close(ec);
-  io_->ctx.restart();
-  io_->ctx.poll();  // let the aborted read's handler run
 }
 
-// One read always outstanding: whatever arrives is cut into frames.
-void Channel::arm_read() {
-  if (reading_ || !error_.empty()) return;
-  reading_ = true;
-  io_->sock.async_read_some(asio::buffer(io_->rbuf), [this](const boost::system::error_code& ec, size_t n) {
-    reading_ = false;
-    if (ec) {
-      error_ = ec == asio::error::eof ? "the peer closed the connection" : "transport error: " + ec.message();
-      return;
-    }
-    buf_.insert(buf_.end(), io_->rbuf.begin(), io_->rbuf.begin() + long(n));
-    take_frames();
-    arm_read();
-  });
+bool Channel::read_some() {
+  if (!error_.empty()) return false;
+  boost::system::error_code ec;
+  const size_t n = io_->sock.read_some(asio::buffer(io_->rbuf), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+  if (ec) {
+    error_ = ec == asio::error::eof ? "the peer closed the connection" : "transport error: " + ec.message();
+    return false;
+  }
+  buf_.insert(buf_.end(), io_->rbuf.begin(), io_->rbuf.begin() + long(n));
+  take_frames();
+  return true;
 }
 
 void Channel::take_frames() {
@@ -99,36 +99,21 @@ void Channel::take_frames() {
   buf_.erase(buf_.begin(), buf_.begin() + long(at));
 }
 
-// Runs the io_context until `done`, an error, or the wall timeout.
-void Channel::run_until(const std::function<bool()>& done, WallTimeout timeout, const char* what) {
-  bool timed_out = false, timer_armed = false;
-  if (timeout != kNoTimeout) {
-    io_->timer.expires_after(timeout);
-    timer_armed = true;
-    io_->timer.async_wait([&](const boost::system::error_code& ec) {
-      timer_armed = false;
-      if (!ec) timed_out = true;
-    });
+// Blocks in poll(2) until the socket is readable (or, for_write, writable
+// or readable), or the timeout: then throws naming what waited.
+void Channel::wait(bool for_write, WallTimeout timeout, const char* what) {
+  pollfd p{};
+  p.fd = io_->sock.native_handle();
+  p.events = short(POLLIN | (for_write ? POLLOUT : 0));
+  const int ms = timeout == kNoTimeout ? -1 : int(std::min<int64_t>(timeout.count(), INT32_MAX));
+  for (;;) {
+    const int r = ::poll(&p, 1, ms);
+    if (r > 0) return;
+    if (r == 0)
+      throw ChannelError(std::string(what) + ": no answer from " + peer_ + " within " +
+                         std::to_string(timeout.count()) + " ms of wall time");
+    if (errno != EINTR) throw ChannelError(std::string(what) + ": poll: " + std::strerror(errno));
   }
-  while (!done() && error_.empty() && !timed_out) {
-    if (io_->ctx.stopped()) io_->ctx.restart();
-    if (io_->ctx.run_one() == 0) {
-      if (error_.empty()) error_ = "nothing left to wait for";
-      break;
-    }
-  }
-  if (timer_armed) {
-    io_->timer.cancel();
-    while (timer_armed) {
-      if (io_->ctx.stopped()) io_->ctx.restart();
-      io_->ctx.run_one();
-    }
-  }
-  if (done()) return;
-  if (timed_out)
-    throw ChannelError(std::string(what) + ": no answer from " + peer_ + " within " +
-                       std::to_string(timeout.count()) + " ms of wall time");
-  throw ChannelError(std::string(what) + ": " + error_);
 }
 
 void Channel::send(const std::vector<uint8_t>& frame) {
@@ -138,24 +123,31 @@ void Channel::send(const std::vector<uint8_t>& frame) {
   const uint32_t len = uint32_t(frame.size());
   for (int i = 0; i < 4; ++i) out[size_t(i)] = uint8_t(len >> (8 * i));
   std::copy(frame.begin(), frame.end(), out.begin() + 4);
-  bool done = false;
-  boost::system::error_code wec;
-  asio::async_write(io_->sock, asio::buffer(out), [&](const boost::system::error_code& ec, size_t) {
-    wec = ec;
-    done = true;
-  });
-  run_until([&] { return done; }, kNoTimeout, "send");
-  if (wec) {
-    error_ = wec == asio::error::broken_pipe || wec == asio::error::connection_reset
-                 ? "the peer closed the connection"
-                 : "transport error: " + wec.message();
-    throw ChannelError("send to " + peer_ + ": " + error_);
+  size_t done = 0;
+  while (done < out.size()) {
+    boost::system::error_code ec;
+    done += io_->sock.write_some(asio::buffer(out.data() + done, out.size() - done), ec);
+    if (!ec) continue;
+    if (ec != asio::error::would_block && ec != asio::error::try_again) {
+      error_ = ec == asio::error::broken_pipe || ec == asio::error::connection_reset
+                   ? "the peer closed the connection"
+                   : "transport error: " + ec.message();
+      throw ChannelError("send to " + peer_ + ": " + error_);
+    }
+    // No room: take in what the peer sends meanwhile, then try again.
+    wait(true, kNoTimeout, "send");
+    while (read_some()) {
+    }
   }
   ++sent_;
 }
 
 std::vector<uint8_t> Channel::recv(WallTimeout timeout) {
-  if (inq_.empty()) run_until([this] { return !inq_.empty(); }, timeout, "receive");
+  while (inq_.empty()) {
+    if (read_some()) continue;
+    if (!error_.empty()) throw ChannelError("receive from " + peer_ + ": " + error_);
+    wait(false, timeout, "receive");
+  }
   std::vector<uint8_t> f = std::move(inq_.front());
   inq_.pop_front();
   return f;

@@ -2,11 +2,14 @@
 // whole messages, each behind a 4-byte little-endian length. Unix socket
 // ("unix:PATH") by default, TCP ("tcp:HOST:PORT") for another machine.
 //
-// Blocking and event-driven: every call blocks its thread in the Asio
-// io_context (no polling loop) until done or until its wall-clock timeout.
-// A read is always armed, so while a send waits for room the messages the
-// peer sends meanwhile are taken in and queued: two ends that both send a
-// lot never deadlock on full socket buffers.
+// Blocking and event-driven: the sockets are Asio's, in non-blocking mode;
+// a call that cannot go on waits in poll(2) on the socket (no busy loop,
+// no timer object: the timeout is poll's) until it can or until its
+// wall-clock timeout. While a send waits for room, whatever the peer sends
+// meanwhile is taken in and queued: two ends that both send a lot never
+// deadlock on full socket buffers. (An Asio io_context per message, with a
+// timer and the epoll reactor, cost twice the system calls of this: the
+// MMIO round trip is the bridge's hot path.)
 //
 // Errors (ChannelError, a message naming the cause): the peer closed the
 // connection, a transport error, a wall-clock timeout, a frame longer than
@@ -15,7 +18,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -71,15 +73,14 @@ class Channel {
   friend class Listener;
   struct Io;
   explicit Channel(std::unique_ptr<Io> io, std::string peer);
-  void arm_read();
+  bool read_some();                       // takes in what is there; false: nothing (would block)
   void take_frames();
-  void run_until(const std::function<bool()>& done, WallTimeout timeout, const char* what);
+  void wait(bool for_write, WallTimeout timeout, const char* what);  // poll(2) until readable (or writable)
   std::unique_ptr<Io> io_;
   std::string peer_;
   std::vector<uint8_t> buf_;            // bytes received, not yet whole frames
   std::deque<std::vector<uint8_t>> inq_;
   std::string error_;                   // a transport error or the close, once seen
-  bool reading_ = false;
   uint64_t sent_ = 0, received_ = 0;
 };
 

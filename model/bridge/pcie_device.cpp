@@ -110,6 +110,17 @@ void PcieDevice::serve(Channel& ch, WallTimeout silence) {
   } catch (const ChannelError& e) {
     dead_ = e.what();
     throw BridgeError("node " + cfg_.node + ": " + e.what());
+  } catch (const BridgeError&) {
+    // A refused message: the program hears TERMINATE (the reason is the
+    // simulator's to print; SimBricks' messages carry no text).
+    try {
+      Msg t;
+      t.type = MsgType::Terminate;
+      t.timestamp_ps = ClockDomain::now_ps();
+      ch.send(encode(t));
+    } catch (const std::exception&) {
+    }
+    throw;
   }
 }
 

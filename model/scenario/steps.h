@@ -455,6 +455,11 @@ struct ProgramStep {
   std::vector<std::pair<std::string, std::string>> env;  // added to the program's environment
   std::string serve;               // listen on this address for a program started by hand ("" = start argv)
   uint64_t timeout_s = 60;         // wall clock: to connect, and the longest silence of the program
+  // Run the simulator and the program it starts on one CPU while the step
+  // lasts: in lock-step only one of them runs at a time, and a wake-up
+  // across CPUs costs tens of microseconds on virtual machines (tools/
+  // bridge-bench measures both). false: leave the OS to place them.
+  bool same_cpu = true;
 };
 
 struct RepeatStep;

@@ -94,7 +94,7 @@ namespace ernic::scenario_parse {
 // program: { node: A, run: [path, args...], env: ["K=V", ...], timeout_s: 60 }
 //       or { node: A, serve: unix:PATH | tcp:HOST:PORT, timeout_s: 600 }
 void Parser::step_program(const Field& f, const SourceLoc& loc) {
-  MapReader r(f, {"node", "run", "env", "serve", "timeout_s"});
+  MapReader r(f, {"node", "run", "env", "serve", "timeout_s", "same_cpu"});
   ProgramStep s;
   s.loc = loc;
   const Field nf = r.req("node");
@@ -121,6 +121,7 @@ void Parser::step_program(const Field& f, const SourceLoc& loc) {
       s.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
   s.timeout_s = r.u64("timeout_s", s.timeout_s, 1, 86400);
+  if (const auto sc = r.take("same_cpu")) s.same_cpu = read_bool(*sc);
   r.finish();
   emit(std::move(s));
 }

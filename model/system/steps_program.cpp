@@ -2,12 +2,14 @@
 // the bridge, model/bridge): start it or wait for it, serve it in
 // lock-step until it ends the session, judge its exit.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -78,7 +80,26 @@ std::string read_tail(const std::string& path, size_t max) {
 
 }  // namespace
 
+// The simulator's CPU mask, narrowed to the CPU it runs on while a program
+// step lasts (ProgramStep::same_cpu), restored after.
+struct CpuPin {
+  cpu_set_t saved;
+  bool pinned = false;
+  void to_current_cpu() {
+    const int cpu = ::sched_getcpu();
+    if (cpu < 0 || ::sched_getaffinity(0, sizeof saved, &saved) != 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned = ::sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  ~CpuPin() {
+    if (pinned) ::sched_setaffinity(0, sizeof saved, &saved);
+  }
+};
+
 void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
+  CpuPin pin;
   Node* n = node(s.node);
   ProgramRun& run = programs[s.node];
   run.argv.clear();
@@ -107,6 +128,9 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
       {"ERNIC_CORE_MHZ", fmt::format("{}", scenario.clocks.core_mhz)},
       {"ERNIC_LAYOUT", n->ernic->config().layout.name}};
   if (n->cfg.has_ip) learn.emplace_back("ERNIC_IP", n->cfg.ip.str());
+  // The client library of this build, for programs that load it (Python's ctypes).
+  if (const std::string lib = self_dir() + "/model/libernic_bridge.so"; ::access(lib.c_str(), R_OK) == 0)
+    learn.emplace_back("ERNIC_BRIDGE_LIB", lib);
   for (const auto& kv : program_env[s.node]) learn.push_back(kv);
   for (const auto& kv : s.env) learn.push_back(kv);
   pid_t pid = -1;
@@ -122,14 +146,21 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     char tmpl[] = "/tmp/ernic-program-XXXXXX";
     const int fd = ::mkstemp(tmpl);
     out_path = tmpl;
+    // The inherited environment, then what the program learns: a later
+    // entry replaces an earlier one of the same name (getenv takes the first).
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) env.emplace_back(*e);
-    for (const auto& [k, v] : learn) env.push_back(k + "=" + v);
+    for (const auto& [k, v] : learn) {
+      env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(k + "=", 0) == 0; }),
+                env.end());
+      env.push_back(k + "=" + v);
+    }
     std::vector<char*> argv, envp;
     for (std::string& a : run.argv) argv.push_back(a.data());
     argv.push_back(nullptr);
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
+    if (s.same_cpu) pin.to_current_cpu();  // the program inherits the mask
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd, 1);

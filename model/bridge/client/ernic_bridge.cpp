@@ -117,7 +117,8 @@ struct ernic_bridge {
         if (irq_handler) irq_handler(irq_ctx, m->vector);
         break;
       case MsgType::Terminate:
-        throw ChannelError("the simulator ended the session");
+        throw ChannelError("the simulator ended the session (it refused a message of this program, or its run "
+                           "failed: its output says why)");
       default:
         break;
     }
