@@ -87,6 +87,16 @@ static uint64_t alloc(size_t bytes, size_t align, void** va) {
 }
 
 int main(void) {
+#ifdef ERNIC_LAYOUT_4X
+  const char* built_for = "4.x";
+#else
+  const char* built_for = "3.1";
+#endif
+  if (getenv("ERNIC_LAYOUT") && strcmp(getenv("ERNIC_LAYOUT"), built_for) != 0) {
+    fprintf(stderr, "seed000_write: built for the %s register layout, the node has %s (rebuild with%s "
+            "-DERNIC_LAYOUT_4X)\n", built_for, getenv("ERNIC_LAYOUT"), strcmp(built_for, "3.1") ? "out" : "");
+    return 2;
+  }
   nic = ernic_open(NULL);
   if (!nic) {
     fprintf(stderr, "seed000_write: %s\n", ernic_open_error());
@@ -135,8 +145,13 @@ int main(void) {
   write_reg(ERNIC_REG(INTEN), ERNIC_SET(INTEN_WQE_DONE, 1) | ERNIC_SET(INTEN_FATAL, 1));
   const uint32_t basecnt = (uint32_t)ceil(log2(4.096 * core_mhz));
   write_reg(ERNIC_REG(XRNICADCONF), ERNIC_SET(XRNICADCONF_BASE_COUNT, basecnt));
-  write_reg(ERNIC_REG(XRNICCONF), ERNIC_SET(XRNICCONF_EN, 1) | ERNIC_SET(XRNICCONF_ERRBUF_EN, 1) |
-                                      ERNIC_SET(XRNICCONF_NUM_QP, num_qp > 255 ? 255 : num_qp) |
+#ifdef ERNIC_LAYOUT_4X /* 4.x: the QP count has its own register */
+  write_reg(ERNIC_REG(XRNIC_CONF_QP_EN), ERNIC_SET(XRNIC_CONF_QP_EN_NUM_QP, num_qp));
+  const uint32_t qp_count = 0;
+#else /* 3.x: XRNICCONF[15:8], at most 255 */
+  const uint32_t qp_count = ERNIC_SET(XRNICCONF_NUM_QP, num_qp > 255 ? 255 : num_qp);
+#endif
+  write_reg(ERNIC_REG(XRNICCONF), ERNIC_SET(XRNICCONF_EN, 1) | ERNIC_SET(XRNICCONF_ERRBUF_EN, 1) | qp_count |
                                       ERNIC_SET(XRNICCONF_UDP_SPORT, 0x12B7));
 
   /* 4. The RC QP. */

@@ -391,6 +391,20 @@ std::string node_text(const std::string& name, const json& n) {
       o += fmt::format("node {} datapath {}: {} TX, {} RX, {} bypass frames\n", name, d["kind"].get<std::string>(),
                        u("tx_frames"), u("rx_frames"), u("bypass_frames"));
   }
+  if (n.contains("bridge")) {  // host: program
+    const auto& b = n["bridge"];
+    auto u = [&](const char* k) { return b[k].get<uint64_t>(); };
+    std::string who = "no program step ran";
+    if (n.contains("program")) {
+      const auto& p = n["program"];
+      who = (p["argv"].empty() ? std::string("a program started by hand") : p["argv"][0].get<std::string>()) +
+            ", " + (p["status"].get<std::string>().empty() ? std::string("session ended") : p["status"].get<std::string>());
+    }
+    o += fmt::format("node {} host program ({}): {} MMIO reads, {} MMIO writes, {} syncs, {} DMA reads ({} bytes), "
+                     "{} DMA writes ({} bytes), {} interrupts, {} refused\n",
+                     name, who, u("mmio_reads"), u("mmio_writes"), u("syncs"), u("dma_reads"), u("dma_read_bytes"),
+                     u("dma_writes"), u("dma_write_bytes"), u("interrupts"), u("refused"));
+  }
   if (n.contains("mr_lookup") && n["mr_lookup"]["mode"] == "cam") {
     const auto& m = n["mr_lookup"];
     o += fmt::format("node {} mr_cache: cam, {} entries: {} lookups, {} hits, {} misses ({} compulsory, {} capacity, "

@@ -33,12 +33,13 @@ import tempfile
 DATAPATHS = ("rtl", "model")
 
 
-def digest(path, scratch, root):
+def digest(path, scratch, root, bin_dir):
     """SHA-256 of an output with what depends on where it ran replaced: the
-    scratch folder and the scenario folder's path (so that any checkout
-    agrees). Large files (VCD, captures, logs) are read in pieces."""
+    scratch folder, the scenario folder's path and the simulator's folder
+    (a program step's `{bin}`), so that any checkout agrees. Large files
+    (VCD, captures, logs) are read in pieces."""
     name = os.path.basename(path)
-    subs = [(scratch.encode(), b"SCRATCH"), (root.encode(), b"SCENARIOS")]
+    subs = [(scratch.encode(), b"SCRATCH"), (root.encode(), b"SCENARIOS"), (bin_dir.encode(), b"BIN")]
     if name.endswith(".json"):
         data = open(path, "rb").read()
         for a, b in subs:
@@ -71,7 +72,8 @@ def run_one(sim, root, rel, dp):
         if p.returncode != 0:
             lines.append((dp, rel, "exit", "exit %d" % p.returncode))
         for f in sorted(os.listdir(scratch)):
-            lines.append((dp, rel, f[len("o"):] if f.startswith("o") else f, digest(os.path.join(scratch, f), scratch, root)))
+            lines.append((dp, rel, f[len("o"):] if f.startswith("o") else f,
+                          digest(os.path.join(scratch, f), scratch, root, os.path.dirname(os.path.realpath(sim)))))
         return lines
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
