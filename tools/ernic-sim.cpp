@@ -10,6 +10,7 @@
 // key named); 3 no progress (watchdog) or the simulated-time limit reached.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <functional>
 #include <fmt/format.h>
 #include <verilated.h>
 
@@ -151,11 +152,29 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
     for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
   }
+  // Does a program step (at any depth) name this node?
+  std::function<bool(const std::vector<Step>&, const std::string&)> has_program_step =
+      [&](const std::vector<Step>& steps, const std::string& node) {
+        for (const Step& st : steps) {
+          if (const auto* p = std::get_if<ProgramStep>(&st); p && p->node == node) return true;
+          if (const auto* r = std::get_if<std::shared_ptr<RepeatStep>>(&st); r && has_program_step((*r)->steps, node))
+            return true;
+          if (const auto* q = std::get_if<std::shared_ptr<ParallelStep>>(&st))
+            for (const auto& b : (*q)->branches)
+              if (has_program_step(b.steps, node)) return true;
+        }
+        return false;
+      };
   for (const auto& [node, addr] : opt.serve) {  // --serve / serve --node: a node whose host is a program
     const auto it = std::find_if(sc.nodes.begin(), sc.nodes.end(), [&](const NodeConfig& n) { return n.name == node; });
     if (it == sc.nodes.end() || !it->host_program) {
       std::fprintf(stderr, "ernic-sim: serve: node '%s' %s\n", node.c_str(),
                    it == sc.nodes.end() ? "is not in the scenario" : "has the built-in driver (no host: program)");
+      return 2;
+    }
+    if (!has_program_step(sc.steps, node)) {
+      std::fprintf(stderr, "ernic-sim: serve: node '%s' has no program step: nothing would wait for a program\n",
+                   node.c_str());
       return 2;
     }
     try {
@@ -278,6 +297,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
   auto t1 = std::chrono::steady_clock::now();
+  sys->end_programs();    // a program the run outlived: stopped, its output kept
   ctx.protocol.finish();  // the protocol monitors evaluate their last edges
   if (!sys->finished && sys->exit_code == 0) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),

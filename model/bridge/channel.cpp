@@ -2,6 +2,7 @@
 #include "model/bridge/channel.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -116,7 +117,7 @@ void Channel::wait(bool for_write, WallTimeout timeout, const char* what) {
   }
 }
 
-void Channel::send(const std::vector<uint8_t>& frame) {
+void Channel::send(const std::vector<uint8_t>& frame, WallTimeout timeout) {
   if (frame.size() > kMaxFrame) throw ChannelError("frame of " + std::to_string(frame.size()) + " bytes too long");
   if (!error_.empty()) throw ChannelError("send to " + peer_ + ": " + error_);
   std::vector<uint8_t> out(4 + frame.size());
@@ -135,7 +136,7 @@ void Channel::send(const std::vector<uint8_t>& frame) {
       throw ChannelError("send to " + peer_ + ": " + error_);
     }
     // No room: take in what the peer sends meanwhile, then try again.
-    wait(true, kNoTimeout, "send");
+    wait(true, timeout, "send");
     while (read_some()) {
     }
   }
@@ -194,7 +195,12 @@ struct Listener::Io {
 Listener::Listener(const Endpoint& ep) : io_(std::make_unique<Io>()), ep_(ep) {
   boost::system::error_code ec;
   if (ep.kind == Endpoint::kUnix) {
-    ::unlink(ep.path.c_str());  // a socket file left by an earlier run
+    struct stat st{};
+    if (::lstat(ep.path.c_str(), &st) == 0) {  // a socket file left by an earlier run goes; anything else stays
+      if (!S_ISSOCK(st.st_mode))
+        throw ChannelError("listen on " + ep.str() + ": " + ep.path + " exists and is not a socket");
+      ::unlink(ep.path.c_str());
+    }
     io_->local.emplace(io_->ctx);
     io_->local->open(Local(), ec);
     if (!ec) io_->local->bind(Local::endpoint(ep.path), ec);
@@ -220,7 +226,7 @@ Listener::~Listener() {
   if (ep_.kind == Endpoint::kUnix && io_->local && io_->local->is_open()) ::unlink(ep_.path.c_str());
 }
 
-std::unique_ptr<Channel> Listener::accept(WallTimeout timeout) {
+std::unique_ptr<Channel> Listener::accept(WallTimeout timeout, const std::string& peer) {
   auto cio = std::make_unique<Channel::Io>();
   bool done = false, timed_out = false;
   boost::system::error_code aec;
@@ -250,7 +256,7 @@ std::unique_ptr<Channel> Listener::accept(WallTimeout timeout) {
     boost::system::error_code ec;
     cio->sock.set_option(asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_NODELAY>(true), ec);
   }
-  return std::unique_ptr<Channel>(new Channel(std::move(cio), "the program on " + ep_.str()));
+  return std::unique_ptr<Channel>(new Channel(std::move(cio), peer.empty() ? "the program on " + ep_.str() : peer));
 }
 
 }  // namespace ernic::bridge

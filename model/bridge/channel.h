@@ -58,7 +58,8 @@ class Channel {
   // timeout (the listener may still be starting).
   static std::unique_ptr<Channel> connect(const Endpoint& ep, WallTimeout timeout);
 
-  void send(const std::vector<uint8_t>& frame);
+  // timeout: the longest wait for room (a peer that stops reading).
+  void send(const std::vector<uint8_t>& frame, WallTimeout timeout = kNoTimeout);
   // The next frame; throws ChannelError on timeout, close or error.
   std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout);
   // A frame already received and queued (no waiting)?
@@ -92,7 +93,8 @@ class Listener {
   ~Listener();
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
-  std::unique_ptr<Channel> accept(WallTimeout timeout);
+  // peer: how messages name the other end ("" = "the program on ADDR").
+  std::unique_ptr<Channel> accept(WallTimeout timeout, const std::string& peer = "");
   // The bound endpoint (tcp port 0 becomes the port the system chose).
   const Endpoint& endpoint() const { return ep_; }
 

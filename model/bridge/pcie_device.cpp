@@ -39,7 +39,7 @@ DevIntro PcieDevice::intro() const {
 
 void PcieDevice::send(const Msg& m) {
   if (!ch_) throw BridgeError("no program attached to node " + cfg_.node);
-  ch_->send(encode(m));
+  ch_->send(encode(m), silence_);
   if (m.type == MsgType::D2HReadComp || m.type == MsgType::D2HWriteComp || m.type == MsgType::Sync)
     irqs_at_answer_ = irqs_sent_;  // the program has seen every interrupt before this answer
 }
@@ -68,6 +68,8 @@ void PcieDevice::serve(Channel& ch, WallTimeout silence) {
   ch_ = &ch;
   silence_ = silence;
   dead_.clear();
+  held_.clear();         // a new session owes nothing of the last one
+  writes_open_.clear();
   struct Detach {
     PcieDevice& d;
     ~Detach() { d.ch_ = nullptr; }
@@ -78,6 +80,7 @@ void PcieDevice::serve(Channel& ch, WallTimeout silence) {
     std::string why;
     if (!decode_host_intro(hi.data(), hi.size(), &why)) refuse(why);
     for (;;) {
+      if (!dead_.empty()) throw BridgeError("node " + cfg_.node + ": " + dead_);  // a DMA or interrupt failed
       Msg m = next_from_host();
       const uint64_t now = ClockDomain::now_ps();
       if (m.type != MsgType::Sync && m.timestamp_ps > now) sc_core::wait(ps_time(m.timestamp_ps - now));
@@ -108,8 +111,8 @@ void PcieDevice::serve(Channel& ch, WallTimeout silence) {
       }
     }
   } catch (const ChannelError& e) {
-    dead_ = e.what();
-    throw BridgeError("node " + cfg_.node + ": " + e.what());
+    if (dead_.empty()) dead_ = e.what();  // the first cause names the failure (a refused DMA answer, ...)
+    throw BridgeError("node " + cfg_.node + ": " + dead_);
   } catch (const BridgeError&) {
     // A refused message: the program hears TERMINATE (the reason is the
     // simulator's to print; SimBricks' messages carry no text).
@@ -263,8 +266,9 @@ void PcieDevice::read(uint64_t addr, uint8_t* dst, uint64_t len) {
         break;
       }
     } catch (const std::exception& e) {
+      // The session is over: serve() ends it (TERMINATE) and the program
+      // step fails with this; the NIC's read returns zeros meanwhile.
       if (dead_.empty()) dead_ = e.what();
-      ctx_.error("bridge", e.what());
       std::memset(dst + done, 0, len - done);
       return;
     }

@@ -255,8 +255,8 @@ uint8_t QpSetupModel::release(Env& env) {
   const int slot = owner(qpn());
   // PG332 ch.6 QP deletion, as the driver's delete_qp runs it.
   const uint32_t adconf = env.ernic_read(g_addr(R::g::XRNICADCONF));
-  const uint32_t swovr = layout4x_ ? (uint32_t(qpn()) & 0xFFF) << 20 : (uint32_t(qpn()) & 0xFF) << 24;
-  env.ernic_write(g_addr(R::g::XRNICADCONF), adconf | R::fld::XRNICADCONF_SW_OVERRIDE.bit() | swovr);
+  const R::Layout& lay = layout4x_ ? R::kLayout4x : R::kLayout31;
+  env.ernic_write(g_addr(R::g::XRNICADCONF), lay.swovr_qpn.set(adconf | R::fld::XRNICADCONF_SW_OVERRIDE.bit(), qpn()));
   const uint32_t qpconf = qpconf_ & ~0xC1u;
   env.ernic_write(qp_addr(q::QPCONFi), qpconf);
   for (uint32_t off : {q::RQWPTRDBADDi, q::SQPIi, q::CQHEADi, q::RQCIi, q::STATRQPIDBi, q::STATCURSQPTRi, q::SQPSNi,

@@ -18,13 +18,6 @@ namespace R = regs;
 namespace FLD = regs::fld;
 namespace fatal = pg332::fatal;
 
-namespace {
-// IBTA RNR NAK timer codes, in units of 10 us (code 0 = 655.36 ms).
-constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
-                                        48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
-                                        2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
-}  // namespace
-
 RespHndler::RespHndler(sc_module_name name, ErnicShared& s, Interrupts& intr, WqeCache& cache, RetryBuf& bufs,
                        std::function<void(uint32_t, uint32_t)>& cq_db_sink)
     : sc_module(name), s_(s), intr_(intr), cache_(cache), bufs_(bufs), cq_db_sink_(cq_db_sink) {
@@ -49,7 +42,7 @@ void RespHndler::complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, 
   s_.Q(n, R::q::CQHEADi) = new_head;
   s_.dma_cmpl.write32(s_.q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
   if (!(s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) && cq_db_sink_) {
-    s_.ctx.set(s_.wave.cq_db_addr, (n * 4) & 0x3FF);
+    s_.ctx.set(s_.wave.cq_db_addr, ErnicWaveform::db_addr(n));
     s_.ctx.set(s_.wave.cq_db_cnt, new_head);
     cq_db_sink_(n, new_head);  // resp_hndler_o_send_cq_db
   }
@@ -441,7 +434,7 @@ std::optional<RxDrop> RespHndler::rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uin
     qp_fatal(qp, fatal::kRnr, fmt::format("RNR retry count {} exhausted (RNR NAK at PSN 0x{:06x})", max, psn));
     return std::nullopt;
   }
-  const uint64_t wait_ps = uint64_t(kRnrTimer10us[roce::aeth::value(syn)]) * 10'000'000ull;
+  const uint64_t wait_ps = roce::aeth::rnr_timer_ps(roce::aeth::value(syn));
   s_.ctx.event(s_.qp_scope(n), fmt::format("RNR NAK (timer code {}) at PSN 0x{:06x}: resending after {} us (RNR retry {})",
                                            roce::aeth::value(syn), psn, wait_ps / 1'000'000, qp.retry.rnr_cnt));
   qp.rs.rnr_wait(ClockDomain::now_ps() + wait_ps);

@@ -297,7 +297,7 @@ void RxPktHndler::rx_qp1(const roce::Frame& f, const seam::RxDesc& d) {
   elem.insert(elem.end(), hdr.begin() + roce::kEthHdrLen, hdr.end());
   elem.insert(elem.end(), f.payload.begin(), f.payload.end());
   elem.insert(elem.end(), f.pad.begin(), f.pad.end());
-  const uint64_t esz = uint64_t(FLD::QPCONFi_RQ_BUF_SIZE.get(s_.Q(1, R::q::QPCONFi))) * 256;
+  const uint64_t esz = uint64_t(FLD::QPCONFi_RQ_BUF_SIZE.get(s_.Q(1, R::q::QPCONFi))) * R::kRqBufSizeUnit;
   if (elem.size() > esz) return drop("MAD larger than the QP1 RQ element");
   const uint64_t rqba = s_.q64(1, R::q::RQBAi, R::q::RQBAMSBi);
   s_.dma_rx.write(rqba + pi * esz, elem.data(), elem.size(), 1u);

@@ -184,7 +184,7 @@ bool RxPktHndler::rx_send(qp::QpContext& qp, const roce::Frame& f) {
     set_rq_buf_ca(n, rqba + npi * esz);
     s_.dma_rx.write32(s_.q64(n, R::q::RQWPTRDBADDi, R::q::RQWPTRDBADDMSBi), npi, n);
     if (*sinks_.rq_db) {
-      s_.ctx.set(s_.wave.rq_db_addr, (n * 4) & 0x3FF);
+      s_.ctx.set(s_.wave.rq_db_addr, ErnicWaveform::db_addr(n));
       s_.ctx.set(s_.wave.rq_db_data, npi);
       (*sinks_.rq_db)(n, npi);
     }

@@ -24,6 +24,9 @@ struct ErnicWaveform {
   int rx_valid = -1, rx_opcode = -1;                             // rx_pkt_hndler
   int rxb_tvalid = -1, rxb_tready = -1;                          // rx_buffer -> rx_pkt_hndler stream
   int cq_db_cnt = -1, cq_db_addr = -1, rq_db_data = -1, rq_db_addr = -1;  // sideband doorbell outputs
+  // The 10-bit address of QP n's doorbell on resp_hndler_o_send_cq_db_addr
+  // and rx_pkt_hndler_o_rq_db_addr: a 4-byte slot per QP (A-SIDEBAND-1).
+  static constexpr uint32_t db_addr(uint32_t qpn) { return (qpn * 4) & 0x3FF; }
   std::vector<QpWaveform> qp;                                    // index = QPN
 
   // The QP manager's state as wqe_proc.state shows it.

@@ -9,6 +9,7 @@ namespace ernic::host {
 
 using namespace sc_core;
 namespace R = regs;
+namespace FLD = regs::fld;
 
 // -------------------------------------------------------------------- MRs
 
@@ -34,7 +35,7 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   mr->va = 0x00007F0000000000ull + mr->pa;  // a user-space-like VA, distinct from the PA
   mr->length = length;
   mr->access = access;
-  mr->rkey = mr->index << 8 | uint32_t(rng_() & 0xFF);  // XIB: index << 8 | random key byte
+  mr->rkey = R::make_rkey(mr->index, uint32_t(rng_()));  // XIB: index << 8 | random key byte
   const uint32_t i = mr->index;
   write_mr_ctx(*mr);  // host table first: the register writes invalidate the NIC's cached copy
   wr(mreg(i, R::m::PDPDNUM), mr->pd);
@@ -42,9 +43,9 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   wr(mreg(i, R::m::VIRTADDRMSB), uint32_t(mr->va >> 32));
   wr(mreg(i, R::m::BUFBASEADDRLSB), uint32_t(mr->pa));
   wr(mreg(i, R::m::BUFBASEADDRMSB), uint32_t(mr->pa >> 32));
-  wr(mreg(i, R::m::BUFRKEY), mr->rkey & 0xFF);
+  wr(mreg(i, R::m::BUFRKEY), FLD::BUFRKEY_KEY.set(0, R::rkey_key(mr->rkey)));
   wr(mreg(i, R::m::WRRDBUFLEN), uint32_t(length));
-  wr(mreg(i, R::m::ACCESSDESC), (access & 0xF) | uint32_t(length >> 32) << 16);
+  wr(mreg(i, R::m::ACCESSDESC), FLD::ACCESSDESC_LEN_HI.set(FLD::ACCESSDESC_ACCESS.set(0, access), uint32_t(length >> 32)));
   mrs_.push_back(std::move(mr));
   return *mrs_.back();
 }

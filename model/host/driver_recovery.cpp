@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "model/regs/fatal.h"
+
 namespace ernic::host {
 
 using namespace sc_core;
@@ -47,10 +49,10 @@ uint32_t Driver::recover_fatal(Connection& c) {
   //    QPN[31:16] | code[15:0]); stop ringing SQPI (this driver posts
   //    nothing while recovering).
   uint32_t code = 0;
-  const uint32_t wp = rd(greg(R::g::IPKTERRQWPTR)) & 0xFFFF;
-  for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & 0xFFFF) {
-    const uint32_t e = mem_.read32(errq_ + uint64_t(errq_rd_ % errq_n_) * 8);
-    if ((e >> 16) == n) code = e & 0xFFFF;
+  const uint32_t wp = FLD::IPKTERRQWPTR_VALUE.get(rd(greg(R::g::IPKTERRQWPTR)));
+  for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & FLD::IPKTERRQWPTR_VALUE.max()) {
+    const uint32_t e = mem_.read32(errq_ + uint64_t(errq_rd_ % errq_n_) * pg332::kErrQueueEntryBytes);
+    if (pg332::err_entry_qpn(e) == n) code = pg332::err_entry_code(e);
   }
   // 2. Under recovery; wait for the SQ and outstanding queue to empty, every
   //    WQE to complete and the response handler's doorbell check.

@@ -95,6 +95,12 @@ enum Type : uint8_t { kTypeAck = 0, kTypeRnr = 1, kTypeReserved = 2, kTypeNak = 
 constexpr uint8_t type(uint8_t syn) { return uint8_t((syn >> 5) & 3); }
 constexpr uint8_t value(uint8_t syn) { return uint8_t(syn & 0x1F); }
 constexpr uint8_t kNakCodeMax = 4;
+// The RNR NAK timer a code asks for (IBTA Table 45), in units of 10 us;
+// code 0 is the longest, 655.36 ms.
+constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8,     12,    16,    24,    32,
+                                        48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
+                                        2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+constexpr uint64_t rnr_timer_ps(uint8_t code) { return uint64_t(kRnrTimer10us[code & 0x1F]) * 10'000'000ull; }
 }  // namespace aeth
 
 // A decoded (or to-be-encoded) RoCEv2 frame.

@@ -76,8 +76,9 @@ void System::handle(const PostStep& s, const SourceLoc& loc, Group*) {
     q.rkey = w.opcode == WqeOpcode::send_inv ? w.immdt : w.rkey ? *w.rkey : c.remote_mr.rkey;
     q.immdt = w.immdt;
     wqes.push_back(q);
-    sb_posts.push_back({s.node == it->second.client ? it->second.sb_c : it->second.sb_s, w.opcode,
-                        q.wr_id, q.laddr, q.length, q.remote_va, q.rkey, "post at " + w.loc.str()});
+    const int sb_qp = s.node == it->second.client ? it->second.sb_c : it->second.sb_s;
+    if (sb_qp >= 0)  // not tracked: a connection with a program end (its memory is the program's)
+      sb_posts.push_back({sb_qp, w.opcode, q.wr_id, q.laddr, q.length, q.remote_va, q.rkey, "post at " + w.loc.str()});
   }
   // `repeat` posts the list again and again without building it N times;
   // with one doorbell, it is rung after the last (and whenever the SQ is full).
@@ -99,10 +100,11 @@ void System::handle(const WaitCompletionsStep& s, const SourceLoc& loc, Group*) 
   auto got = n->driver->poll(c, s.count, s.timeout_us * 1000000ull);
   --bounded_;
   const int sb_qp = s.node == it->second.client ? it->second.sb_c : it->second.sb_s;
-  for (const host::Cqe& q : got)
-    for (const std::string& e :
-         scoreboard.complete(sb_qp, q.wr_id, sb_opcode_of_code(q.opcode), q.error, at_now()))
-      fail(loc, e);
+  if (sb_qp >= 0)
+    for (const host::Cqe& q : got)
+      for (const std::string& e :
+           scoreboard.complete(sb_qp, q.wr_id, sb_opcode_of_code(q.opcode), q.error, at_now()))
+        fail(loc, e);
   if (got.size() < s.count) {
     snapshot_qps();
     return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s.count, s.node,

@@ -41,7 +41,8 @@ std::string self_dir() {
 std::string expand(std::string s, const std::string& scenario_file) {
   const std::pair<const char*, std::string> subs[] = {{"{bin}", self_dir()}, {"{scenario}", dir_of(scenario_file)}};
   for (const auto& [key, value] : subs)
-    for (size_t at; (at = s.find(key)) != std::string::npos;) s.replace(at, std::strlen(key), value);
+    for (size_t at = 0; (at = s.find(key, at)) != std::string::npos; at += value.size())
+      s.replace(at, std::strlen(key), value);
   return s;
 }
 
@@ -80,12 +81,18 @@ std::string read_tail(const std::string& path, size_t max) {
 
 }  // namespace
 
-// The simulator's CPU mask, narrowed to the CPU it runs on while a program
-// step lasts (ProgramStep::same_cpu), restored after.
+// The simulator's CPU mask, narrowed to the CPU it runs on while program
+// steps last (ProgramStep::same_cpu); the first pin saves the mask, the
+// last one out restores it (steps in parallel branches overlap).
 struct CpuPin {
-  cpu_set_t saved;
-  bool pinned = false;
+  static inline int holders = 0;
+  static inline cpu_set_t saved;
+  static inline bool pinned = false;
+  bool held = false;
   void to_current_cpu() {
+    if (held) return;
+    held = true;
+    if (holders++ > 0) return;
     const int cpu = ::sched_getcpu();
     if (cpu < 0 || ::sched_getaffinity(0, sizeof saved, &saved) != 0) return;
     cpu_set_t one;
@@ -94,7 +101,9 @@ struct CpuPin {
     pinned = ::sched_setaffinity(0, sizeof one, &one) == 0;
   }
   ~CpuPin() {
+    if (!held || --holders > 0) return;
     if (pinned) ::sched_setaffinity(0, sizeof saved, &saved);
+    pinned = false;
   }
 };
 
@@ -102,7 +111,15 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
   CpuPin pin;
   Node* n = node(s.node);
   ProgramRun& run = programs[s.node];
-  run.argv.clear();
+  if (run.active)
+    return fail(loc, "node " + s.node + " already has a program attached (another program step of a parallel "
+                     "branch); one program a node at a time");
+  run = ProgramRun{};
+  run.active = true;
+  struct Inactive {
+    ProgramRun& r;
+    ~Inactive() { r.active = false; }
+  } inactive{run};
   const auto timeout = std::chrono::milliseconds(s.timeout_s * 1000);
   // Where to listen: `serve` (the step's, or the command line's for this
   // node), else a socket of this run for the program it starts.
@@ -167,6 +184,8 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     const int rc = ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+    run.pid = rc == 0 ? pid : -1;
+    run.out_path = out_path;
     posix_spawn_file_actions_destroy(&fa);
     ::close(fd);
     if (rc != 0) {
@@ -183,26 +202,33 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   while (!ch && error.empty()) {
     try {
-      ch = listener->accept(pid > 0 ? std::chrono::milliseconds(100) : timeout);
+      ch = listener->accept(pid > 0 ? std::chrono::milliseconds(100) : timeout,
+                            serve_at.empty() ? "the program" : "");
     } catch (const bridge::ChannelError& e) {
       if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
         reaped = true;
         error = "ended (" + describe_status(status) + ") without connecting to the simulator";
       } else if (pid <= 0 || std::chrono::steady_clock::now() >= until) {
-        error = e.what();
+        error = serve_at.empty() ? "did not connect to the simulator within " + std::to_string(s.timeout_s) +
+                                       " s of wall time"
+                                 : e.what();
       }
     }
   }
+  listener.reset();  // one program a step: a later connect is refused, not left in a backlog
   if (ch) {
+    ++bounded_;  // the program decides how long it waits (ernic_delay_ns, ernic_wait_irq): not the watchdog
     try {
       n->pcie_dev->serve(*ch, timeout);
     } catch (const std::exception& e) {
       error = e.what();
     }
+    --bounded_;
     ch->close();
   }
   if (pid > 0) {
     if (!reaped) status = reap(pid, error.empty() ? timeout : std::chrono::milliseconds(2000));
+    run.pid = -1;
     run.status = describe_status(status);
     run.output = read_tail(out_path, 16384);
     ::unlink(out_path.c_str());
@@ -216,6 +242,24 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
   run.stats = n->pcie_dev->stats();
   run.ok = error.empty();
   if (!error.empty()) fail(loc, name + " of node " + s.node + ": " + error);
+}
+
+void System::end_programs() {
+  for (auto& [node, run] : programs) {
+    if (!run.active) continue;
+    run.active = false;
+    if (run.pid > 0) {
+      ::kill(run.pid, SIGTERM);
+      run.status = describe_status(reap(run.pid, std::chrono::milliseconds(2000))) + " (stopped when the run ended)";
+      run.pid = -1;
+    } else {
+      run.status = "attached when the run ended";
+    }
+    if (!run.out_path.empty()) {
+      run.output = read_tail(run.out_path, 16384);
+      ::unlink(run.out_path.c_str());
+    }
+  }
 }
 
 }  // namespace ernic

@@ -131,6 +131,11 @@ struct ProgramRun {
   std::string output;             // its stdout and stderr (the last 16 KiB)
   bridge::BridgeStats stats;
   bool ok = false;
+  // While its step runs: the process and its output file (end_programs()
+  // stops a program the run outlives: watchdog, time limit, failure).
+  bool active = false;
+  int pid = -1;
+  std::string out_path;
 };
 
 struct Failure {
@@ -296,6 +301,12 @@ class System : public sc_core::sc_module {
   void handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group* g);
   void handle(const ProgramStep& s, const SourceLoc& loc, Group* g);
   void connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog);
+ public:
+  // At the end of a run: every program still attached is killed, its exit
+  // and output recorded (a watchdog, the time limit or a failure ended the
+  // run before its step did). Called by ernic-sim before the report.
+  void end_programs();
+ private:
   bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
                     std::string* why) const;
   size_t frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const;

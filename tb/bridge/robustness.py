@@ -24,7 +24,7 @@ import time
 
 SCENARIO = """scenario: bridge_bad_{name}
 seed: 1
-limits: {{ sim_time_us: 2000, watchdog_us: 500 }}
+limits: {{ sim_time_us: 100000, watchdog_us: 500 }}
 nodes:
   A: {{ mac: "02:00:00:00:00:0a", ip: 10.0.0.1, host: program }}
   B: {{ mac: "02:00:00:00:00:0b", ip: 10.0.0.2 }}
@@ -57,6 +57,7 @@ def cases(a):
         ("stray_completion", [p, "stray-completion"], 30, 1, "H2D READCOMP (req_id 77) answers no request"),
         ("wrong_version", [p, "wrong-version"], 30, 1,
          "peer speaks SimBricks protocol version 2, this simulator speaks 1"),
+        ("stop_reading", [p, "stop-reading"], 3, 1, "send: no answer from the program within 3000 ms of wall time"),
     ]
 
 

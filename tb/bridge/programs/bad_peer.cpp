@@ -10,10 +10,13 @@
 //   wrong-direction  a D2H READ sent to the device
 //   stray-completion a READCOMP that answers nothing
 //   wrong-version    a connecter intro of protocol version 2
+//   stop-reading     20,000 pipelined register reads, then sleeps without
+//                    reading an answer (the device's sends find no room)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "model/bridge/channel.h"
 #include "model/bridge/pcie_proto.h"
@@ -51,6 +54,14 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> f = encode(m);
   if (mode == "unknown-type") f[63] = 0x7E;
   if (mode == "truncated") f.resize(10);
+  if (mode == "stop-reading") {
+    for (int i = 0; i < 20000; ++i) {
+      m.req_id = uint64_t(i + 1);
+      ch->send(encode(m));
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(120));
+    return 0;
+  }
   if (mode != "wrong-version") ch->send(f);
   try {  // the device ends the session; wait for it to go
     for (;;) ch->recv(std::chrono::milliseconds(10000));
