@@ -159,6 +159,9 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     for (const auto& [k, v] : learn) std::cerr << "  export " << k << "='" << v << "'\n";
   } else {
     for (const std::string& a : s.argv) run.argv.push_back(expand(a, loc.file));
+    // A relative path names a file beside the scenario; a bare name is looked up in PATH.
+    if (run.argv[0].find('/') != std::string::npos && run.argv[0][0] != '/')
+      run.argv[0] = dir_of(loc.file) + "/" + run.argv[0];
     name = "program '" + run.argv[0] + "'";
     char tmpl[] = "/tmp/ernic-program-XXXXXX";
     const int fd = ::mkstemp(tmpl);
@@ -232,8 +235,12 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     run.status = describe_status(status);
     run.output = read_tail(out_path, 16384);
     ::unlink(out_path.c_str());
-    if (!run.output.empty()) std::cerr << "[" << s.node << " program] " << run.output
-                                       << (run.output.back() == '\n' ? "" : "\n");
+    for (size_t at = 0; at < run.output.size();) {  // each line of its output, marked
+      const size_t nl = run.output.find('\n', at);
+      const size_t end = nl == std::string::npos ? run.output.size() : nl;
+      std::cerr << "[" << s.node << " program] " << run.output.substr(at, end - at) << "\n";
+      at = end + 1;
+    }
     if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
       error = "ended the session but then " + run.status;
     else if (!error.empty())
