@@ -73,7 +73,13 @@ bool Channel::read_some() {
   const size_t n = io_->sock.read_some(asio::buffer(io_->rbuf), ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
   if (ec) {
-    error_ = ec == asio::error::eof ? "the peer closed the connection" : "transport error: " + ec.message();
+    if (ec != asio::error::eof)
+      error_ = "transport error: " + ec.message();
+    else if (buf_.empty())
+      error_ = "the peer closed the connection";
+    else  // a frame cut short: what it announced and what came
+      error_ = "the peer closed the connection in the middle of a frame (" + std::to_string(buf_.size()) +
+               " bytes of it received)";
     return false;
   }
   buf_.insert(buf_.end(), io_->rbuf.begin(), io_->rbuf.begin() + long(n));

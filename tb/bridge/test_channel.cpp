@@ -141,3 +141,27 @@ TEST(BridgeChannelRaw, NobodyListeningIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("connect to unix:/tmp/ernic-test-"), std::string::npos) << e.what();
   }
 }
+
+TEST(BridgeChannelRaw, AFrameCutShortIsNamed) {
+  const std::string path = sock_path("cut");
+  Listener l(Endpoint::parse("unix:" + path));
+  std::thread peer([path] {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const uint8_t part[14] = {100, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};  // announces 100 bytes, sends 10
+    ASSERT_EQ(::write(fd, part, sizeof part), 14);
+    ::close(fd);
+  });
+  auto ch = l.accept(5000ms);
+  try {
+    ch->recv(5000ms);
+    FAIL() << "accepted";
+  } catch (const ChannelError& e) {
+    EXPECT_NE(std::string(e.what()).find("in the middle of a frame (14 bytes of it received)"), std::string::npos)
+        << e.what();
+  }
+  peer.join();
+}
