@@ -223,17 +223,23 @@ void PcieDevice::on_intr() {
   }
 }
 
+// A DMA with no live session is a model error (the NIC reaches memory no
+// program holds); false then.
+bool PcieDevice::attached(const char* what, uint64_t addr, uint64_t len) {
+  if (ch_ && dead_.empty()) return true;
+  ctx_.error("bridge", "node " + cfg_.node + ": DMA " + what + " of " + hex(addr) + " (+" + std::to_string(len) +
+                           ") with no program attached" + (dead_.empty() ? "" : " (" + dead_ + ")"));
+  return false;
+}
+
 // DMA read: the program answers from its memory (READCOMP); whatever else
 // it sends meanwhile waits in held_ for serve().
 void PcieDevice::read(uint64_t addr, uint8_t* dst, uint64_t len) {
   uint64_t done = 0;
   while (done < len) {
     const uint16_t n = uint16_t(std::min<uint64_t>(len - done, kMaxData));
-    if (!ch_ || !dead_.empty()) {
+    if (!attached("read", addr + done, len - done)) {
       std::memset(dst + done, 0, len - done);
-      ctx_.error("bridge", "node " + cfg_.node + ": DMA read of " + hex(addr + done) + " (+" +
-                               std::to_string(len - done) + ") with no program attached" +
-                               (dead_.empty() ? "" : " (" + dead_ + ")"));
       return;
     }
     Msg q;
@@ -284,12 +290,7 @@ void PcieDevice::write(uint64_t addr, const uint8_t* src, uint64_t len) {
   uint64_t done = 0;
   while (done < len) {
     const uint16_t n = uint16_t(std::min<uint64_t>(len - done, kMaxData));
-    if (!ch_ || !dead_.empty()) {
-      ctx_.error("bridge", "node " + cfg_.node + ": DMA write of " + hex(addr + done) + " (+" +
-                               std::to_string(len - done) + ") with no program attached" +
-                               (dead_.empty() ? "" : " (" + dead_ + ")"));
-      return;
-    }
+    if (!attached("write", addr + done, len - done)) return;
     Msg q;
     q.type = MsgType::D2HWrite;
     q.req_id = next_req_++;

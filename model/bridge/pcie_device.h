@@ -91,6 +91,7 @@ class PcieDevice : public sc_core::sc_module, public RemoteMemory {
   void sync(const Msg& m);
   [[noreturn]] void refuse(const std::string& why);
   uint32_t bar_addr(const Msg& m) const;  // validated register address (throws via refuse)
+  bool attached(const char* what, uint64_t addr, uint64_t len);  // a session to DMA into, else a model error
 
   const ClockDomain& core_;
   AxiLitePort& axil_;

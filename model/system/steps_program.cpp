@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -79,8 +80,6 @@ std::string read_tail(const std::string& path, size_t max) {
   return s;
 }
 
-}  // namespace
-
 // The simulator's CPU mask, narrowed to the CPU it runs on while program
 // steps last (ProgramStep::same_cpu); the first pin saves the mask, the
 // last one out restores it (steps in parallel branches overlap).
@@ -107,6 +106,99 @@ struct CpuPin {
   }
 };
 
+// What the program learns from its environment (model/bridge/README.md):
+// where the simulator is, what the node is, its connection (connect steps
+// with a program end), the step's own env entries last.
+std::vector<std::pair<std::string, std::string>> program_environment(
+    const Node& n, const Scenario& sc, const std::string& address,
+    const std::vector<std::pair<std::string, std::string>>& conn_env, const ProgramStep& s) {
+  std::vector<std::pair<std::string, std::string>> learn = {
+      {"ERNIC_BRIDGE", address},
+      {"ERNIC_NODE", s.node},
+      {"ERNIC_BRIDGE_MEM_MIB", std::to_string(n.cfg.memory_mib)},
+      {"ERNIC_MAC", n.cfg.mac.str()},
+      {"ERNIC_NUM_QP", std::to_string(n.cfg.num_qp)},
+      {"ERNIC_CORE_MHZ", fmt::format("{}", sc.clocks.core_mhz)},
+      {"ERNIC_LAYOUT", n.ernic->config().layout.name}};
+  if (n.cfg.has_ip) learn.emplace_back("ERNIC_IP", n.cfg.ip.str());
+  // The client library of this build, for programs that load it (Python's ctypes).
+  if (const std::string lib = self_dir() + "/model/libernic_bridge.so"; ::access(lib.c_str(), R_OK) == 0)
+    learn.emplace_back("ERNIC_BRIDGE_LIB", lib);
+  for (const auto& kv : conn_env) learn.push_back(kv);
+  for (const auto& kv : s.env) learn.push_back(kv);
+  return learn;
+}
+
+// Starts argv with the inherited environment plus `learn` (a later entry
+// replaces an earlier one of the same name: getenv takes the first), its
+// stdout and stderr into a fresh file (*out_path), stdin from /dev/null.
+// Returns posix_spawn's error (0: started, *pid set).
+int spawn_program(std::vector<std::string>& argv_s, const std::vector<std::pair<std::string, std::string>>& learn,
+                  pid_t* pid, std::string* out_path) {
+  char tmpl[] = "/tmp/ernic-program-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd < 0) return errno;
+  *out_path = tmpl;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (const auto& [k, v] : learn) {
+    env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(k + "=", 0) == 0; }),
+              env.end());
+    env.push_back(k + "=" + v);
+  }
+  std::vector<char*> argv, envp;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, fd, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  const int rc = ::posix_spawnp(pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fd);
+  if (rc != 0) ::unlink(out_path->c_str());
+  return rc;
+}
+
+// Waits for the program to connect, watching for one that ends first (pid
+// > 0: a program the step started). Null with *error set on failure.
+std::unique_ptr<bridge::Channel> accept_program(bridge::Listener& listener, pid_t pid, std::chrono::milliseconds timeout,
+                                                bool started, int* status, bool* reaped, std::string* error) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    try {
+      return listener.accept(pid > 0 ? std::chrono::milliseconds(100) : timeout, started ? "the program" : "");
+    } catch (const bridge::ChannelError& e) {
+      if (pid > 0 && ::waitpid(pid, status, WNOHANG) == pid) {
+        *reaped = true;
+        *error = "ended (" + describe_status(*status) + ") without connecting to the simulator";
+        return nullptr;
+      }
+      if (pid <= 0 || std::chrono::steady_clock::now() >= until) {
+        *error = started ? "did not connect to the simulator within " +
+                               std::to_string(timeout.count() / 1000) + " s of wall time"
+                         : e.what();
+        return nullptr;
+      }
+    }
+  }
+}
+
+// Each line of the program's output on stderr, marked with its node.
+void echo_output(const std::string& node, const std::string& out) {
+  for (size_t at = 0; at < out.size();) {
+    const size_t nl = out.find('\n', at);
+    const size_t end = nl == std::string::npos ? out.size() : nl;
+    std::cerr << "[" << node << " program] " << out.substr(at, end - at) << "\n";
+    at = end + 1;
+  }
+}
+
+}  // namespace
+
 void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
   CpuPin pin;
   Node* n = node(s.node);
@@ -131,30 +223,13 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
   try {
     listener = std::make_unique<bridge::Listener>(bridge::Endpoint::parse(where));
   } catch (const std::exception& e) {
-    fail(loc, std::string("program on node ") + s.node + ": " + e.what());
-    return;
+    return fail(loc, std::string("program on node ") + s.node + ": " + e.what());
   }
-  const std::string address = listener->endpoint().str();
-  // What the program learns from its environment (model/bridge/README.md).
-  std::vector<std::pair<std::string, std::string>> learn = {
-      {"ERNIC_BRIDGE", address},
-      {"ERNIC_NODE", s.node},
-      {"ERNIC_BRIDGE_MEM_MIB", std::to_string(n->cfg.memory_mib)},
-      {"ERNIC_MAC", n->cfg.mac.str()},
-      {"ERNIC_NUM_QP", std::to_string(n->cfg.num_qp)},
-      {"ERNIC_CORE_MHZ", fmt::format("{}", scenario.clocks.core_mhz)},
-      {"ERNIC_LAYOUT", n->ernic->config().layout.name}};
-  if (n->cfg.has_ip) learn.emplace_back("ERNIC_IP", n->cfg.ip.str());
-  // The client library of this build, for programs that load it (Python's ctypes).
-  if (const std::string lib = self_dir() + "/model/libernic_bridge.so"; ::access(lib.c_str(), R_OK) == 0)
-    learn.emplace_back("ERNIC_BRIDGE_LIB", lib);
-  for (const auto& kv : program_env[s.node]) learn.push_back(kv);
-  for (const auto& kv : s.env) learn.push_back(kv);
+  const auto learn = program_environment(*n, scenario, listener->endpoint().str(), program_env[s.node], s);
   pid_t pid = -1;
-  std::string out_path;
   std::string name = "the program";
   if (!serve_at.empty()) {
-    std::cerr << "ernic-sim: node " << s.node << " waits for its program on " << address
+    std::cerr << "ernic-sim: node " << s.node << " waits for its program on " << listener->endpoint().str()
               << "; start it with this environment:\n";
     for (const auto& [k, v] : learn) std::cerr << "  export " << k << "='" << v << "'\n";
   } else {
@@ -163,61 +238,17 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     if (run.argv[0].find('/') != std::string::npos && run.argv[0][0] != '/')
       run.argv[0] = dir_of(loc.file) + "/" + run.argv[0];
     name = "program '" + run.argv[0] + "'";
-    char tmpl[] = "/tmp/ernic-program-XXXXXX";
-    const int fd = ::mkstemp(tmpl);
-    out_path = tmpl;
-    // The inherited environment, then what the program learns: a later
-    // entry replaces an earlier one of the same name (getenv takes the first).
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) env.emplace_back(*e);
-    for (const auto& [k, v] : learn) {
-      env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(k + "=", 0) == 0; }),
-                env.end());
-      env.push_back(k + "=" + v);
-    }
-    std::vector<char*> argv, envp;
-    for (std::string& a : run.argv) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
     if (s.same_cpu) pin.to_current_cpu();  // the program inherits the mask
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    const int rc = ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-    run.pid = rc == 0 ? pid : -1;
-    run.out_path = out_path;
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(fd);
-    if (rc != 0) {
-      ::unlink(out_path.c_str());
-      fail(loc, name + " of node " + s.node + " could not be started: " + std::strerror(rc));
-      return;
-    }
+    std::vector<std::string> argv = run.argv;
+    if (const int rc = spawn_program(argv, learn, &pid, &run.out_path); rc != 0)
+      return fail(loc, name + " of node " + s.node + " could not be started: " + std::strerror(rc));
+    run.pid = pid;
   }
-  // Connection: wait for it, watching for a program that ends first.
-  std::unique_ptr<bridge::Channel> ch;
-  std::string error;
   int status = 0;
   bool reaped = false;
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (!ch && error.empty()) {
-    try {
-      ch = listener->accept(pid > 0 ? std::chrono::milliseconds(100) : timeout,
-                            serve_at.empty() ? "the program" : "");
-    } catch (const bridge::ChannelError& e) {
-      if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
-        reaped = true;
-        error = "ended (" + describe_status(status) + ") without connecting to the simulator";
-      } else if (pid <= 0 || std::chrono::steady_clock::now() >= until) {
-        error = serve_at.empty() ? "did not connect to the simulator within " + std::to_string(s.timeout_s) +
-                                       " s of wall time"
-                                 : e.what();
-      }
-    }
-  }
+  std::string error;
+  std::unique_ptr<bridge::Channel> ch =
+      accept_program(*listener, pid, timeout, serve_at.empty(), &status, &reaped, &error);
   listener.reset();  // one program a step: a later connect is refused, not left in a backlog
   if (ch) {
     ++bounded_;  // the program decides how long it waits (ernic_delay_ns, ernic_wait_irq): not the watchdog
@@ -233,14 +264,10 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     if (!reaped) status = reap(pid, error.empty() ? timeout : std::chrono::milliseconds(2000));
     run.pid = -1;
     run.status = describe_status(status);
-    run.output = read_tail(out_path, 16384);
-    ::unlink(out_path.c_str());
-    for (size_t at = 0; at < run.output.size();) {  // each line of its output, marked
-      const size_t nl = run.output.find('\n', at);
-      const size_t end = nl == std::string::npos ? run.output.size() : nl;
-      std::cerr << "[" << s.node << " program] " << run.output.substr(at, end - at) << "\n";
-      at = end + 1;
-    }
+    run.output = read_tail(run.out_path, 16384);
+    ::unlink(run.out_path.c_str());
+    run.out_path.clear();
+    echo_output(s.node, run.output);
     if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
       error = "ended the session but then " + run.status;
     else if (!error.empty())

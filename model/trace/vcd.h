@@ -278,6 +278,9 @@ bool vcd_has_var(const std::string& vcd_path, const std::string& full_var_name);
 std::optional<std::string> vcd_raw_value_at(const std::string& vcd_path,
                                             const std::string& full_var_name,
                                             uint64_t time_ps);
+// A VCD value token ("b0101", "1", "x") as an integer; nullopt for x/z
+// bits, reals and values wider than 64 bits.
+std::optional<uint64_t> vcd_token_to_u64(const std::string& token);
 // As vcd_raw_value_at, as an integer; nullopt also for x/z bits, reals and
 // values that do not fit in 64 bits.
 std::optional<uint64_t> vcd_value_at(const std::string& vcd_path,

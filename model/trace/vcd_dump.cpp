@@ -78,25 +78,6 @@ class Out {
   std::string buf_;
 };
 
-// "b0101" / "1" / "x" -> integer; nullopt for x/z bits, reals, > 64 bits.
-std::optional<uint64_t> token_to_u64(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  if (s.size() == 1) {
-    if (s[0] == '0') return 0;
-    if (s[0] == '1') return 1;
-    return std::nullopt;
-  }
-  if (s[0] != 'b' && s[0] != 'B') return std::nullopt;
-  uint64_t v = 0;
-  int bits = 0;
-  for (size_t i = 1; i < s.size(); ++i) {
-    if (s[i] != '0' && s[i] != '1') return std::nullopt;
-    if (bits == 0 && s[i] == '0') continue;
-    if (++bits > 64) return std::nullopt;
-    v = (v << 1) | uint64_t(s[i] - '0');
-  }
-  return v;
-}
 
 // Writes every change (the classic full dump).
 class FullWriter : public detail::MergeConsumer {
@@ -245,11 +226,11 @@ class ValueAdapter : public detail::MergeConsumer {
  public:
   explicit ValueAdapter(MergedValueVisitor& v) : v_(v) {}
   void init_model(size_t ord, uint64_t v) override { v_.initial(ord, v); }
-  void init_rtl(size_t ord, const std::string& tok) override { v_.initial(ord, token_to_u64(tok)); }
+  void init_rtl(size_t ord, const std::string& tok) override { v_.initial(ord, vcd_token_to_u64(tok)); }
   void init_done() override {}
   void time(uint64_t t) override { v_.time(t); }
   void model(size_t ord, uint64_t v) override { v_.change(ord, v); }
-  void rtl(size_t ord, const std::string& tok) override { v_.change(ord, token_to_u64(tok)); }
+  void rtl(size_t ord, const std::string& tok) override { v_.change(ord, vcd_token_to_u64(tok)); }
   void end(uint64_t end_time_ps) override { v_.end(end_time_ps); }
   uint64_t clock_floor(uint64_t t) const override { return v_.wants_clock_edges() ? t : kNoTime; }
 

@@ -196,13 +196,14 @@ std::optional<std::string> vcd_raw_value_at(const std::string& vcd_path,
   return value;
 }
 
-std::optional<uint64_t> vcd_value_at(const std::string& vcd_path,
-                                     const std::string& full_var_name, uint64_t time_ps) {
-  const auto raw = vcd_raw_value_at(vcd_path, full_var_name, time_ps);
-  if (!raw || raw->empty()) return std::nullopt;
-  const std::string& s = *raw;
-  if (s == "0") return 0;
-  if (s == "1") return 1;
+// "b0101" / "1" / "x" -> integer; nullopt for x/z bits, reals, > 64 bits.
+std::optional<uint64_t> vcd_token_to_u64(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  if (s.size() == 1) {
+    if (s[0] == '0') return 0;
+    if (s[0] == '1') return 1;
+    return std::nullopt;
+  }
   if (s[0] != 'b' && s[0] != 'B') return std::nullopt;
   uint64_t v = 0;
   int bits = 0;
@@ -213,6 +214,13 @@ std::optional<uint64_t> vcd_value_at(const std::string& vcd_path,
     v = (v << 1) | uint64_t(s[i] - '0');
   }
   return v;
+}
+
+std::optional<uint64_t> vcd_value_at(const std::string& vcd_path,
+                                     const std::string& full_var_name, uint64_t time_ps) {
+  const auto raw = vcd_raw_value_at(vcd_path, full_var_name, time_ps);
+  if (!raw) return std::nullopt;
+  return vcd_token_to_u64(*raw);
 }
 
 }  // namespace ernic::trace
