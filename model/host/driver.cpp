@@ -16,7 +16,6 @@
 
 namespace ernic::host {
 
-using namespace sc_core;
 namespace R = regs;
 namespace FLD = regs::fld;
 
@@ -31,22 +30,17 @@ const char* verbs_state_name(VerbsState s) {
   return "?";
 }
 
-Driver::Driver(sc_module_name name, const ClockDomain& core, AxiLitePort& axil, HostMemory& mem,
-               const sc_signal_in_if<bool>& intr, SimContext& ctx, DriverConfig cfg)
-    : sc_module(name), core_(core), axil_(axil), mem_(mem), intr_(intr), ctx_(ctx), cfg_(std::move(cfg)),
-      rng_(cfg_.seed) {
+Driver::Driver(HostBus& bus, DriverConfig cfg) : bus_(bus), cfg_(std::move(cfg)), rng_(cfg_.seed) {
   qpn_used_.assign(cfg_.num_qp + 1, false);
   qpn_reserved_.assign(cfg_.num_qp + 1, false);
   qpn_used_[0] = qpn_used_[1] = true;
-  SC_THREAD(irq_thread);
 }
 
 void Driver::set_state(Connection& c, VerbsState s) {
   if (c.state == s) return;
   c.state = s;
-  if (ctx_.log)
-    ctx_.log->state(sc_time_stamp().value(), cfg_.node, "host", core_.cycle(), c.qpn ? std::optional<uint32_t>(c.qpn) : std::nullopt,
-                    "verbs_state", verbs_state_name(s));
+  bus_.log_state(c.qpn, "verbs_state", verbs_state_name(s));
+  if (s == VerbsState::Rts) bus_.signal(HostBus::kEstablished);
 }
 
 void Driver::fail(const std::string& what) const {
@@ -54,11 +48,27 @@ void Driver::fail(const std::string& what) const {
 }
 
 uint64_t Driver::alloc(uint64_t bytes, uint64_t align) {
-  uint64_t a = (brk_ + align - 1) / align * align;
-  if (bytes > mem_.size() || a > mem_.size() - bytes)
-    fail(fmt::format("host memory exhausted: {} bytes wanted, {} bytes of {} used", bytes, brk_, mem_.size()));
-  brk_ = a + bytes;
+  const uint64_t a = bus_.alloc(bytes, align);
+  if (!a) fail(fmt::format("host memory exhausted: {} bytes wanted (aligned to {}), {} bytes of host memory", bytes, align,
+                           bus_.mem_size()));
   return a;
+}
+
+uint32_t Driver::mem_read32(uint64_t a) const {
+  uint8_t b[4];
+  bus_.mem_read(a, b, 4);
+  return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+}
+
+void Driver::mem_write32(uint64_t a, uint32_t v) {
+  const uint8_t b[4] = {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+  bus_.mem_write(a, b, 4);
+}
+
+std::vector<uint8_t> Driver::mem_read(uint64_t a, uint64_t len) const {
+  std::vector<uint8_t> v(len);
+  bus_.mem_read(a, v.data(), len);
+  return v;
 }
 
 // ------------------------------------------------------------------ init
@@ -203,7 +213,7 @@ void Driver::program_rc_qp(Connection& c) {
   // Traffic class 0, TTL 64, the default P_Key.
   wr(qreg(n, R::q::QPADVCONFi), FLD::QPADVCONFi_PKEY.set(FLD::QPADVCONFi_TTL.set(0, 64), roce::kDefaultPkey));
   set_state(c, VerbsState::Init);
-  if (p.sideband && !sideband_) fail(fmt::format("QP{}: sideband doorbells asked for, but the NIC has no sideband port", n));
+  if (p.sideband && !bus_.has_sideband()) fail(fmt::format("QP{}: sideband doorbells asked for, but the NIC has no sideband port", n));
   c.sideband = p.sideband;
   wr(qreg(n, R::q::QPCONFi), FLD::QPCONFi_EN.bit() | (p.sideband ? 0u : FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) | FLD::QPCONFi_CQE_WRITE_EN.bit() |
                                  (c.ipv6 ? FLD::QPCONFi_IPV6.bit() : 0u) | FLD::QPCONFi_PMTU.set(0, R::pmtu_code(p.pmtu)) |
@@ -231,7 +241,6 @@ void Driver::establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, 
   c.remote_mr = remote_mr;
   program_rc_qp(c);
   set_state(c, VerbsState::Rts);
-  c.established.notify(SC_ZERO_TIME);
 }
 
 void Driver::reserve_qpn(uint32_t qpn, bool reserved) {
@@ -261,37 +270,33 @@ Connection& Driver::adopt(std::unique_ptr<Connection> c) {
   conns_.push_back(std::move(c));
   Connection& k = *conns_.back();
   set_state(k, VerbsState::Rts);
-  k.established.notify(SC_ZERO_TIME);
   return k;
 }
 
 // ------------------------------------------------------------ interrupts
 
-void Driver::irq_thread() {
-  for (;;) {
-    if (!intr_.read()) wait(intr_.posedge_event());
-    const uint32_t sts = rd(greg(R::g::INTSTS));
-    if (sts) wr(greg(R::g::INTSTS), sts);  // W1C
-    if (sts & FLD::INTSTS_MAD.bit()) {
-      wr(greg(cfg_.layout.rq_int_bank), 0xFFFFFFFF);
-      try {
-        service_qp1_rq();
-      } catch (const DriverError& e) {
-        ctx_.error(cfg_.node + ".driver", e.what());
-      }
+uint32_t Driver::service_interrupt() {
+  const uint32_t sts = rd(greg(R::g::INTSTS));
+  if (sts) wr(greg(R::g::INTSTS), sts);  // W1C
+  if (sts & FLD::INTSTS_MAD.bit()) {
+    wr(greg(cfg_.layout.rq_int_bank), 0xFFFFFFFF);
+    try {
+      service_qp1_rq();
+    } catch (const DriverError& e) {
+      bus_.report_error(e.what());
     }
-    if (sts & FLD::INTSTS_WQE_DONE.bit())
-      for (uint32_t b = 0; b < cfg_.layout.int_banks; ++b) wr(greg(cfg_.layout.cq_int_bank + 4 * b), 0xFFFFFFFF);
-    if (sts & FLD::INTSTS_FATAL.bit()) ++fatal_irqs_;
-    if (sts & FLD::INTSTS_CNP.bit()) {
-      try {
-        service_cnp();
-      } catch (const DriverError& e) {
-        ctx_.error(cfg_.node + ".driver", e.what());
-      }
-    }
-    if (!sts) wait(intr_.value_changed_event());
   }
+  if (sts & FLD::INTSTS_WQE_DONE.bit())
+    for (uint32_t b = 0; b < cfg_.layout.int_banks; ++b) wr(greg(cfg_.layout.cq_int_bank + 4 * b), 0xFFFFFFFF);
+  if (sts & FLD::INTSTS_FATAL.bit()) ++fatal_irqs_;
+  if (sts & FLD::INTSTS_CNP.bit()) {
+    try {
+      service_cnp();
+    } catch (const DriverError& e) {
+      bus_.report_error(e.what());
+    }
+  }
+  return sts;
 }
 
 }  // namespace ernic::host

@@ -1,10 +1,13 @@
 // model/host: the host driver, following PG332's software flow (3.x) and
 // the Xilinx xib/LX drivers' conventions (../shared/spec/ernic-pg332.md).
 //
-// It reaches the NIC only as a real driver would: timed AXI4-Lite
-// transactions (AxiLitePort: register reads and writes, doorbells), host
-// memory (queues, buffers, doorbell mirrors the NIC writes), and the
-// rnic_intr line. It includes no ERNIC model header (a test checks).
+// It reaches the NIC only as a real driver would, through a HostBus
+// (host_bus.h): register reads and writes (doorbells included), host memory
+// (queues, buffers, doorbell mirrors the NIC writes), and interrupts. It is
+// plain C++: the simulator's built-in host runs it over the node's AXI4-Lite
+// port (ScHost, sc_host.h), and a program outside the simulator runs the
+// same code over the bridge (model/bridge/client). It includes no ERNIC
+// model header and no SystemC (a test checks).
 //
 // - init(): error buffer first, MAC and IP, error-status queue and write-
 //   retry data buffers, interrupts, XRNICADCONF base count, XRNICCONF
@@ -31,20 +34,16 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <systemc>
 #include <vector>
 
-#include "model/host/host_memory.h"
-#include "model/link/axil.h"
-#include "model/link/sideband.h"
+#include "model/host/host_bus.h"
 #include "model/regs/regs.h"
 #include "model/roce/cm.h"
 #include "model/roce/packet.h"
 #include "model/roce/types.h"
-#include "model/sim/clock.h"
-#include "model/sim/sim_context.h"
 
 namespace ernic::host {
 
@@ -159,14 +158,23 @@ struct Connection {
   // RQ doorbells (the new write pointer) and ieth_immdt entries, in arrival order.
   struct RxEvent { bool ieth; uint64_t value; uint64_t time_ps; };
   std::deque<RxEvent> rx_events;
-  sc_core::sc_event established;
+  uint32_t rq_mirror = 0;        // the RQ write pointer last read from RQWPTRDBADDi (a bus without RX streams)
 };
 
-class Driver : public sc_core::sc_module {
+class Driver {
  public:
-  SC_HAS_PROCESS(Driver);
-  Driver(sc_core::sc_module_name name, const ClockDomain& core, AxiLitePort& axil, HostMemory& mem,
-         const sc_core::sc_signal_in_if<bool>& intr, SimContext& ctx, DriverConfig cfg);
+  // Every wait goes through bus (and signals its events, HostBus::Wake).
+  Driver(HostBus& bus, DriverConfig cfg);
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  // One pass of the interrupt handler: reads INTSTS and clears what it
+  // read (W1C), serves QP1's RQ (CM MADs), clears the CQ interrupt banks,
+  // counts fatal interrupts, sends CNPs. Returns the INTSTS value read (0:
+  // nothing was pending). Called by whoever sees rnic_intr high: ScHost's
+  // interrupt thread, or a program's bus while it sleeps. Errors in the
+  // work go to HostBus::report_error.
+  uint32_t service_interrupt();
 
   // Neighbour table (what ARP would give): IPv4 -> MAC.
   void add_neighbour(roce::Ipv4Addr ip, roce::MacAddr mac) { neigh_[ip.v] = mac; }
@@ -242,8 +250,6 @@ class Driver : public sc_core::sc_module {
   std::vector<RecvMsg> recv(Connection& c, uint32_t count, uint64_t timeout_ps, bool consume);
   void on_rq_doorbell(uint32_t qpn, uint32_t pi);
   void on_cq_doorbell(uint32_t qpn, uint32_t cq_head);  // resp_hndler_o_send_cq_db
-  // The sideband doorbell inputs of the NIC (before any sideband connection).
-  void attach_sideband(SidebandPort* p) { sideband_ = p; }
   // PG332 ch.6 "Switching to HW handshake" on this end of c: waits until
   // the QP carries no traffic (SQ and outstanding queue empty, every WQE
   // completed, the CQEs collected for poll()), then under SW override zeroes
@@ -256,23 +262,20 @@ class Driver : public sc_core::sc_module {
   void on_ieth(uint64_t entry);
 
   uint64_t alloc(uint64_t bytes, uint64_t align = 4096);
-  HostMemory& memory() { return mem_; }
+  HostBus& bus() { return bus_; }
   const DriverConfig& config() const { return cfg_; }
   const std::vector<std::unique_ptr<Connection>>& connections() const { return conns_; }
   uint64_t fatal_interrupts() const { return fatal_irqs_; }
 
  private:
-  void irq_thread();
   void service_cnp();
   void post_qp1(const std::vector<uint8_t>& bytes);
   bool qp1_sq_full() const;
   roce::Frame qp1_frame(const roce::IpAddr& dst);
   uint64_t cnps_sent_ = 0, cnps_suppressed_ = 0;
-  SidebandPort* sideband_ = nullptr;
   void ring_sq(Connection& c);        // SQPIi or i_qp_sq_pidb
   void wait_qp_idle(uint32_t qpn, const char* what);
   Connection* by_qpn(uint32_t qpn);
-  sc_core::sc_event rx_event_;
   void service_qp1_rq();
   void handle_mad(const uint8_t* elem, size_t len);
   void on_cm_req(const roce::IpAddr& src, const roce::cm::Req& req);  // handle_mad's ConnectRequest
@@ -293,8 +296,18 @@ class Driver : public sc_core::sc_module {
   uint32_t alloc_qpn(std::optional<uint32_t> want);
   uint32_t rand24() { return uint32_t(rng_() & 0xFFFFFF); }
   uint32_t rand32() { return uint32_t(rng_()); }
-  void wr(uint32_t addr, uint32_t v) { axil_.write(addr, v); }
-  uint32_t rd(uint32_t addr) { return axil_.read(addr); }
+  void wr(uint32_t addr, uint32_t v) { bus_.mmio_write32(addr, v); }
+  uint32_t rd(uint32_t addr) { return bus_.mmio_read32(addr); }
+  uint64_t now() const { return bus_.now_ps(); }
+  void sleep_ps(uint64_t ps) { bus_.sleep_until(now() + ps, HostBus::kNone); }
+  // One CM try: up to cm_timeout_us, or until the answer's event.
+  void cm_wait(HostBus::Wake w) { bus_.sleep_until(now() + uint64_t(cfg_.cm_timeout_us) * 1000000, w); }
+  // Host memory through the bus (little-endian words).
+  uint32_t mem_read32(uint64_t a) const;
+  void mem_write32(uint64_t a, uint32_t v);
+  std::vector<uint8_t> mem_read(uint64_t a, uint64_t len) const;
+  void mem_write(uint64_t a, const std::vector<uint8_t>& v) { bus_.mem_write(a, v.data(), v.size()); }
+  void poll_rq_mirror(Connection& c);  // a bus without RX streams: arrivals from RQWPTRDBADDi
   uint32_t greg(uint32_t off) const { return cfg_.layout.global(off); }
   uint32_t qreg(uint32_t qpn, uint32_t off) const { return cfg_.layout.qp(qpn, off); }
   uint32_t mreg(uint32_t idx, uint32_t off) const { return cfg_.layout.mr(idx, off); }
@@ -302,14 +315,9 @@ class Driver : public sc_core::sc_module {
   [[noreturn]] void fail(const std::string& what) const;
   void set_state(Connection& c, VerbsState s);
 
-  const ClockDomain& core_;
-  AxiLitePort& axil_;
-  HostMemory& mem_;
-  const sc_core::sc_signal_in_if<bool>& intr_;
-  SimContext& ctx_;
+  HostBus& bus_;
   DriverConfig cfg_;
   std::mt19937_64 rng_;
-  uint64_t brk_ = 0x100000;      // bump allocator (physical); the first MiB stays unused
   std::map<uint32_t, roce::MacAddr> neigh_;
   std::map<roce::Ipv6Addr, roce::MacAddr> neigh6_;
   std::vector<std::unique_ptr<Mr>> mrs_;
@@ -329,9 +337,7 @@ class Driver : public sc_core::sc_module {
   std::optional<uint16_t> rej_received_;
   Connection* disconnecting_ = nullptr;
   bool drep_ok_ = false;
-  sc_core::sc_event drep_ev_;
   Connection* connecting_ = nullptr;
-  sc_core::sc_event rep_ev_;
   bool rep_ok_ = false;
   uint64_t fatal_irqs_ = 0;
   uint16_t cm_port_ = 0;

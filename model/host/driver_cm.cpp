@@ -12,7 +12,6 @@
 
 namespace ernic::host {
 
-using namespace sc_core;
 namespace R = regs;
 
 // -------------------------------------------------------------------- CM
@@ -78,13 +77,13 @@ roce::Frame Driver::qp1_frame(const roce::IpAddr& dst) {
 bool Driver::qp1_sq_full() const {
   // One send slot per SQ entry; the slot is free again once its WQE has
   // completed, which the CQ head mirror tells.
-  return (qp1_sq_pi_ + 1) % kQp1Depth == mem_.read32(qp1_cq_db_) % kQp1Depth;
+  return (qp1_sq_pi_ + 1) % kQp1Depth == mem_read32(qp1_cq_db_) % kQp1Depth;
 }
 
 void Driver::post_qp1(const std::vector<uint8_t>& bytes) {
   if (qp1_sq_full()) fail("QP1 SQ full");
   const uint64_t slot = qp1_send_buf_ + uint64_t(qp1_sq_pi_) * kQp1SendSlot;
-  mem_.write(slot, bytes);
+  mem_write(slot, bytes);
   pg332::Wqe w;
   w.wrid = uint16_t(qp1_sq_pi_);
   w.laddr = slot;
@@ -92,7 +91,7 @@ void Driver::post_qp1(const std::vector<uint8_t>& bytes) {
   w.opcode = uint8_t(pg332::WqeOpcode::send);
   uint8_t wqe[pg332::kWqeBytes];
   pg332::encode_wqe(w, wqe);
-  mem_.write(qp1_sq_ + uint64_t(qp1_sq_pi_) * pg332::kWqeBytes, wqe, sizeof wqe);
+  bus_.mem_write(qp1_sq_ + uint64_t(qp1_sq_pi_) * pg332::kWqeBytes, wqe, sizeof wqe);
   qp1_sq_pi_ = (qp1_sq_pi_ + 1) % kQp1Depth;
   wr(qreg(1, R::q::SQPIi), qp1_sq_pi_);
 }
@@ -149,7 +148,7 @@ Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t ser
   rep_ok_ = false;
   for (int attempt = 0; attempt < 3 && !rep_ok_ && c.state != VerbsState::Err; ++attempt) {
     send_mad(server, req, roce::cm::attr::REQ);
-    wait(sc_time(cfg_.cm_timeout_us, SC_US), rep_ev_);
+    cm_wait(HostBus::kCmReply);
   }
   connecting_ = nullptr;
   if (c.state == VerbsState::Err) {
@@ -168,7 +167,6 @@ Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t ser
   rtu.local_comm_id = c.local_comm_id;
   rtu.remote_comm_id = c.remote_comm_id;
   send_mad(server, rtu, roce::cm::attr::RTU);
-  c.established.notify(SC_ZERO_TIME);
   return c;
 }
 
@@ -257,13 +255,10 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
     if (auto mi = roce::cm::decode_mr_info(rep->private_data.data(), rep->private_data.size()))
       c.remote_mr = *mi;
     rep_ok_ = true;
-    rep_ev_.notify(SC_ZERO_TIME);
+    bus_.signal(HostBus::kCmReply);
   } else if (auto* rtu = std::get_if<roce::cm::Rtu>(&mad->msg)) {
     for (auto& c : conns_)
-      if (c->state == VerbsState::Rtr && c->local_comm_id == rtu->remote_comm_id) {
-        set_state(*c, VerbsState::Rts);
-        c->established.notify(SC_ZERO_TIME);
-      }
+      if (c->state == VerbsState::Rtr && c->local_comm_id == rtu->remote_comm_id) set_state(*c, VerbsState::Rts);
   } else if (auto* dreq = std::get_if<roce::cm::Dreq>(&mad->msg)) {
     for (auto& k : conns_)
       if (k->qpn && k->local_comm_id == dreq->remote_comm_id && k->remote_comm_id == dreq->local_comm_id) {
@@ -277,26 +272,26 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
   } else if (auto* drep = std::get_if<roce::cm::Drep>(&mad->msg)) {
     if (disconnecting_ && drep->remote_comm_id == disconnecting_->local_comm_id) {
       drep_ok_ = true;
-      drep_ev_.notify(SC_ZERO_TIME);
+      bus_.signal(HostBus::kDisconnect);
     }
   } else if (auto* rej = std::get_if<roce::cm::Rej>(&mad->msg)) {
     if (rej_comm_id_ && rej->remote_comm_id == rej_comm_id_) {
       rej_received_ = rej->reason;
-      rep_ev_.notify(SC_ZERO_TIME);
+      bus_.signal(HostBus::kCmReply);
     }
     if (connecting_ && rej->remote_comm_id == connecting_->local_comm_id) {
       set_state(*connecting_, VerbsState::Err);
-      rep_ev_.notify(SC_ZERO_TIME);  // connect() sees rep_ok_ == false
+      bus_.signal(HostBus::kCmReply);  // connect() sees rep_ok_ == false
     }
   }
 }
 
 void Driver::service_qp1_rq() {
-  const uint32_t pi = mem_.read32(qp1_rq_db_) % kQp1Depth;  // STATRQPIDB1 mirror
+  const uint32_t pi = mem_read32(qp1_rq_db_) % kQp1Depth;  // STATRQPIDB1 mirror
   bool any = false;
   while (qp1_rq_ci_ != pi) {
     const uint64_t e = qp1_rq_ + uint64_t(qp1_rq_ci_) * kQp1Elem;
-    std::vector<uint8_t> elem = mem_.read(e, kQp1Elem);
+    std::vector<uint8_t> elem = mem_read(e, kQp1Elem);
     qp1_rq_ci_ = (qp1_rq_ci_ + 1) % kQp1Depth;
     any = true;
     handle_mad(elem.data(), elem.size());
@@ -320,12 +315,12 @@ void Driver::service_cnp() {
       // at most one per QP every cnp_interval_us, and none while QP1's SQ
       // is full (CM MADs keep their slots); the bit is cleared either way
       // (A-HOST-3).
-      const uint64_t now = sc_time_stamp().value();
-      if ((c->last_cnp_ps && now - c->last_cnp_ps < cfg_.cnp_interval_us * 1000000ull) || qp1_sq_full()) {
+      const uint64_t t = now();
+      if ((c->last_cnp_ps && t - c->last_cnp_ps < cfg_.cnp_interval_us * 1000000ull) || qp1_sq_full()) {
         ++cnps_suppressed_;
         continue;
       }
-      c->last_cnp_ps = now;
+      c->last_cnp_ps = t;
       const roce::IpAddr dst = remote_of(*c);
       roce::Frame f = qp1_frame(dst);
       f.bth.opcode = roce::op::CNP;
@@ -362,7 +357,7 @@ uint16_t Driver::connect_expect_reject(roce::IpAddr server, uint16_t service_por
   rej_received_.reset();
   for (int attempt = 0; attempt < 3 && !rej_received_; ++attempt) {
     send_mad(server, req, roce::cm::attr::REQ);
-    wait(sc_time(cfg_.cm_timeout_us, SC_US), rep_ev_);
+    cm_wait(HostBus::kCmReply);
   }
   rej_comm_id_ = 0;
   if (!rej_received_) fail(fmt::format("connect to {}: no ConnectReject after 3 ConnectRequests", server.str()));
@@ -380,7 +375,7 @@ void Driver::disconnect(Connection& c) {
   drep_ok_ = false;
   for (int attempt = 0; attempt < 3 && !drep_ok_; ++attempt) {
     send_mad(remote_of(c), dreq, roce::cm::attr::DREQ);
-    wait(sc_time(cfg_.cm_timeout_us, SC_US), drep_ev_);
+    cm_wait(HostBus::kDisconnect);
   }
   disconnecting_ = nullptr;
   delete_qp(c);

@@ -14,7 +14,6 @@ namespace ernic::host {
 
 using pg332::IethType;
 
-using namespace sc_core;
 namespace R = regs;
 
 // ------------------------------------------------------------ data path
@@ -34,7 +33,7 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
       poll(c, 0, 0);
       while (c.posted - c.completed >= depth - 1) {
         if (c.state == VerbsState::Err) fail(fmt::format("post on QP{}: the QP went to ERR while the SQ was full", c.qpn));
-        wait(mem_.write_event());
+        bus_.sleep_until(HostBus::kForever, HostBus::kMemory);
         poll(c, 0, 0);
       }
     }
@@ -48,10 +47,10 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
     pw.immdt = w.immdt;
     // SENDs of up to 16 bytes go inline in SDATA (PG332 Table 2-1; XIB does
     // the same); LENGTH keeps the real size (A-ERNIC-21).
-    if (pg332::is_inline(w.opcode, w.length)) mem_.read(w.laddr, pw.sdata.data(), w.length);
+    if (pg332::is_inline(w.opcode, w.length)) bus_.mem_read(w.laddr, pw.sdata.data(), w.length);
     uint8_t b[pg332::kWqeBytes];
     pg332::encode_wqe(pw, b);
-    mem_.write(c.sq_base + uint64_t(c.sq_pi) * pg332::kWqeBytes, b, sizeof b);
+    bus_.mem_write(c.sq_base + uint64_t(c.sq_pi) * pg332::kWqeBytes, b, sizeof b);
     c.sq_pi = (c.sq_pi + 1) % depth;
     ++c.posted;
     if (doorbell_each) {
@@ -64,19 +63,19 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
 }
 
 std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps) {
-  const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
+  const uint64_t deadline = now() + timeout_ps;
   const uint32_t depth = c.params.sq_depth;
   auto drain = [&] {
     // CQHEADi: its mirror at CQDBADDi, or the sideband count in HW-handshake mode.
-    const uint32_t head = (c.sideband ? c.sb_cq_head : mem_.read32(c.cq_db)) % depth;
+    const uint32_t head = (c.sideband ? c.sb_cq_head : mem_read32(c.cq_db)) % depth;
     while (c.cq_ci != head) {
       Cqe q;
-      q.raw = mem_.read32(c.cq_base + uint64_t(c.cq_ci) * pg332::kCqeBytes);
+      q.raw = mem_read32(c.cq_base + uint64_t(c.cq_ci) * pg332::kCqeBytes);
       const pg332::Cqe d = pg332::decode_cqe(q.raw);
       q.wr_id = d.wrid;
       q.opcode = d.opcode;
       q.error = d.error;
-      q.time_ps = sc_time_stamp().value();
+      q.time_ps = now();
       c.cqes.push_back(q);
       c.cq_ci = (c.cq_ci + 1) % depth;
       ++c.completed;
@@ -85,9 +84,8 @@ std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps
   };
   drain();
   while (c.cqes.size() < count) {
-    const uint64_t now = sc_time_stamp().value();
-    if (now >= deadline) break;
-    wait(sc_time(double(deadline - now), SC_PS), mem_.write_event());
+    if (now() >= deadline) break;
+    bus_.sleep_until(deadline, HostBus::kMemory);
     drain();
   }
   std::vector<Cqe> out;
@@ -108,8 +106,8 @@ Connection* Driver::by_qpn(uint32_t qpn) {
 
 void Driver::on_rq_doorbell(uint32_t qpn, uint32_t pi) {
   if (Connection* c = by_qpn(qpn)) {
-    c->rx_events.push_back({false, pi, sc_time_stamp().value()});
-    rx_event_.notify(SC_ZERO_TIME);
+    c->rx_events.push_back({false, pi, now()});
+    bus_.signal(HostBus::kRx);
   }
 }
 
@@ -119,14 +117,26 @@ void Driver::on_cq_doorbell(uint32_t qpn, uint32_t cq_head) {
 }
 
 void Driver::ring_sq(Connection& c) {
-  if (c.sideband) sideband_->sq_pidb(c.qpn, c.sq_pi);
+  if (c.sideband) bus_.sq_pidb(c.qpn, c.sq_pi);
   else wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
 }
 
 void Driver::on_ieth(uint64_t entry) {
   if (Connection* c = by_qpn(pg332::decode_ieth(entry).qpn)) {
-    c->rx_events.push_back({true, entry, sc_time_stamp().value()});
-    rx_event_.notify(SC_ZERO_TIME);
+    c->rx_events.push_back({true, entry, now()});
+    bus_.signal(HostBus::kRx);
+  }
+}
+
+// Without the NIC's RX streams (a program's bus), the RQ write pointer the
+// NIC mirrors at RQWPTRDBADDi tells of arrivals: one doorbell event per
+// step it moved since last read. Immediate data is not visible there.
+void Driver::poll_rq_mirror(Connection& c) {
+  const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
+  const uint32_t wptr = mem_read32(c.rq_db) & 0xFFFF;
+  while (c.rq_mirror % depth != wptr % depth) {
+    c.rq_mirror = (c.rq_mirror + 1) % depth;
+    c.rx_events.push_back({false, c.rq_mirror, now()});
   }
 }
 
@@ -135,9 +145,11 @@ void Driver::on_ieth(uint64_t entry) {
 // follows it for that pointer (8 bits of it) names its kind and datum; a
 // WRITE_IMM entry is a message of its own.
 std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeout_ps, bool consume) {
-  const uint64_t deadline = sc_time_stamp().value() + timeout_ps;
+  const uint64_t deadline = now() + timeout_ps;
   const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;
+  const bool streams = bus_.has_rx_streams();
   auto ready = [&] {
+    if (!streams) poll_rq_mirror(c);
     uint32_t n = 0;
     for (size_t i = 0; i < c.rx_events.size(); ++i) {
       const auto& e = c.rx_events[i];
@@ -146,9 +158,8 @@ std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeou
     return n;
   };
   while (ready() < count) {
-    const uint64_t now = sc_time_stamp().value();
-    if (now >= deadline) break;
-    wait(sc_time(double(deadline - now), SC_PS), rx_event_);
+    if (now() >= deadline) break;
+    bus_.sleep_until(deadline, streams ? HostBus::kRx : HostBus::kMemory);
   }
   std::vector<RecvMsg> out;
   while (!c.rx_events.empty() && out.size() < count) {
@@ -179,7 +190,7 @@ std::vector<RecvMsg> Driver::recv(Connection& c, uint32_t count, uint64_t timeou
     out.push_back(m);
   }
   if (consume && !out.empty()) {
-    if (c.sideband) sideband_->rq_cidb(c.qpn, c.rq_ci);
+    if (c.sideband) bus_.rq_cidb(c.qpn, c.rq_ci);
     else wr(qreg(c.qpn, R::q::RQCIi), c.rq_ci);
   }
   return out;

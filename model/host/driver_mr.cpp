@@ -7,7 +7,6 @@
 
 namespace ernic::host {
 
-using namespace sc_core;
 namespace R = regs;
 namespace FLD = regs::fld;
 
@@ -22,16 +21,15 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   mr->index = uint32_t(mrs_.size());
   mr->pd = pd & 0xFFFFFF;
   // [guard 64 B][MR, page aligned][guard 64 B]: the leading guard ends at
-  // the page boundary the MR starts on.
-  const uint64_t pa = (brk_ + kMrGuardBytes + 4095) / 4096 * 4096;
-  alloc(pa - brk_, 1);
-  mr->pa = alloc(length + kMrGuardBytes, 1);
+  // the page boundary the MR starts on (at least its 64 bytes first, then
+  // the MR and the trailing guard from the next page boundary).
+  alloc(kMrGuardBytes, 1);
+  mr->pa = alloc(length + kMrGuardBytes, 4096);
   mr->guard_before = mr->pa - kMrGuardBytes;
   mr->guard_after = mr->pa + length;
-  for (uint64_t g : {mr->guard_before, mr->guard_after}) {
-    uint8_t* p = mem_.data(g, kMrGuardBytes);
-    for (uint64_t k = 0; k < kMrGuardBytes; ++k) p[k] = mr_guard_byte(k);
-  }
+  std::vector<uint8_t> guard(kMrGuardBytes);
+  for (uint64_t k = 0; k < kMrGuardBytes; ++k) guard[k] = mr_guard_byte(k);
+  for (uint64_t g : {mr->guard_before, mr->guard_after}) mem_write(g, guard);
   mr->va = 0x00007F0000000000ull + mr->pa;  // a user-space-like VA, distinct from the PA
   mr->length = length;
   mr->access = access;
@@ -57,7 +55,7 @@ void Driver::write_mr_ctx(const Mr& mr) {
                          mr.rkey & 0xFF, uint32_t(mr.length),
                          // deregistered: 0xF alone, as the register write
                          mr.access == 0xF ? 0xFu : (mr.access & 0xF) | uint32_t(mr.length >> 32) << 16};
-  for (uint32_t k = 0; k < 8; ++k) mem_.write32(a + 4 * k, w[k]);  // host stores (A-HOST-1)
+  for (uint32_t k = 0; k < 8; ++k) mem_write32(a + 4 * k, w[k]);  // host stores (A-HOST-1)
 }
 
 std::vector<std::string> Driver::check_mr_guards() const {
@@ -65,7 +63,7 @@ std::vector<std::string> Driver::check_mr_guards() const {
   for (const auto& m : mrs_)
     for (int which = 0; which < 2; ++which) {
       const uint64_t g = which ? m->guard_after : m->guard_before;
-      const uint8_t* p = mem_.data(g, kMrGuardBytes);
+      const std::vector<uint8_t> p = mem_read(g, kMrGuardBytes);
       for (uint64_t k = 0; k < kMrGuardBytes; ++k)
         if (p[k] != mr_guard_byte(k)) {
           uint64_t e = k;

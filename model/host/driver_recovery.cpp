@@ -8,7 +8,6 @@
 
 namespace ernic::host {
 
-using namespace sc_core;
 namespace R = regs;
 namespace FLD = regs::fld;
 
@@ -17,17 +16,17 @@ void Driver::delete_qp(Connection& c) {
   // empty and every WQE has completed, then with SW override clear the
   // enable, zero the pointers and mark the QP under recovery.
   const uint32_t n = c.qpn;
-  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  const uint64_t deadline = now() + uint64_t(cfg_.cm_timeout_us) * 1000000;
   for (;;) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const uint32_t head = rd(qreg(n, R::q::CQHEADi));
     const uint32_t pi = rd(qreg(n, R::q::SQPIi));
     if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi) break;
     if (st & FLD::STATQPi_FATAL.bit()) break;  // nothing more will complete
-    if (sc_time_stamp().value() >= deadline)
+    if (now() >= deadline)
       fail(fmt::format("QP{} deletion: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})",
                        n, cfg_.cm_timeout_us, st, head, pi));
-    wait(sc_time(1, SC_US));
+    sleep_ps(1000000);
   }
   const uint32_t adconf = rd(greg(R::g::XRNICADCONF));
   wr(greg(R::g::XRNICADCONF), cfg_.layout.swovr_qpn.set(adconf | FLD::XRNICADCONF_SW_OVERRIDE.bit(), n));
@@ -51,22 +50,22 @@ uint32_t Driver::recover_fatal(Connection& c) {
   uint32_t code = 0;
   const uint32_t wp = FLD::IPKTERRQWPTR_VALUE.get(rd(greg(R::g::IPKTERRQWPTR)));
   for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & FLD::IPKTERRQWPTR_VALUE.max()) {
-    const uint32_t e = mem_.read32(errq_ + uint64_t(errq_rd_ % errq_n_) * pg332::kErrQueueEntryBytes);
+    const uint32_t e = mem_read32(errq_ + uint64_t(errq_rd_ % errq_n_) * pg332::kErrQueueEntryBytes);
     if (pg332::err_entry_qpn(e) == n) code = pg332::err_entry_code(e);
   }
   // 2. Under recovery; wait for the SQ and outstanding queue to empty, every
   //    WQE to complete and the response handler's doorbell check.
   const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
   wr(qreg(n, R::q::QPCONFi), qpconf | FLD::QPCONFi_UNDER_RECOVERY.bit());
-  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  const uint64_t deadline = now() + uint64_t(cfg_.cm_timeout_us) * 1000000;
   for (;;) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const bool idle = (st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) &&
                       rd(qreg(n, R::q::CQHEADi)) == rd(qreg(n, R::q::SQPIi)) &&
                       (rd(greg(R::g::RESPHNDSTS)) & (1u << 16));
     if (idle) break;
-    if (sc_time_stamp().value() >= deadline) fail(fmt::format("QP{} recovery: the QP did not drain", n));
-    wait(sc_time(1, SC_US));
+    if (now() >= deadline) fail(fmt::format("QP{} recovery: the QP did not drain", n));
+    sleep_ps(1000000);
   }
   // 3. Disable, keeping the recovery bit.
   wr(qreg(n, R::q::QPCONFi), (qpconf | FLD::QPCONFi_UNDER_RECOVERY.bit()) & ~FLD::QPCONFi_EN.bit());
@@ -76,7 +75,7 @@ uint32_t Driver::recover_fatal(Connection& c) {
   for (uint32_t off : {R::q::STATRQPIDBi, R::q::STATRQBUFCAi, R::q::STATRQBUFCAMSBi, R::q::RQCIi, R::q::STATCURSQPTRi,
                        R::q::SQPIi, R::q::SQPSNi, R::q::LSTRQREQi, R::q::STATMSNi, R::q::CQHEADi})
     wr(qreg(n, off), 0);
-  while (rd(qreg(n, R::q::CQHEADi)) != 0) wait(sc_time(100, SC_NS));
+  while (rd(qreg(n, R::q::CQHEADi)) != 0) sleep_ps(100000);
   // 5 and 6 (new PSNs, destination, QPCONF enable with [6] cleared) are the
   // next connection's QP programming; end the SW override here.
   wr(greg(R::g::XRNICADCONF), adconf);
@@ -86,17 +85,17 @@ uint32_t Driver::recover_fatal(Connection& c) {
 }
 
 void Driver::wait_qp_idle(uint32_t n, const char* what) {
-  const uint64_t deadline = sc_time_stamp().value() + uint64_t(cfg_.cm_timeout_us) * 1000000;
+  const uint64_t deadline = now() + uint64_t(cfg_.cm_timeout_us) * 1000000;
   for (;;) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const uint32_t head = rd(qreg(n, R::q::CQHEADi));
     const uint32_t pi = rd(qreg(n, R::q::SQPIi));
     if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi) return;
     if (st & FLD::STATQPi_FATAL.bit()) fail(fmt::format("QP{} {}: the QP is fatal", n, what));
-    if (sc_time_stamp().value() >= deadline)
+    if (now() >= deadline)
       fail(fmt::format("QP{} {}: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})", n,
                        what, cfg_.cm_timeout_us, st, head, pi));
-    wait(sc_time(1, SC_US));
+    sleep_ps(1000000);
   }
 }
 
@@ -104,7 +103,7 @@ uint32_t Driver::switch_to_hw_handshake(Connection& c) {
   const uint32_t n = c.qpn;
   if (c.state != VerbsState::Rts) fail(fmt::format("switch to HW handshake: QP{} is {}, not RTS", n, verbs_state_name(c.state)));
   if (c.sideband) fail(fmt::format("switch to HW handshake: QP{} is already in HW-handshake mode", n));
-  if (!sideband_) fail("switch to HW handshake: the NIC has no sideband port");
+  if (!bus_.has_sideband()) fail("switch to HW handshake: the NIC has no sideband port");
   // "During the switch the QP must carry no traffic": every posted WQE has
   // completed; its CQEs are collected now (the CQ restarts at 0).
   if (c.rung != c.posted) ring_sq(c);
@@ -129,10 +128,9 @@ uint32_t Driver::switch_to_hw_handshake(Connection& c) {
   c.cq_ci = 0;
   c.sb_cq_head = 0;
   c.rq_ci = 0;
-  mem_.write32(c.cq_db, 0);
+  mem_write32(c.cq_db, 0);
   c.sideband = true;
-  if (ctx_.log)
-    ctx_.log->state(sc_time_stamp().value(), cfg_.node, "host", core_.cycle(), n, "doorbells", "sideband");
+  bus_.log_state(n, "doorbells", "sideband");
   return pending;
 }
 

@@ -140,8 +140,9 @@ Connection& QpSetupDriver::adopt(uint32_t qpn, const roce::cm::MrInfo& remote_mr
   c->remote_ip = roce::Ipv4Addr{q(R::q::IPDESADDR1i)};
   c->remote_mr = remote_mr;
   // The slot's doorbell mirrors start at 0 with the QP (host stores).
-  drv_.memory().write32(c->cq_db, 0);
-  drv_.memory().write32(c->rq_db, 0);
+  const uint8_t zero[4] = {};
+  drv_.bus().mem_write(c->cq_db, zero, 4);
+  drv_.bus().mem_write(c->rq_db, zero, 4);
   return drv_.adopt(std::move(c));
 }
 

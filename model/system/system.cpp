@@ -193,12 +193,13 @@ void Node::build_driver(const NodeConfig& c, const Scenario& sc, const ClockDoma
       100 + 2 * (lp.delay_ps / 1000000) + uint64_t(std::ceil(4000.0 / sc.clocks.core_mhz)), 1000000000ull));
   dc.layout = ec.layout;
   if (c.mr_cache_cam) dc.mr_ctx_table = ec.mr.table_base;
-  driver = std::make_unique<host::Driver>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
-  host::Driver* d = driver.get();
+  sc_host = std::make_unique<host::ScHost>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
+  driver = &sc_host->driver();
+  host::Driver* d = driver;
   ernic->rq_db_sink = [d](uint32_t qpn, uint32_t pi) { d->on_rq_doorbell(qpn, pi); };
   ernic->cq_db_sink = [d](uint32_t qpn, uint32_t head) { d->on_cq_doorbell(qpn, head); };
   sideband = std::make_unique<SidebandPort>(core, *ernic, ctx, scope + ".ernic.sideband");
-  d->attach_sideband(sideband.get());
+  sc_host->attach_sideband(sideband.get());
   ernic->ieth_sink = [d](uint64_t entry) { d->on_ieth(entry); };
 }
 

@@ -35,6 +35,7 @@
 #include "model/qp_setup/qp_setup_fsm.h"
 #include "model/ernic/ernic.h"
 #include "model/host/driver.h"
+#include "model/host/sc_host.h"
 #include "model/host/qp_setup_driver.h"
 #include "model/host/host_memory.h"
 #include "model/link/axil.h"
@@ -92,7 +93,8 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<SidebandPort> sideband;  // i_qp_sq_pidb_* / i_qp_rq_cidb_* (the driver plays the user logic)
   std::unique_ptr<Cmac> cmac;
   std::unique_ptr<RoceDatapath> datapath;  // between ernic and cmac
-  std::unique_ptr<host::Driver> driver;         // null with `host: program`
+  std::unique_ptr<host::ScHost> sc_host;          // the built-in host: the driver's bus; null with `host: program`
+  host::Driver* driver = nullptr;               // host->driver(), or null
   std::unique_ptr<bridge::PcieDevice> pcie_dev; // `host: program`: the NIC as the program's PCIe device
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;
   // Frames ERNIC committed to its TX datapath and not yet seen on the CMAC

@@ -15,7 +15,11 @@ Rules:
    a file includes only the headers of blocks after its own.
 4. A few files stand lower than their folder: model/host/host_memory.h
    (host memory, below the DMA engine; the driver in the same folder stands
-   above) may be included where the rest of model/host may not.
+   above) may be included where the rest of model/host may not; so may
+   the driver (host/driver.h, host/host_bus.h) by the bridge's client.
+5. The driver is plain C++ (it also runs in a program outside the
+   simulator, issue 15): model/host/driver*.{h,cpp} and host_bus.h include
+   only regs, roce and each other, and no SystemC header.
 Exit 0 when every rule holds; 1 listing each violation as
 "FILE -> INCLUDED: why".
 """
@@ -45,7 +49,7 @@ ALLOWED = {
               "roce"],
     "scenario": ["regs", "roce"],
     "bridge": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
-    "bridge/client": ["bridge"],
+    "bridge/client": ["bridge", "host/driver.h", "host/host_bus.h", "regs", "roce"],
     "system": None,  # the top: anything
 }
 
@@ -58,6 +62,12 @@ ERNIC_PART_OF = {"rx_responder": "rx_pkt_hndler", "resp_retry": "resp_hndler"}
 # Every include: "model/X", <model/X>, and a quoted path relative to the
 # including file that lands in model/ ("qp_mgr.h", "../system/system.h").
 INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<(model/[^>]+)>)', re.M)
+
+
+# Rule 5: the driver's files and what they may include.
+PLAIN_DRIVER = re.compile(r"^host/(driver[^/]*|host_bus)\.(h|cpp)$")
+PLAIN_DRIVER_MAY = re.compile(r"^(regs/|roce/|host/(driver[^/]*|host_bus)\.h$)")
+SYSTEMC_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](systemc|tlm|sysc/)[^>"]*[>"]', re.M)
 
 
 def folder_of(rel):
@@ -128,6 +138,16 @@ def check(root):
             for blk in (a, b):
                 if blk not in ERNIC_ORDER:
                     errs.append("model/%s -> model/%s: block '%s' is not in ERNIC_ORDER" % (src, dst, blk))
+    model = os.path.join(root, "model")
+    for src, dst in includes(root):
+        if PLAIN_DRIVER.match(src) and not PLAIN_DRIVER_MAY.match(dst):
+            errs.append("model/%s -> model/%s: the driver is plain C++ over a HostBus (regs, roce only)" % (src, dst))
+    hd = os.path.join(model, "host")
+    for f in sorted(os.listdir(hd)) if os.path.isdir(hd) else []:
+        if PLAIN_DRIVER.match("host/" + f):
+            with open(os.path.join(hd, f), encoding="utf-8", errors="replace") as fh:
+                if SYSTEMC_INCLUDE.search(fh.read()):
+                    errs.append("model/host/%s -> <systemc>: the driver is plain C++ over a HostBus" % f)
     # Cycles in the folder graph (depth-first search).
     state = {}
 
@@ -166,13 +186,17 @@ def selftest(root):
         plant("ernic/wqe_cache.h", '#include "resp_hndler.h"')                 # a block calling up, relative path
         plant("roce/packet.cpp", '#include "../system/system.h"')              # up the layout, relative path
         plant("mr/mr_cache.h", '#include <model/host/driver.h>')              # up the layout, angle brackets
+        plant("host/driver_cm.cpp", '#include <systemc>')                     # SystemC in the plain driver (rule 5)
+        plant("host/driver_mr.cpp", '#include "model/link/axil.h"')            # the driver on the AXI4-Lite port
         errs = check(tmp)
         want = ["model/scenario/load.cpp -> model/ernic/ernic.h", "model/roce/types.cpp -> model/system/system.h",
                 "model/ernic/resp_hndler.h -> model/ernic/qp_mgr.h: resp_hndler calls up to qp_mgr",
                 "model/trace/vcd.cpp -> model/sim/clock.h", "folder cycle: ",
                 "model/dma/dma.h -> model/host/driver.h",
                 "model/ernic/wqe_cache.h -> model/ernic/resp_hndler.h: wqe_cache calls up to resp_hndler",
-                "model/roce/packet.cpp -> model/system/system.h", "model/mr/mr_cache.h -> model/host/driver.h"]
+                "model/roce/packet.cpp -> model/system/system.h", "model/mr/mr_cache.h -> model/host/driver.h",
+                "model/host/driver_cm.cpp -> <systemc>",
+                "model/host/driver_mr.cpp -> model/link/axil.h: the driver is plain C++"]
         missing = [w for w in want if not any(w in e for e in errs)]
         for e in errs:
             print("found: " + e)
@@ -180,7 +204,8 @@ def selftest(root):
             print("NOT FOUND: " + "; ".join(missing))
             return 1
         print("layout check catches a wall crossed, the floor including the roof, a block calling up, a folder "
-              "cycle, and the driver below the DMA engine; quoted relative and <model/...> includes too")
+              "cycle, the driver below the DMA engine, SystemC or the AXI4-Lite port in the plain driver; quoted "
+              "relative and <model/...> includes too")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
