@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "model/host/driver_env.h"
 #include "model/system/system.h"
 
 extern char** environ;
@@ -114,13 +115,8 @@ std::vector<std::pair<std::string, std::string>> program_environment(
     const std::vector<std::pair<std::string, std::string>>& conn_env, const ProgramStep& s) {
   std::vector<std::pair<std::string, std::string>> learn = {
       {"ERNIC_BRIDGE", address},
-      {"ERNIC_NODE", s.node},
-      {"ERNIC_BRIDGE_MEM_MIB", std::to_string(n.cfg.memory_mib)},
-      {"ERNIC_MAC", n.cfg.mac.str()},
-      {"ERNIC_NUM_QP", std::to_string(n.cfg.num_qp)},
-      {"ERNIC_CORE_MHZ", fmt::format("{}", sc.clocks.core_mhz)},
-      {"ERNIC_LAYOUT", n.ernic->config().layout.name}};
-  if (n.cfg.has_ip) learn.emplace_back("ERNIC_IP", n.cfg.ip.str());
+      {"ERNIC_BRIDGE_MEM_MIB", std::to_string(n.cfg.memory_mib)}};
+  for (auto& kv : host::driver_env(n.driver_cfg)) learn.push_back(std::move(kv));  // the driver's configuration
   // The client library of this build, for programs that load it (Python's ctypes).
   if (const std::string lib = self_dir() + "/model/libernic_bridge.so"; ::access(lib.c_str(), R_OK) == 0)
     learn.emplace_back("ERNIC_BRIDGE_LIB", lib);

@@ -168,17 +168,7 @@ void Node::build_datapath(const NodeConfig& c, const Scenario& sc, const ClockDo
 void Node::build_driver(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
                         const LinkParams& lp, const ErnicConfig& ec, uint64_t seed) {
   const std::string scope = std::string(this->name());
-  if (c.host_program) {  // the host is a program: the NIC is its PCIe device, no built-in driver
-    bridge::DeviceConfig bc;
-    bc.node = c.name;
-    uint64_t bar = 4096;
-    while (bar < ec.layout.window_bytes) bar <<= 1;  // a BAR is a power of two
-    bc.bar0_bytes = bar;
-    pcie_dev = std::make_unique<bridge::PcieDevice>("bridge", core, *axil, *mem, ernic->intr, ctx, bc);
-    sideband = std::make_unique<SidebandPort>(core, *ernic, ctx, scope + ".ernic.sideband");
-    return;
-  }
-  host::DriverConfig dc;
+  host::DriverConfig& dc = driver_cfg;  // a program host gets it too (model/host/driver_env.h)
   dc.node = c.name;
   dc.mac = c.mac;
   dc.ip = c.ip;
@@ -193,6 +183,16 @@ void Node::build_driver(const NodeConfig& c, const Scenario& sc, const ClockDoma
       100 + 2 * (lp.delay_ps / 1000000) + uint64_t(std::ceil(4000.0 / sc.clocks.core_mhz)), 1000000000ull));
   dc.layout = ec.layout;
   if (c.mr_cache_cam) dc.mr_ctx_table = ec.mr.table_base;
+  if (c.host_program) {  // the host is a program: the NIC is its PCIe device, no built-in driver
+    bridge::DeviceConfig bc;
+    bc.node = c.name;
+    uint64_t bar = 4096;
+    while (bar < ec.layout.window_bytes) bar <<= 1;  // a BAR is a power of two
+    bc.bar0_bytes = bar;
+    pcie_dev = std::make_unique<bridge::PcieDevice>("bridge", core, *axil, *mem, ernic->intr, ctx, bc);
+    sideband = std::make_unique<SidebandPort>(core, *ernic, ctx, scope + ".ernic.sideband");
+    return;
+  }
   sc_host = std::make_unique<host::ScHost>("driver", core, *axil, *mem, ernic->intr, ctx, dc);
   driver = &sc_host->driver();
   host::Driver* d = driver;

@@ -94,7 +94,8 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<Cmac> cmac;
   std::unique_ptr<RoceDatapath> datapath;  // between ernic and cmac
   std::unique_ptr<host::ScHost> sc_host;          // the built-in host: the driver's bus; null with `host: program`
-  host::Driver* driver = nullptr;               // host->driver(), or null
+  host::Driver* driver = nullptr;               // sc_host->driver(), or null
+  host::DriverConfig driver_cfg;                // the driver's configuration (a program host gets it as environment)
   std::unique_ptr<bridge::PcieDevice> pcie_dev; // `host: program`: the NIC as the program's PCIe device
   std::unique_ptr<PcapWriter> tap_tx, tap_rx;
   // Frames ERNIC committed to its TX datapath and not yet seen on the CMAC
