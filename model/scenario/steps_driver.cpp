@@ -164,10 +164,11 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   r.finish();
   if (!s.program_end.empty()) {
     const bool client = s.program_end == s.client;
-    if (s.cm) r.self().fail("node " + s.program_end + " has host: program: connect it out of band (cm: false); "
-                            "CM on QP1 is its program's");
+    if (s.cm && !client)
+      r.self().fail("node " + s.program_end + " has host: program: with cm: true a program end must be the client "
+                    "(its program connects, the built-in driver listens); as the server, connect out of band (cm: false)");
     if (s.sideband) r.self().fail("hw_handshake needs the built-in driver on both ends");
-    if (!(client ? s.client_qp : s.server_qp) || !(client ? s.client_psn : s.server_psn))
+    if (!s.cm && (!(client ? s.client_qp : s.server_qp) || !(client ? s.client_psn : s.server_psn)))
       r.self().fail(std::string("node ") + s.program_end + " has host: program: give its QPN and PSN (" +
                     (client ? "client_qp, client_psn" : "server_qp, server_psn") + "); its program programs them");
   }

@@ -86,8 +86,12 @@ void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const h
   dp.start_psn = client_is_program ? s.server_psn : s.client_psn;
   const std::string& dmr = client_is_program ? s.server_mr : s.client_mr;
   dp.mr = dmr.empty() ? nullptr : dn->driver->find_mr(dmr);
-  host::Connection& dc = dn->driver->prepare(dp);
-  dn->driver->establish(dc, *prog.qpn, *prog.start_psn, node_addr(pn->cfg, s.ip_version), roce::cm::MrInfo{});
+  // Out of band: the driver's end is programmed now, towards the program's
+  // QPN and PSN. With CM (the program is the client): the driver's end
+  // listens; the program's driver connects over QP1 (the same driver code,
+  // model/host/driver_cm.cpp) and the listening end reaches RTS on its RTU.
+  host::Connection& dc = s.cm ? dn->driver->listen(dp) : dn->driver->prepare(dp);
+  if (!s.cm) dn->driver->establish(dc, *prog.qpn, *prog.start_psn, node_addr(pn->cfg, s.ip_version), roce::cm::MrInfo{});
   // The program's writes into this node's memory are not posts the
   // scoreboard sees.
   scoreboard.stand_aside(dn->cfg.name, "connection '" + s.name + "' has a program end (" + s.program_end + ")");
@@ -97,20 +101,23 @@ void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const h
   const roce::IpAddr dip = node_addr(dn->cfg, s.ip_version);
   auto& env = program_env[s.program_end];
   env = {{"ERNIC_CONN", s.name},
-         {"ERNIC_QPN", std::to_string(*prog.qpn)},
-         {"ERNIC_PSN", std::to_string(*prog.start_psn)},
+         {"ERNIC_CM", s.cm ? "1" : "0"},
          {"ERNIC_PMTU", std::to_string(prog.pmtu)},
          {"ERNIC_SQ_DEPTH", std::to_string(prog.sq_depth)},
          {"ERNIC_RQ_DEPTH", std::to_string(prog.rq_depth)},
          {"ERNIC_RQ_ELEMENT_BYTES", std::to_string(prog.rq_elem_bytes)},
-         {"ERNIC_PEER_QPN", std::to_string(dc.qpn)},
-         {"ERNIC_PEER_PSN", std::to_string(dc.local_psn)},
          {"ERNIC_PEER_MAC", dn->cfg.mac.str()},
          {"ERNIC_PEER_IP", dip.str()}};
-  if (dp.mr) {
-    env.push_back({"ERNIC_PEER_VA", std::to_string(dp.mr->va)});
-    env.push_back({"ERNIC_PEER_RKEY", std::to_string(dp.mr->rkey)});
-    env.push_back({"ERNIC_PEER_LEN", std::to_string(dp.mr->length)});
+  if (prog.qpn) env.push_back({"ERNIC_QPN", std::to_string(*prog.qpn)});
+  if (prog.start_psn) env.push_back({"ERNIC_PSN", std::to_string(*prog.start_psn)});
+  if (!s.cm) {  // with CM the peer's QPN, PSN and MR arrive in its ConnectReply
+    env.push_back({"ERNIC_PEER_QPN", std::to_string(dc.qpn)});
+    env.push_back({"ERNIC_PEER_PSN", std::to_string(dc.local_psn)});
+    if (dp.mr) {
+      env.push_back({"ERNIC_PEER_VA", std::to_string(dp.mr->va)});
+      env.push_back({"ERNIC_PEER_RKEY", std::to_string(dp.mr->rkey)});
+      env.push_back({"ERNIC_PEER_LEN", std::to_string(dp.mr->length)});
+    }
   }
   (void)loc;
 }
