@@ -197,7 +197,8 @@ struct CheckMemoryStep {
 
 struct WaitStep {
   SourceLoc loc;
-  uint64_t us = 0;
+  uint64_t us = 0;        // for this long, or
+  bool until = false;     // until simulated time `us` (absolute; fails if already past)
 };
 
 // ---------------------------------------------------- issue 3 additions ----

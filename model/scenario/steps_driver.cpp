@@ -398,10 +398,16 @@ void Parser::step_check_memory(const Field& f, const SourceLoc& loc) {
 }
 
 void Parser::step_wait(const Field& f, const SourceLoc& loc) {
-  MapReader r(f, {"us"});
+  MapReader r(f, {"us", "until_us"});
   WaitStep s;
   s.loc = loc;
-  s.us = r.req_u64("us", 1, kMaxTimeUs);
+  if (r.has("us") == r.has("until_us")) r.self().fail("give exactly one of us (a duration) and until_us (a time)");
+  if (auto u = r.opt_u64("until_us", 0, kMaxTimeUs)) {
+    s.us = *u;
+    s.until = true;
+  } else {
+    s.us = r.req_u64("us", 1, kMaxTimeUs);
+  }
   r.finish();
   emit(std::move(s));
 }

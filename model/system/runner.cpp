@@ -100,9 +100,15 @@ void System::watchdog() {
 }
 
 // wait
-void System::handle(const WaitStep& s, const SourceLoc&, Group*) {
+void System::handle(const WaitStep& s, const SourceLoc& loc, Group*) {
+  sc_time d(double(s.us), SC_US);
+  if (s.until) {
+    if (sc_time_stamp() > d)
+      return fail(loc, fmt::format("wait until {} us: simulated time is already {} ps", s.us, sc_time_stamp().value()));
+    d -= sc_time_stamp();
+  }
   ++bounded_;
-  wait(sc_time(double(s.us), SC_US));
+  wait(d);
   --bounded_;
 }
 
