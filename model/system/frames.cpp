@@ -111,6 +111,12 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
     } else if (n.driver) {
       for (const auto& c : n.driver->connections())
         if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
+    } else {  // a program's host keeps its connections: the NIC's enabled QP towards that QPN
+      const regs::Layout& L = n.ernic->config().layout;
+      for (uint32_t q = 2; q <= n.cfg.num_qp; ++q)
+        if ((n.ernic->peek(L.qp(q, regs::q::QPCONFi)) & regs::fld::QPCONFi_EN.bit()) &&
+            regs::fld::DESTQPCONFi_QPN.get(n.ernic->peek(L.qp(q, regs::q::DESTQPCONFi))) == r.dest_qp)
+          qp = q;
     }
   }
   ctx.log->frame(r.t_ps, n.cfg.name, "cmac", cmac_clk.cycle_at(r.t_ps), qp, dir, link, r.index, ff);
