@@ -80,7 +80,8 @@ static void write_reg(uint32_t addr, uint32_t value) {
 static uint64_t alloc(size_t bytes, size_t align, void** va) {
   const uint64_t bus = ernic_dma_alloc(nic, bytes, align, va);
   if (!bus) {
-    fprintf(stderr, "seed000_write: %s\n", ernic_error(nic));
+    fprintf(stderr, "seed000_write: %zu bytes of DMA memory: %s\n", bytes,
+            ernic_error(nic) ? ernic_error(nic) : "do not fit in the host memory (ERNIC_BRIDGE_MEM_MIB)");
     exit(1);
   }
   return bus;

@@ -452,7 +452,8 @@ class Bridge:
         bus = self._lib.ernic_dma_alloc(self._handle(), nbytes, align, ctypes.byref(va))
         self._check()
         if not bus or not va.value:
-            raise BridgeError("ernic_dma_alloc(%d, %d) failed" % (nbytes, align))
+            raise BridgeError("ernic_dma_alloc(%d, %d): does not fit in the host memory (ERNIC_BRIDGE_MEM_MIB)"
+                              % (nbytes, align))
         return bus, self._view(va.value, nbytes)
 
     def dma_view(self, bus, nbytes):

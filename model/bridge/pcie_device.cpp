@@ -40,8 +40,10 @@ DevIntro PcieDevice::intro() const {
 void PcieDevice::send(const Msg& m) {
   if (!ch_) throw BridgeError("no program attached to node " + cfg_.node);
   ch_->send(encode(m), silence_);
-  if (m.type == MsgType::D2HReadComp || m.type == MsgType::D2HWriteComp || m.type == MsgType::Sync)
+  if (m.type == MsgType::D2HReadComp || m.type == MsgType::D2HWriteComp || m.type == MsgType::Sync) {
     irqs_at_answer_ = irqs_sent_;  // the program has seen every interrupt before this answer
+    dma_writes_at_answer_ = dma_writes_sent_;  // and applied every DMA write
+  }
 }
 
 [[noreturn]] void PcieDevice::refuse(const std::string& why) {
@@ -175,17 +177,30 @@ void PcieDevice::mmio(const Msg& m) {
 // SYNC stamped T: run to T. With kSyncUntilIrq, stop earlier at the first
 // interrupt the program has not seen: one sent since the device's last
 // answer (then at once: it waits in the program's queue), or the next.
+// kSyncUntilDmaWrite is the same for the NIC's DMA writes: stop right after
+// the first one the program has not seen (the simulated time it was issued
+// at; the program applies it before the SYNC answer). Both: whichever first.
 void PcieDevice::sync(const Msg& m) {
   ++stats_.syncs;
+  if (m.flags & ~uint64_t(kSyncFlagsKnown))
+    refuse("SYNC with flags " + hex(m.flags) + " (known: bit 0 until an interrupt, bit 1 until a DMA write)");
   const uint64_t now = ClockDomain::now_ps();
   const bool until_irq = m.flags & kSyncUntilIrq;
-  if (until_irq && irqs_sent_ > irqs_at_answer_) {
+  const bool until_dma = m.flags & kSyncUntilDmaWrite;
+  const bool unseen = (until_irq && irqs_sent_ > irqs_at_answer_) ||
+                      (until_dma && dma_writes_sent_ > dma_writes_at_answer_);
+  if (unseen) {
     // the program finds it in its queue
   } else if (m.timestamp_ps > now) {
-    if (until_irq)
-      sc_core::wait(ps_time(m.timestamp_ps - now), irq_ev_);
+    const sc_core::sc_time t = ps_time(m.timestamp_ps - now);
+    if (until_irq && until_dma)
+      sc_core::wait(t, irq_ev_ | dma_write_ev_);
+    else if (until_irq)
+      sc_core::wait(t, irq_ev_);
+    else if (until_dma)
+      sc_core::wait(t, dma_write_ev_);
     else
-      sc_core::wait(ps_time(m.timestamp_ps - now));
+      sc_core::wait(t);
   }
   Msg r;
   r.type = MsgType::Sync;
@@ -308,6 +323,10 @@ void PcieDevice::write(uint64_t addr, const uint8_t* src, uint64_t len) {
     ++stats_.dma_writes;
     stats_.dma_write_bytes += n;
     done += n;
+  }
+  if (len) {
+    ++dma_writes_sent_;
+    dma_write_ev_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 

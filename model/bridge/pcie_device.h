@@ -18,7 +18,9 @@
 //   H2D WRITE        the write, once it reached ERNIC; WRITECOMP
 //   H2D DEVCTRL      interrupt mode
 //   SYNC T           run until T (with kSyncUntilIrq: or the first interrupt
-//                    sent since the last SYNC), answer SYNC at the time reached
+//                    the program has not seen; with kSyncUntilDmaWrite: or
+//                    right after the first DMA WRITE it has not seen),
+//                    answer SYNC at the time reached
 //   TERMINATE        the program is done: serve() returns
 // A message stamped later than now takes effect at its stamp.
 //
@@ -108,8 +110,11 @@ class PcieDevice : public sc_core::sc_module, public RemoteMemory {
   bool intr_level_ = false;
   uint64_t irqs_sent_ = 0;
   uint64_t irqs_at_answer_ = 0;         // irqs_sent_ when the device last answered the program
+  uint64_t dma_writes_sent_ = 0;        // DMA writes (whole write() calls) sent
+  uint64_t dma_writes_at_answer_ = 0;   // dma_writes_sent_ when the device last answered the program
   std::deque<uint64_t> writes_open_;    // DMA writes sent, their WRITECOMP not yet in
   sc_core::sc_event irq_ev_;
+  sc_core::sc_event dma_write_ev_;      // a DMA write was sent (kSyncUntilDmaWrite)
   BridgeStats stats_;
 };
 

@@ -33,7 +33,9 @@
 //
 // One extension, in bytes SimBricks leaves as padding (a SimBricks peer
 // sends zeros there, which means "plain"): byte 0 of a host SYNC, bit 0
-// (kSyncUntilIrq) asks the device to stop early at its first interrupt.
+// (kSyncUntilIrq) asks the device to stop early at its first interrupt the
+// program has not seen, bit 1 (kSyncUntilDmaWrite) right after its first
+// DMA WRITE the program has not seen; other bits are refused.
 // See model/bridge/README.md for the lock-step rules.
 #pragma once
 #include <array>
@@ -76,7 +78,9 @@ bool is_d2h(MsgType t);
 enum IntType : uint8_t { kIntLegacyHi = 0, kIntLegacyLo = 1, kIntMsi = 2, kIntMsix = 3 };
 enum DevCtrlFlags : uint64_t { kCtrlIntxEn = 1, kCtrlMsiEn = 2, kCtrlMsixEn = 4 };
 enum BarFlags : uint64_t { kBarIo = 1, kBarIs64 = 2, kBarPrefetch = 4, kBarDummy = 8 };
-constexpr uint8_t kSyncUntilIrq = 1;  // extension, see above
+constexpr uint8_t kSyncUntilIrq = 1;       // extension, see above
+constexpr uint8_t kSyncUntilDmaWrite = 2;  // extension, see above
+constexpr uint8_t kSyncFlagsKnown = kSyncUntilIrq | kSyncUntilDmaWrite;
 
 struct Msg {
   MsgType type = MsgType::Sync;

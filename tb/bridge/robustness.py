@@ -58,6 +58,7 @@ def cases(a):
         ("wrong_version", [p, "wrong-version"], 30, 1,
          "peer speaks SimBricks protocol version 2, this simulator speaks 1"),
         ("stop_reading", [p, "stop-reading"], 3, 1, "send: no answer from the program within 3000 ms of wall time"),
+        ("sync_flags", [p, "sync-flags"], 30, 1, "SYNC with flags 0x4 (known: bit 0 until an interrupt, bit 1"),
     ]
 
 

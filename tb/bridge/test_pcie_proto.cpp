@@ -108,6 +108,20 @@ TEST(PcieProto, CompletionsDevctrlInterruptSyncTerminate) {
   EXPECT_EQ(encode(sy), with(header({{63, 0x00}}), ts_bytes()));
   sy.flags = kSyncUntilIrq;  // the extension: byte 0 of SimBricks' padding
   EXPECT_EQ(encode(sy), with(header({{0, 1}, {63, 0x00}}), ts_bytes()));
+  sy.flags = kSyncUntilDmaWrite;  // the extension's bit 1: stop after the first DMA write
+  EXPECT_EQ(encode(sy), with(header({{0, 2}, {63, 0x00}}), ts_bytes()));
+  sy.flags = kSyncUntilIrq | kSyncUntilDmaWrite;
+  EXPECT_EQ(encode(sy), with(header({{0, 3}, {63, 0x00}}), ts_bytes()));
+  EXPECT_EQ(kSyncUntilIrq, 1);
+  EXPECT_EQ(kSyncUntilDmaWrite, 2);
+  EXPECT_EQ(kSyncFlagsKnown, 3);
+  {
+    const auto b = with(header({{0, 2}, {63, 0x00}}), ts_bytes());
+    auto d = decode(b.data(), b.size(), nullptr);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->flags, uint64_t(kSyncUntilDmaWrite));
+    EXPECT_EQ(d->timestamp_ps, kTs);
+  }
 
   Msg te;
   te.type = MsgType::Terminate;

@@ -16,7 +16,8 @@ Rules:
 4. A few files stand lower than their folder: model/host/host_memory.h
    (host memory, below the DMA engine; the driver in the same folder stands
    above) may be included where the rest of model/host may not; so may
-   the driver (host/driver.h, host/host_bus.h) by the bridge's client.
+   the driver (host/driver.h, host/driver_env.h, host/host_bus.h) by the
+   bridge's client.
 5. The driver is plain C++ (it also runs in a program outside the
    simulator, issue 15): model/host/driver*.{h,cpp} and host_bus.h include
    only regs, roce and each other, and no SystemC header.
@@ -49,7 +50,7 @@ ALLOWED = {
               "roce"],
     "scenario": ["regs", "roce"],
     "bridge": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
-    "bridge/client": ["bridge", "host/driver.h", "host/host_bus.h", "regs", "roce"],
+    "bridge/client": ["bridge", "host/driver.h", "host/driver_env.h", "host/host_bus.h", "regs", "roce"],
     "system": None,  # the top: anything
 }
 

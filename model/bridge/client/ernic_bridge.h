@@ -8,13 +8,15 @@
  * or TCP (model/bridge/README.md).
  *
  * Time is lock-step: simulated time advances only inside the calls below
- * that wait (a register read, ernic_delay_ns, ernic_wait_irq, a non-posted
+ * that wait (a register read, ernic_delay_ns, ernic_wait_irq/_event, a non-posted
  * write, close); code between calls takes no simulated time, so a program
  * gives the same simulated results however the OS schedules it.
  *   ernic_read32      costs the MMIO read round trip (PCIe + AXI4-Lite)
  *   ernic_write32     posted: returns at once, the write follows in order
  *   ernic_delay_ns    lets the simulation run ns nanoseconds
  *   ernic_wait_irq    runs until the NIC's interrupt or the timeout
+ *   ernic_wait_event  runs until an interrupt and/or the NIC's next DMA
+ *                     write into the program's memory, or the timeout
  * While a call waits, the library answers the NIC's DMA reads and applies
  * its DMA writes from and to the memory ernic_dma_alloc gave.
  *
@@ -59,11 +61,19 @@ uint64_t ernic_read64(ernic_bridge* b, uint32_t offset);
 void ernic_write64(ernic_bridge* b, uint32_t offset, uint64_t value);
 
 /* DMA-able host memory, zeroed, aligned to `align` (a power of two, 0 =
- * 4096). Returns the bus address the NIC uses (0 on failure) and, in *va,
- * where the program reads and writes it. Never freed before ernic_close. */
+ * 4096). Returns the bus address the NIC uses and, in *va, where the
+ * program reads and writes it; 0 when it does not fit in the host memory
+ * (ERNIC_BRIDGE_MEM_MIB), for 0 bytes or an alignment that is not a power
+ * of two: the session stays usable (not an error of the session). Never
+ * freed before ernic_close. */
 uint64_t ernic_dma_alloc(ernic_bridge* b, size_t bytes, size_t align, void** va);
 /* The program's pointer for bus address [bus, bus+len), or NULL. */
 void* ernic_dma_ptr(ernic_bridge* b, uint64_t bus, size_t len);
+/* The bus address of [va, va+len) when it lies in memory ernic_dma_alloc
+ * gave, else 0 (the inverse of ernic_dma_ptr). */
+uint64_t ernic_dma_bus(const ernic_bridge* b, const void* va, size_t len);
+/* Bytes of bus address space this session has (ERNIC_BRIDGE_MEM_MIB). */
+uint64_t ernic_mem_bytes(const ernic_bridge* b);
 
 /* Simulated time (ps) as of the last call. */
 uint64_t ernic_now_ps(const ernic_bridge* b);
@@ -72,6 +82,34 @@ int ernic_delay_ns(ernic_bridge* b, uint64_t ns);
 /* Waits for the NIC's interrupt (MSI-X vector 0) up to timeout_ns of
  * simulated time: 1 interrupt (consumed), 0 timeout, -1 error. */
 int ernic_wait_irq(ernic_bridge* b, uint64_t timeout_ns);
+
+/* Waits for what the program names, up to a deadline of simulated time:
+ * `what` is ERNIC_WAIT_IRQ, ERNIC_WAIT_DMA_WRITE or both (at least one).
+ *   ERNIC_WAIT_IRQ        the NIC's interrupt (as ernic_wait_irq); an
+ *                         interrupt already received returns at once. Every
+ *                         interrupt received is consumed (MSI-X messages are
+ *                         edges of one line: the handler reads INTSTS).
+ *   ERNIC_WAIT_DMA_WRITE  the NIC's first DMA write into the program's memory
+ *                         during this call: the simulator stops right after
+ *                         it (at the simulated time it was issued), and the
+ *                         library has applied it when the call returns. A
+ *                         write the NIC issued during an earlier call was
+ *                         seen there and does not count.
+ * The stop is decided by the simulator in simulated time (a SYNC with the
+ * bridge's extension flags, model/bridge/README.md), so it is the same
+ * however the OS schedules the program.
+ * Returns the bits of what happened (ERNIC_WAIT_DMA_WRITE is reported
+ * whenever the NIC wrote memory during the call, even when not asked for;
+ * ERNIC_WAIT_IRQ only when asked for), 0 on timeout, -1 on error (then
+ * ernic_error). A `what` with no known bit, or an unknown one, is an error. */
+#define ERNIC_WAIT_IRQ 1u
+#define ERNIC_WAIT_DMA_WRITE 2u
+int ernic_wait_event(ernic_bridge* b, uint64_t timeout_ns, unsigned what);
+/* The same with an absolute deadline in picoseconds of simulated time (a
+ * deadline at or before ernic_now_ps runs no time, but still reports an
+ * interrupt already received). */
+int ernic_wait_until(ernic_bridge* b, uint64_t deadline_ps, unsigned what);
+
 /* Called from inside the library when an interrupt message arrives (in
  * any waiting call), before ernic_wait_irq sees it. NULL removes it. */
 void ernic_set_irq_handler(ernic_bridge* b, void (*handler)(void* ctx, uint16_t vector), void* ctx);

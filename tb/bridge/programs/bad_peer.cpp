@@ -12,6 +12,7 @@
 //   wrong-version    a connecter intro of protocol version 2
 //   stop-reading     20,000 pipelined register reads, then sleeps without
 //                    reading an answer (the device's sends find no room)
+//   sync-flags       a SYNC with flag bit 2 (the extension knows bits 0, 1)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
     m.type = MsgType::H2DReadComp;
     m.req_id = 77;
     m.data = {0, 0, 0, 0};
+  }
+  if (mode == "sync-flags") {
+    m = Msg{};
+    m.type = MsgType::Sync;
+    m.flags = 4;
+    m.timestamp_ps = 1000000;
   }
   std::vector<uint8_t> f = encode(m);
   if (mode == "unknown-type") f[63] = 0x7E;

@@ -1,0 +1,482 @@
+/* tb/bridge/programs/verbs_checks.c: the verbs layer (ernic_verbs.h) under
+ * test, as node A's host in tb/bridge/verbs_checks.yaml (B runs the
+ * built-in driver). Each check compares a real value: return codes, errno,
+ * bad_wr, the completions' wr_id / opcode / status / byte_len / order, the
+ * bytes an RDMA READ and the receives bring back. Run with
+ * ERNIC_IBV_TEST_WRID_START=65520, so the 16-bit WQE WRIDs wrap during the
+ * run (tb/bridge/verbs.py reads the CQEs' WRIDs 65535, 0 in the log).
+ * Exit 0 when every check holds; each failure is printed with its line.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ernic_verbs.h"
+
+static struct ibv_context* ctx;
+static int failures, checks;
+
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    ++checks;                                                         \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "verbs_checks.c:%d: %s: ", __LINE__, #cond);    \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, " (last error: %s)\n", ernic_ibv_last_error(ctx)); \
+      ++failures;                                                     \
+    }                                                                 \
+  } while (0)
+
+static void die(const char* what) {
+  fprintf(stderr, "verbs_checks: %s: %s (%s)\n", what, strerror(errno),
+          ctx ? ernic_ibv_last_error(ctx) : ernic_ibv_open_error());
+  exit(1);
+}
+
+static uint64_t env_u64(const char* name) {
+  const char* v = getenv(name);
+  if (!v) {
+    fprintf(stderr, "verbs_checks: %s is not set\n", name);
+    exit(2);
+  }
+  return strtoull(v, NULL, 0);
+}
+
+/* Busy-polls cq (an empty poll lets the simulation run on) until `want`
+ * completions are in wc or `ns` of simulated time passed; how many. */
+static int collect(struct ibv_cq* cq, struct ibv_wc* wc, int want, uint64_t ns) {
+  const uint64_t until = ernic_now_ps(ernic_ibv_bridge(ctx)) + ns * 1000;
+  int got = 0;
+  while (got < want && ernic_now_ps(ernic_ibv_bridge(ctx)) < until) {
+    const int n = ibv_poll_cq(cq, want - got, wc + got);
+    if (n < 0) die("poll_cq");
+    got += n;
+  }
+  return got;
+}
+
+static struct ibv_sge sge(void* p, uint32_t len, uint32_t lkey) {
+  struct ibv_sge s;
+  s.addr = (uintptr_t)p;
+  s.length = len;
+  s.lkey = lkey;
+  return s;
+}
+
+static void wr_init(struct ibv_send_wr* w, uint64_t id, enum ibv_wr_opcode op, struct ibv_sge* s, unsigned flags) {
+  memset(w, 0, sizeof *w);
+  w->wr_id = id;
+  w->opcode = op;
+  w->sg_list = s;
+  w->num_sge = 1;
+  w->send_flags = flags;
+}
+
+/* Posts one WR expected to be refused with err; checks bad_wr. */
+static void refused(struct ibv_qp* qp, struct ibv_send_wr* w, int err, const char* what) {
+  struct ibv_send_wr* bad = NULL;
+  const int rc = ibv_post_send(qp, w, &bad);
+  CHECK(rc == err && bad == w, "%s: rc %d (want %d), bad_wr %s", what, rc, err, bad == w ? "at it" : "elsewhere");
+}
+
+static void modify_checks_and_bring_up(struct ibv_qp* qp) {
+  struct ibv_qp_attr a;
+  memset(&a, 0, sizeof a);
+  a.qp_state = IBV_QPS_RTR;
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RESET -> RTR accepted");
+  a.qp_state = IBV_QPS_INIT;
+  a.qkey = 0x11111111;
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_QKEY) == EINVAL, "a Q_Key on an RC QP accepted");
+  a.port_num = 2;
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT) == EINVAL, "port 2 accepted");
+  a.port_num = 1;
+  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE; /* ERNIC cannot refuse remote reads per QP */
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS) == EINVAL, "write-only QP access accepted");
+  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0, "INIT refused");
+  CHECK(qp->state == IBV_QPS_INIT, "state %d after INIT", (int)qp->state);
+
+  memset(&a, 0, sizeof a);
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_1024;
+  a.dest_qp_num = (uint32_t)env_u64("ERNIC_PEER_QPN");
+  a.rq_psn = (uint32_t)env_u64("ERNIC_PEER_PSN");
+  a.ah_attr.is_global = 1;
+  a.ah_attr.grh.dgid.raw[10] = a.ah_attr.grh.dgid.raw[11] = 0xff;
+  struct in_addr ip;
+  if (inet_pton(AF_INET, getenv("ERNIC_PEER_IP"), &ip) != 1) die("ERNIC_PEER_IP");
+  memcpy(&a.ah_attr.grh.dgid.raw[12], &ip.s_addr, 4);
+  const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  CHECK(ibv_modify_qp(qp, &a, rtr & ~IBV_QP_AV) == EINVAL, "RTR without an address vector accepted");
+  a.timeout = 14;
+  CHECK(ibv_modify_qp(qp, &a, rtr | IBV_QP_TIMEOUT) == EINVAL, "RTR with an RTS attribute accepted");
+  a.ah_attr.grh.hop_limit = 1;
+  CHECK(ibv_modify_qp(qp, &a, rtr) == EINVAL, "hop_limit 1 accepted (the driver programs TTL 64)");
+  a.ah_attr.grh.hop_limit = 64;
+  a.min_rnr_timer = 12;
+  CHECK(ibv_modify_qp(qp, &a, rtr | IBV_QP_MIN_RNR_TIMER) == EINVAL, "min_rnr_timer 12 accepted");
+  a.min_rnr_timer = 31;
+  a.ah_attr.grh.dgid.raw[15] ^= 0x40; /* an address with no neighbour entry */
+  CHECK(ibv_modify_qp(qp, &a, rtr) == EINVAL, "RTR towards an address without a MAC accepted");
+  a.ah_attr.grh.dgid.raw[15] ^= 0x40;
+  CHECK(ibv_modify_qp(qp, &a, rtr | IBV_QP_MIN_RNR_TIMER) == 0, "RTR refused");
+
+  memset(&a, 0, sizeof a);
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = (uint32_t)env_u64("ERNIC_PSN");
+  a.timeout = 10;
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT) == EINVAL, "ACK timeout 10 accepted");
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RTS without sq_psn accepted");
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "RTS refused");
+  CHECK(qp->state == IBV_QPS_RTS, "state %d after RTS", (int)qp->state);
+  a.qp_state = IBV_QPS_SQD;
+  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RTS -> SQD accepted (ERNIC has no SQ drain state)");
+  struct ibv_qp_init_attr ia;
+  CHECK(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_RTS && a.path_mtu == IBV_MTU_1024 &&
+            a.sq_psn == env_u64("ERNIC_PSN") && a.dest_qp_num == env_u64("ERNIC_PEER_QPN"),
+        "query_qp: state %d mtu %d sq_psn %u dest %u", (int)a.qp_state, (int)a.path_mtu, a.sq_psn, a.dest_qp_num);
+}
+
+/* NULL and foreign pointers everywhere: errors, no crash. */
+static void null_checks(void) {
+  struct ibv_send_wr* sb = NULL;
+  struct ibv_recv_wr* rb = NULL;
+  struct ibv_cq* cqp = NULL;
+  void* cctx = NULL;
+  struct ibv_wc wc;
+  CHECK(ibv_close_device(NULL) == EINVAL, "close_device(NULL)");
+  CHECK(!ibv_alloc_pd(NULL) && errno == EINVAL, "alloc_pd(NULL): errno %d", errno);
+  CHECK(!ibv_reg_mr(NULL, NULL, 0, 0) && errno == EINVAL, "reg_mr(NULL): errno %d", errno);
+  CHECK(!ibv_create_cq(NULL, 1, NULL, NULL, 0) && errno == EINVAL, "create_cq(NULL): errno %d", errno);
+  CHECK(!ibv_create_comp_channel(NULL), "create_comp_channel(NULL)");
+  CHECK(!ibv_create_qp(NULL, NULL), "create_qp(NULL, NULL)");
+  CHECK(ibv_post_send(NULL, NULL, &sb) == EINVAL, "post_send(NULL)");
+  CHECK(ibv_post_recv(NULL, NULL, &rb) == EINVAL, "post_recv(NULL)");
+  CHECK(ibv_modify_qp(NULL, NULL, 0) == EINVAL, "modify_qp(NULL)");
+  CHECK(ibv_query_qp(NULL, NULL, 0, NULL) == EINVAL, "query_qp(NULL)");
+  CHECK(ibv_poll_cq(NULL, 1, &wc) < 0, "poll_cq(NULL)");
+  CHECK(ibv_req_notify_cq(NULL, 0) == EINVAL, "req_notify_cq(NULL)");
+  CHECK(ibv_get_cq_event(NULL, &cqp, &cctx) == -1 && errno == EINVAL, "get_cq_event(NULL): errno %d", errno);
+  ibv_ack_cq_events(NULL, 1);
+  CHECK(ibv_destroy_cq(NULL) == EINVAL && ibv_destroy_qp(NULL) == EINVAL && ibv_dereg_mr(NULL) == EINVAL &&
+            ibv_dealloc_pd(NULL) == EINVAL && ibv_destroy_comp_channel(NULL) == EINVAL,
+        "destroying NULLs");
+  CHECK(strcmp(ibv_wc_status_str((enum ibv_wc_status)999), "unknown") == 0, "status 999: %s",
+        ibv_wc_status_str((enum ibv_wc_status)999));
+  CHECK(!ernic_ibv_alloc_buf(NULL, 64, 0) && !ernic_ibv_bridge(NULL) && ernic_ibv_mr_remote_addr(NULL) == 0 &&
+            ernic_ibv_add_neighbour(NULL, NULL, NULL) == EINVAL,
+        "the ernic_ibv_ calls with NULL");
+  ernic_ibv_set_event_timeout(NULL, 1);
+}
+
+int main(void) {
+  null_checks();
+  ctx = ernic_ibv_open(NULL);
+  if (!ctx) die("ernic_ibv_open");
+  struct ibv_pd* pd = ibv_alloc_pd(ctx);
+  struct ibv_pd* pd2 = ibv_alloc_pd(ctx);
+  if (!pd || !pd2) die("alloc_pd");
+  uint8_t* src = ernic_ibv_alloc_buf(ctx, 65536, 4096);
+  uint8_t* rd = ernic_ibv_alloc_buf(ctx, 4096, 4096);
+  uint8_t* rx = ernic_ibv_alloc_buf(ctx, 1024, 4096);
+  if (!src || !rd || !rx) die("alloc_buf");
+  for (int k = 0; k < 65536; ++k) src[k] = (uint8_t)(k * 7 + 3);
+  struct ibv_mr* src_mr = ibv_reg_mr(pd, src, 65536, 0);
+  struct ibv_mr* rd_mr = ibv_reg_mr(pd, rd, 4096, IBV_ACCESS_LOCAL_WRITE);
+  struct ibv_mr* rx_mr = ibv_reg_mr(pd, rx, 1024, IBV_ACCESS_LOCAL_WRITE);
+  struct ibv_mr* other_pd_mr = ibv_reg_mr(pd2, src, 65536, IBV_ACCESS_LOCAL_WRITE);
+  if (!src_mr || !rd_mr || !rx_mr || !other_pd_mr) die("reg_mr");
+
+  /* MR registration errors. */
+  errno = 0;
+  CHECK(!ibv_reg_mr(pd, src, 65536, IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+        "an atomic MR: errno %d", errno);
+  errno = 0;
+  CHECK(!ibv_reg_mr(pd, src, 65536, IBV_ACCESS_REMOTE_WRITE) && errno == EINVAL,
+        "REMOTE_WRITE without LOCAL_WRITE: errno %d", errno);
+  errno = 0;
+  CHECK(!ibv_reg_mr(pd, src + 64, 4096, IBV_ACCESS_REMOTE_READ) && errno == EINVAL,
+        "a remote MR that is not a whole buffer: errno %d", errno);
+  static uint8_t not_dma[64];
+  errno = 0;
+  CHECK(!ibv_reg_mr(pd, not_dma, sizeof not_dma, 0) && errno == EINVAL, "memory outside DMA: errno %d", errno);
+
+  struct ibv_cq* cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+  if (!cq) die("create_cq");
+  errno = 0;
+  CHECK(!ibv_create_cq(ctx, 16, NULL, NULL, 3) && errno == EINVAL, "comp_vector 3: errno %d", errno);
+  CHECK(ibv_req_notify_cq(cq, 0) == EINVAL, "arming a CQ without a channel accepted");
+
+  /* QP creation errors. */
+  struct ibv_qp_init_attr qia;
+  memset(&qia, 0, sizeof qia);
+  qia.send_cq = qia.recv_cq = cq;
+  qia.cap.max_send_wr = 8;
+  qia.cap.max_recv_wr = 4;
+  qia.cap.max_send_sge = qia.cap.max_recv_sge = 1;
+  qia.cap.max_inline_data = 16;
+  qia.qp_type = IBV_QPT_UD;
+  errno = 0;
+  CHECK(!ibv_create_qp(pd, &qia) && errno == EINVAL, "a UD QP: errno %d", errno);
+  qia.qp_type = IBV_QPT_UC;
+  errno = 0;
+  CHECK(!ibv_create_qp(pd, &qia) && errno == EINVAL, "a UC QP: errno %d", errno);
+  qia.qp_type = IBV_QPT_RC;
+  qia.cap.max_send_sge = 2;
+  errno = 0;
+  CHECK(!ibv_create_qp(pd, &qia) && errno == EINVAL, "max_send_sge 2: errno %d", errno);
+  qia.cap.max_send_sge = 1;
+  qia.srq = (struct ibv_srq*)&qia; /* any non-NULL SRQ */
+  errno = 0;
+  CHECK(!ibv_create_qp(pd, &qia) && errno == EINVAL, "an SRQ: errno %d", errno);
+  qia.srq = NULL;
+  errno = 0;
+  CHECK(!ibv_create_qp((struct ibv_pd*)&qia, &qia) && errno == EINVAL, "a PD the library never gave: errno %d", errno);
+  struct ibv_qp* qp = ibv_create_qp(pd, &qia);
+  if (!qp) die("create_qp");
+  CHECK(qp->qp_num == env_u64("ERNIC_QPN"), "QPN %u, the scenario connected %" PRIu64, qp->qp_num, env_u64("ERNIC_QPN"));
+  {
+    struct ibv_send_wr w;
+    struct ibv_sge s = sge(src, 8, src_mr->lkey);
+    wr_init(&w, 1, IBV_WR_SEND, &s, IBV_SEND_SIGNALED);
+    refused(qp, &w, EINVAL, "post_send in RESET");
+  }
+  CHECK(ibv_modify_qp(qp, NULL, IBV_QP_STATE) == EINVAL, "modify_qp(qp, NULL)");
+  {
+    struct ibv_recv_wr* rb = NULL;
+    struct ibv_cq* cqp = NULL;
+    CHECK(ibv_post_recv(qp, NULL, &rb) == EINVAL, "post_recv(qp, NULL)");
+    CHECK(ibv_query_qp(qp, NULL, 0, NULL) == EINVAL, "query_qp(qp, NULL)");
+    CHECK(ibv_poll_cq(cq, 1, NULL) < 0, "poll_cq(cq, 1, NULL)");
+    CHECK(!ibv_create_qp(pd, NULL), "create_qp(pd, NULL)");
+    CHECK(ibv_get_cq_event((struct ibv_comp_channel*)&qia, &cqp, NULL) == -1, "get_cq_event on a foreign pointer");
+  }
+  modify_checks_and_bring_up(qp);
+
+  /* Receive WRs first: B's SENDs come later (tb/bridge/verbs_checks.yaml). */
+  struct ibv_sge rs[2] = {sge(rx, 512, rx_mr->lkey), sge(rx + 512, 512, rx_mr->lkey)};
+  struct ibv_recv_wr rw[2], *rbad = NULL;
+  memset(rw, 0, sizeof rw);
+  rw[0].wr_id = 0x500;
+  rw[0].sg_list = &rs[0];
+  rw[0].num_sge = 1;
+  rw[0].next = &rw[1];
+  rw[1].wr_id = 0x501;
+  rw[1].sg_list = &rs[1];
+  rw[1].num_sge = 1;
+  CHECK(ibv_post_recv(qp, rw, &rbad) == 0 && rbad == NULL, "post_recv refused");
+  {
+    struct ibv_sge bs = sge(src, 512, src_mr->lkey); /* no LOCAL_WRITE */
+    struct ibv_recv_wr b;
+    memset(&b, 0, sizeof b);
+    b.sg_list = &bs;
+    b.num_sge = 1;
+    CHECK(ibv_post_recv(qp, &b, &rbad) == EINVAL && rbad == &b, "a receive into an MR without LOCAL_WRITE accepted");
+  }
+
+  /* Send WRs the library must refuse, each alone: bad_wr points at it. */
+  struct ibv_send_wr w[9], *bad = NULL;
+  struct ibv_sge s[9];
+  for (int i = 0; i < 9; ++i) s[i] = sge(src + 64 * i, 64, src_mr->lkey);
+  wr_init(&w[0], 7, IBV_WR_ATOMIC_FETCH_AND_ADD, &s[0], IBV_SEND_SIGNALED);
+  refused(qp, &w[0], EINVAL, "an atomic");
+  wr_init(&w[0], 7, IBV_WR_LOCAL_INV, &s[0], IBV_SEND_SIGNALED);
+  refused(qp, &w[0], EINVAL, "a local invalidate");
+  wr_init(&w[0], 7, (enum ibv_wr_opcode)99, &s[0], IBV_SEND_SIGNALED);
+  refused(qp, &w[0], EINVAL, "opcode 99");
+  wr_init(&w[0], 7, IBV_WR_RDMA_WRITE, &s[0], IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+  refused(qp, &w[0], EINVAL, "a fence");
+  wr_init(&w[0], 7, IBV_WR_SEND, &s[0], IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
+  refused(qp, &w[0], EINVAL, "a solicited event");
+  wr_init(&w[0], 7, IBV_WR_RDMA_WRITE, &s[0], IBV_SEND_SIGNALED);
+  w[0].num_sge = 2;
+  refused(qp, &w[0], EINVAL, "two SGEs");
+  w[0].num_sge = 0;
+  refused(qp, &w[0], EINVAL, "no SGE");
+  wr_init(&w[0], 7, IBV_WR_RDMA_WRITE, &s[0], IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+  refused(qp, &w[0], EINVAL, "an inline WRITE");
+  struct ibv_sge big = sge(src, 17, src_mr->lkey);
+  wr_init(&w[0], 7, IBV_WR_SEND, &big, IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+  refused(qp, &w[0], EINVAL, "17 inline bytes");
+  struct ibv_sge wrong_pd = sge(src, 64, other_pd_mr->lkey);
+  wr_init(&w[0], 7, IBV_WR_SEND, &wrong_pd, IBV_SEND_SIGNALED);
+  refused(qp, &w[0], EINVAL, "an lkey of another PD");
+  struct ibv_sge outside = sge(src + 65536 - 32, 64, src_mr->lkey);
+  wr_init(&w[0], 7, IBV_WR_SEND, &outside, IBV_SEND_SIGNALED);
+  refused(qp, &w[0], EINVAL, "a range past the MR's end");
+  struct ibv_sge no_write = sge(src, 64, src_mr->lkey);
+  wr_init(&w[0], 7, IBV_WR_RDMA_READ, &no_write, IBV_SEND_SIGNALED);
+  refused(qp, &w[0], EINVAL, "a READ into an MR without LOCAL_WRITE");
+  {
+    struct ibv_send_wr* b2 = NULL;
+    wr_init(&w[0], 7, IBV_WR_SEND, &s[0], IBV_SEND_SIGNALED);
+    CHECK(ibv_post_send((struct ibv_qp*)&qia, &w[0], &b2) == EINVAL && b2 == &w[0], "a QP the library never gave");
+  }
+  struct ibv_wc wc[32];
+  CHECK(collect(cq, wc, 1, 5000) == 0, "a refused WR completed (wr_id %" PRIu64 ")", wc[0].wr_id);
+
+  /* A chain with a bad WR in the middle: the first is posted, the bad one
+   * and the one after it are not. */
+  const uint64_t peer_va = env_u64("ERNIC_PEER_VA");
+  const uint32_t peer_rkey = (uint32_t)env_u64("ERNIC_PEER_RKEY");
+  wr_init(&w[0], 0x100, IBV_WR_RDMA_WRITE, &s[0], IBV_SEND_SIGNALED);
+  w[0].wr.rdma.remote_addr = peer_va;
+  w[0].wr.rdma.rkey = peer_rkey;
+  wr_init(&w[1], 0x101, IBV_WR_RDMA_WRITE, &s[1], IBV_SEND_SIGNALED);
+  w[1].num_sge = 3;
+  wr_init(&w[2], 0x102, IBV_WR_SEND, &s[2], IBV_SEND_SIGNALED);
+  w[0].next = &w[1];
+  w[1].next = &w[2];
+  CHECK(ibv_post_send(qp, &w[0], &bad) == EINVAL && bad == &w[1], "the chain's bad WR: bad_wr %s",
+        bad == &w[1] ? "at it" : "elsewhere");
+  int n = collect(cq, wc, 2, 20000);
+  CHECK(n == 1 && wc[0].wr_id == 0x100 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RDMA_WRITE,
+        "after the chain: %d completions, first wr_id 0x%" PRIx64 " (want exactly 0x100)", n, wc[0].wr_id);
+
+  /* Every opcode, in one chain; unsignaled ones give no completion. */
+  struct ibv_sge rds = sge(rd, 64, rd_mr->lkey);
+  wr_init(&w[0], 0x200, IBV_WR_RDMA_WRITE, &s[3], IBV_SEND_SIGNALED);
+  wr_init(&w[1], 0x201, IBV_WR_RDMA_WRITE_WITH_IMM, &s[4], 0); /* unsignaled */
+  wr_init(&w[2], 0x202, IBV_WR_SEND, &s[5], IBV_SEND_SIGNALED);
+  wr_init(&w[3], 0x203, IBV_WR_SEND_WITH_IMM, &s[6], IBV_SEND_SIGNALED);
+  wr_init(&w[4], 0x204, IBV_WR_SEND_WITH_INV, &s[7], IBV_SEND_SIGNALED);
+  wr_init(&w[5], 0x205, IBV_WR_RDMA_READ, &rds, IBV_SEND_SIGNALED);
+  w[0].wr.rdma.remote_addr = peer_va + 4096;
+  w[1].wr.rdma.remote_addr = peer_va + 8192;
+  w[5].wr.rdma.remote_addr = peer_va + 4096; /* reads back what w[0] wrote */
+  w[0].wr.rdma.rkey = w[1].wr.rdma.rkey = w[5].wr.rdma.rkey = peer_rkey;
+  w[1].imm_data = htonl(0xC0FFEE);
+  w[3].imm_data = htonl(0xABCD);
+  w[4].invalidate_rkey = 0xFF05; /* MR index 0xFF: none */
+  for (int i = 0; i < 5; ++i) w[i].next = &w[i + 1];
+  CHECK(ibv_post_send(qp, &w[0], &bad) == 0 && bad == NULL, "the opcode chain refused");
+  n = collect(cq, wc, 5, 50000);
+  const uint64_t want_id[5] = {0x200, 0x202, 0x203, 0x204, 0x205};
+  const enum ibv_wc_opcode want_op[5] = {IBV_WC_RDMA_WRITE, IBV_WC_SEND, IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_READ};
+  CHECK(n == 5, "%d completions of the opcode chain, want 5", n);
+  for (int i = 0; i < n && i < 5; ++i)
+    CHECK(wc[i].wr_id == want_id[i] && wc[i].opcode == want_op[i] && wc[i].status == IBV_WC_SUCCESS &&
+              wc[i].byte_len == 64 && wc[i].qp_num == qp->qp_num && wc[i].src_qp == env_u64("ERNIC_PEER_QPN"),
+          "completion %d: wr_id 0x%" PRIx64 " opcode %d status %s byte_len %u", i, wc[i].wr_id, (int)wc[i].opcode,
+          ibv_wc_status_str(wc[i].status), wc[i].byte_len);
+  CHECK(memcmp(rd, src + 3 * 64, 64) == 0, "the READ brought back other bytes than the WRITE put there");
+  CHECK(collect(cq, wc, 1, 5000) == 0, "a completion for the unsignaled WR (wr_id 0x%" PRIx64 ")", wc[0].wr_id);
+
+  /* The SQ holds max_send_wr (8) WRs: the ninth of a chain is refused. */
+  for (int i = 0; i < 9; ++i) {
+    wr_init(&w[i], 0x300 + (uint64_t)i, IBV_WR_RDMA_WRITE, &s[i], IBV_SEND_SIGNALED);
+    w[i].wr.rdma.remote_addr = peer_va + 12288 + 64 * (uint64_t)i;
+    w[i].wr.rdma.rkey = peer_rkey;
+    w[i].next = i < 8 ? &w[i + 1] : NULL;
+  }
+  CHECK(ibv_post_send(qp, &w[0], &bad) == ENOMEM && bad == &w[8], "a ninth WR: bad_wr %s",
+        bad == &w[8] ? "at it" : "elsewhere");
+  n = collect(cq, wc, 8, 50000);
+  CHECK(n == 8, "%d completions of 8", n);
+  for (int i = 0; i < n; ++i)
+    CHECK(wc[i].wr_id == 0x300 + (uint64_t)i && wc[i].status == IBV_WC_SUCCESS, "completion %d: wr_id 0x%" PRIx64, i,
+          wc[i].wr_id);
+
+  /* Across the 16-bit WRID wrap (the run starts at 65520): 64-bit wr_ids
+   * come back in order, batch after batch. */
+  int in_order = 0;
+  for (int batch = 0; batch < 3; ++batch) {
+    for (int i = 0; i < 8; ++i) {
+      wr_init(&w[i], 0xFEED000000000000ull | (uint64_t)(batch * 8 + i), IBV_WR_RDMA_WRITE, &s[i], IBV_SEND_SIGNALED);
+      w[i].wr.rdma.remote_addr = peer_va + 16384 + 64 * (uint64_t)i;
+      w[i].wr.rdma.rkey = peer_rkey;
+      w[i].next = i < 7 ? &w[i + 1] : NULL;
+    }
+    CHECK(ibv_post_send(qp, &w[0], &bad) == 0, "batch %d refused", batch);
+    n = collect(cq, wc, 8, 50000);
+    for (int i = 0; i < n; ++i) in_order += wc[i].wr_id == (0xFEED000000000000ull | (uint64_t)(batch * 8 + i));
+  }
+  CHECK(in_order == 24, "%d of 24 wr_ids came back in order across the WRID wrap", in_order);
+
+  /* B's two SENDs (tb/bridge/verbs_checks.yaml: 100 and 200 bytes of its
+   * incrementing pattern): one receive completion each. */
+  n = collect(cq, wc, 2, 200000);
+  CHECK(n == 2, "%d receive completions, want 2", n);
+  for (int i = 0; i < n && i < 2; ++i) {
+    CHECK(wc[i].wr_id == 0x500 + (uint64_t)i && wc[i].opcode == IBV_WC_RECV && wc[i].status == IBV_WC_SUCCESS &&
+              wc[i].byte_len == 512 && wc[i].wc_flags == 0,
+          "receive %d: wr_id 0x%" PRIx64 " opcode %d byte_len %u flags %u", i, wc[i].wr_id, (int)wc[i].opcode,
+          wc[i].byte_len, wc[i].wc_flags);
+  }
+  int same = 0;
+  for (int k = 0; k < 100; ++k) same += rx[k] == (uint8_t)k;
+  for (int k = 0; k < 200; ++k) same += rx[512 + k] == (uint8_t)(100 + k);
+  CHECK(same == 300, "%d of the 300 received bytes are B's", same);
+
+  /* The bridge's DMA-write stop (ernic_wait_event, the SYNC extension):
+   * nothing in flight runs to the timeout; after a post, the first of the
+   * NIC's DMA writes into this program's memory ends the wait, long before
+   * the timeout (verbs.py compares the time with the log's DMA records). */
+  {
+    ernic_bridge* br = ernic_ibv_bridge(ctx);
+    const uint64_t t0 = ernic_now_ps(br);
+    const int r0 = ernic_wait_event(br, 3000, ERNIC_WAIT_DMA_WRITE);
+    CHECK(r0 == 0 && ernic_now_ps(br) - t0 == 3000000, "an idle wait: %d after %" PRIu64 " ps", r0,
+          ernic_now_ps(br) - t0);
+    wr_init(&w[0], 0x600, IBV_WR_RDMA_WRITE, &s[0], IBV_SEND_SIGNALED);
+    w[0].wr.rdma.remote_addr = peer_va + 20480;
+    w[0].wr.rdma.rkey = peer_rkey;
+    CHECK(ibv_post_send(qp, &w[0], &bad) == 0, "the WRITE for the DMA-write wait refused");
+    const uint64_t t1 = ernic_now_ps(br);
+    const int r1 = ernic_wait_event(br, 100000, ERNIC_WAIT_DMA_WRITE);
+    const uint64_t t2 = ernic_now_ps(br);
+    CHECK(r1 == (int)ERNIC_WAIT_DMA_WRITE && t2 > t1 && t2 - t1 < 10000000, "the DMA-write wait: %d after %" PRIu64 " ps",
+          r1, t2 - t1);
+    printf("dma-write wait from %" PRIu64 " ps woke at %" PRIu64 " ps\n", t1, t2);
+    n = collect(cq, wc, 1, 50000);
+    CHECK(n == 1 && wc[0].wr_id == 0x600 && wc[0].status == IBV_WC_SUCCESS, "the WRITE's completion: %d", n);
+  }
+
+  /* An error completion (last: it makes both QPs fatal): a WRITE with a
+   * wrong R_Key is NAKed (remote access), ERNIC's CQE says "error", the
+   * QP goes to ERR and the WR after it is flushed; a WR posted in ERR
+   * completes at once with a flush error. The fatal interrupt is served by
+   * the bus (Driver::service_interrupt) while the library waits. */
+  {
+    wr_init(&w[0], 0x700, IBV_WR_RDMA_WRITE, &s[0], IBV_SEND_SIGNALED);
+    w[0].wr.rdma.remote_addr = peer_va;
+    w[0].wr.rdma.rkey = peer_rkey ^ 0x80; /* another key byte */
+    wr_init(&w[1], 0x701, IBV_WR_SEND, &s[1], 0); /* unsignaled: a flush is reported anyway */
+    w[0].next = &w[1];
+    CHECK(ibv_post_send(qp, &w[0], &bad) == 0, "the bad-R_Key chain refused");
+    n = collect(cq, wc, 2, 100000);
+    CHECK(n == 2 && wc[0].wr_id == 0x700 && wc[0].status == IBV_WC_GENERAL_ERR && wc[0].vendor_err >> 24 != 0 &&
+              wc[1].wr_id == 0x701 && wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].opcode == IBV_WC_SEND,
+          "%d completions: 0x%" PRIx64 " %s (vendor_err 0x%x), 0x%" PRIx64 " %s", n, wc[0].wr_id,
+          ibv_wc_status_str(wc[0].status), wc[0].vendor_err, wc[1].wr_id, ibv_wc_status_str(wc[1].status));
+    CHECK(qp->state == IBV_QPS_ERR, "state %d after the error completion, want ERR", (int)qp->state);
+    wr_init(&w[0], 0x702, IBV_WR_SEND, &s[0], IBV_SEND_SIGNALED);
+    CHECK(ibv_post_send(qp, &w[0], &bad) == 0 && ibv_poll_cq(cq, 2, wc) == 1 && wc[0].wr_id == 0x702 &&
+              wc[0].status == IBV_WC_WR_FLUSH_ERR,
+          "a WR posted in ERR: wr_id 0x%" PRIx64 " %s", wc[0].wr_id, ibv_wc_status_str(wc[0].status));
+  }
+
+  /* Pointers the library does not know are EINVAL, not crashes. */
+  CHECK(ibv_destroy_qp((struct ibv_qp*)&qia) == EINVAL, "destroying a QP the library never gave");
+  CHECK(ibv_poll_cq((struct ibv_cq*)&qia, 1, wc) < 0, "polling a CQ the library never gave");
+  CHECK(ibv_poll_cq(cq, -1, wc) < 0, "num_entries -1");
+  CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD in use deallocated");
+  CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ in use destroyed");
+
+  if (ibv_destroy_qp(qp)) die("destroy_qp");
+  CHECK(ibv_destroy_qp(qp) == EINVAL, "a QP destroyed twice");
+  if (ibv_dereg_mr(src_mr) || ibv_dereg_mr(rd_mr) || ibv_dereg_mr(rx_mr) || ibv_dereg_mr(other_pd_mr)) die("dereg_mr");
+  CHECK(ibv_dereg_mr(src_mr) == EINVAL, "an MR deregistered twice");
+  if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) || ibv_dealloc_pd(pd2)) die("destroy");
+  CHECK(ibv_dealloc_pd(pd) == EINVAL, "a PD deallocated twice");
+  if (ibv_close_device(ctx)) {
+    ctx = NULL;
+    die("close_device");
+  }
+  ctx = NULL;
+  printf("verbs_checks: %d checks, %d failed\n", checks, failures);
+  return failures ? 1 : 0;
+}
