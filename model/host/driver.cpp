@@ -205,11 +205,11 @@ void Driver::program_rc_qp(Connection& c) {
     wr(qreg(n, R::q::IPDESADDR1i), c.remote_ip.v);
   }
   // ACK timeout exponent 14, retry 3, RNR retry 3, RNR timer 0x1F (LX values but the timeout).
-  uint32_t timeout = FLD::TIMEOUTCONFi_ACK_TIMEOUT.set(0, 14);
-  timeout = FLD::TIMEOUTCONFi_RETRY_CNT.set(timeout, 3);
-  timeout = FLD::TIMEOUTCONFi_RNR_RETRY_CNT.set(timeout, 3);
-  wr(qreg(n, R::q::TIMEOUTCONFi), FLD::TIMEOUTCONFi_RNR_TIMER.set(timeout, 0x1F));
-  wr(qreg(n, R::q::PDi), p.mr ? p.mr->pd : 0);
+  uint32_t timeout = FLD::TIMEOUTCONFi_ACK_TIMEOUT.set(0, p.ack_timeout);
+  timeout = FLD::TIMEOUTCONFi_RETRY_CNT.set(timeout, p.retry_cnt);
+  timeout = FLD::TIMEOUTCONFi_RNR_RETRY_CNT.set(timeout, p.rnr_retry_cnt);
+  wr(qreg(n, R::q::TIMEOUTCONFi), FLD::TIMEOUTCONFi_RNR_TIMER.set(timeout, p.rnr_timer));
+  wr(qreg(n, R::q::PDi), p.pd ? *p.pd : p.mr ? p.mr->pd : 0);
   // Traffic class 0, TTL 64, the default P_Key.
   wr(qreg(n, R::q::QPADVCONFi), FLD::QPADVCONFi_PKEY.set(FLD::QPADVCONFi_TTL.set(0, 64), roce::kDefaultPkey));
   set_state(c, VerbsState::Init);

@@ -131,7 +131,12 @@ struct QpParams {
   std::optional<uint32_t> qpn;   // explicit QPN, else the lowest free one
   std::optional<uint32_t> start_psn;  // else drawn from the seed
   const Mr* mr = nullptr;        // advertised to the peer; its PD becomes PDi
+  std::optional<uint32_t> pd;    // PDi when given (else mr's PD, else 0)
   bool sideband = false;         // HW-handshake mode from the start (QPCONFi[4] = 0): sideband doorbells
+  // TIMEOUTCONFi (PG332): ACK timeout exponent (4.096 us x 2^n), retry
+  // count, RNR retry count, RNR timer code (IBTA Table 45). LX's values but
+  // the timeout.
+  uint32_t ack_timeout = 14, retry_cnt = 3, rnr_retry_cnt = 3, rnr_timer = 0x1F;
 };
 
 struct Connection {
@@ -183,6 +188,11 @@ class Driver {
 
   void init();
   const Mr& register_mr(const std::string& name, uint64_t length, uint32_t access, uint32_t pd);
+  // An MR over memory the caller already has (a verbs program's buffer):
+  // bus address pa, the VA the NIC checks remote requests against, no
+  // guards. pa + length must lie in host memory.
+  const Mr& register_mr_at(const std::string& name, uint64_t pa, uint64_t va, uint64_t length, uint32_t access,
+                           uint32_t pd);
   const Mr* find_mr(const std::string& name) const;
   // One message per MR guard byte range found changed: node, MR, which
   // guard, offset within it. Empty when every guard is intact.
@@ -237,6 +247,16 @@ class Driver {
   // again (step 5) and enables it (step 6). Returns the fatal code found in
   // the error-status queue for this QP (0 if none).
   uint32_t recover_fatal(Connection& c);
+  // PG332 ch.6's QP deletion without CM (what disconnect does after the
+  // DREQ/DREP): waits until the QP is idle (or fatal), then under SW
+  // override disables it and zeroes its pointers. The connection goes to
+  // RESET and its QPN is free again.
+  void destroy_qp(Connection& c) { delete_qp(c); }
+  // The fatal code the NIC wrote for QP qpn into the incoming error-status
+  // queue (PG332: QPN[31:16] | code[15:0]; model/regs/fatal.h), 0 if none
+  // so far. Reading the queue consumes its new entries; the codes found are
+  // kept per QP.
+  uint32_t fatal_code(uint32_t qpn);
 
   // ring = false: write the WQEs but leave the doorbell for a later post.
   void post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each, bool ring = true);
@@ -312,6 +332,7 @@ class Driver {
   uint32_t qreg(uint32_t qpn, uint32_t off) const { return cfg_.layout.qp(qpn, off); }
   uint32_t mreg(uint32_t idx, uint32_t off) const { return cfg_.layout.mr(idx, off); }
   void write_mr_ctx(const Mr& mr);  // the host-table copy (mr_ctx_table)
+  const Mr& program_mr(std::unique_ptr<Mr> mr);  // the MR table entry's registers
   [[noreturn]] void fail(const std::string& what) const;
   void set_state(Connection& c, VerbsState s);
 
@@ -329,6 +350,7 @@ class Driver {
   static constexpr uint32_t kQp1Depth = 16, kQp1Elem = 512, kQp1SendSlot = 512;
   uint64_t errq_ = 0;
   uint32_t errq_n_ = 0, errq_rd_ = 0;  // incoming error-status queue and how far the driver has read it
+  std::map<uint32_t, uint32_t> fatal_codes_;  // QPN -> the last fatal code read from the queue
   uint64_t qp1_sq_ = 0, qp1_rq_ = 0, qp1_cq_ = 0, qp1_cq_db_ = 0, qp1_rq_db_ = 0, qp1_send_buf_ = 0;
   uint32_t qp1_sq_pi_ = 0, qp1_rq_ci_ = 0, qp1_psn_ = 0;
   Connection* listener_ = nullptr;

@@ -18,7 +18,6 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   if (length == 0 || length >> 48) fail(fmt::format("MR '{}': length {} not in 1..2^48-1", name, length));
   auto mr = std::make_unique<Mr>();
   mr->name = name;
-  mr->index = uint32_t(mrs_.size());
   mr->pd = pd & 0xFFFFFF;
   // [guard 64 B][MR, page aligned][guard 64 B]: the leading guard ends at
   // the page boundary the MR starts on (at least its 64 bytes first, then
@@ -33,8 +32,32 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   mr->va = 0x00007F0000000000ull + mr->pa;  // a user-space-like VA, distinct from the PA
   mr->length = length;
   mr->access = access;
+  return program_mr(std::move(mr));
+}
+
+const Mr& Driver::register_mr_at(const std::string& name, uint64_t pa, uint64_t va, uint64_t length, uint32_t access,
+                                 uint32_t pd) {
+  if (!initialised_) fail("register_mr before init");
+  if (mrs_.size() >= 256) fail("MR table full (256 entries)");
+  if (length == 0 || length >> 48) fail(fmt::format("MR '{}': length {} not in 1..2^48-1", name, length));
+  if (pa > bus_.mem_size() || length > bus_.mem_size() - pa)
+    fail(fmt::format("MR '{}': [0x{:x}, +{}) is not in the {} bytes of host memory", name, pa, length, bus_.mem_size()));
+  if (va + length < va) fail(fmt::format("MR '{}': VA 0x{:x} + {} wraps", name, va, length));
+  auto mr = std::make_unique<Mr>();
+  mr->name = name;
+  mr->pd = pd & 0xFFFFFF;
+  mr->pa = pa;
+  mr->va = va;
+  mr->length = length;
+  mr->access = access;
+  return program_mr(std::move(mr));
+}
+
+const Mr& Driver::program_mr(std::unique_ptr<Mr> mr) {
+  mr->index = uint32_t(mrs_.size());
   mr->rkey = R::make_rkey(mr->index, uint32_t(rng_()));  // XIB: index << 8 | random key byte
   const uint32_t i = mr->index;
+  const uint64_t length = mr->length;
   write_mr_ctx(*mr);  // host table first: the register writes invalidate the NIC's cached copy
   wr(mreg(i, R::m::PDPDNUM), mr->pd);
   wr(mreg(i, R::m::VIRTADDRLSB), uint32_t(mr->va));
@@ -43,7 +66,7 @@ const Mr& Driver::register_mr(const std::string& name, uint64_t length, uint32_t
   wr(mreg(i, R::m::BUFBASEADDRMSB), uint32_t(mr->pa >> 32));
   wr(mreg(i, R::m::BUFRKEY), FLD::BUFRKEY_KEY.set(0, R::rkey_key(mr->rkey)));
   wr(mreg(i, R::m::WRRDBUFLEN), uint32_t(length));
-  wr(mreg(i, R::m::ACCESSDESC), FLD::ACCESSDESC_LEN_HI.set(FLD::ACCESSDESC_ACCESS.set(0, access), uint32_t(length >> 32)));
+  wr(mreg(i, R::m::ACCESSDESC), FLD::ACCESSDESC_LEN_HI.set(FLD::ACCESSDESC_ACCESS.set(0, mr->access), uint32_t(length >> 32)));
   mrs_.push_back(std::move(mr));
   return *mrs_.back();
 }
@@ -61,7 +84,7 @@ void Driver::write_mr_ctx(const Mr& mr) {
 std::vector<std::string> Driver::check_mr_guards() const {
   std::vector<std::string> out;
   for (const auto& m : mrs_)
-    for (int which = 0; which < 2; ++which) {
+    for (int which = 0; which < 2 && (m->guard_before || m->guard_after); ++which) {  // register_mr_at: no guards
       const uint64_t g = which ? m->guard_after : m->guard_before;
       const std::vector<uint8_t> p = mem_read(g, kMrGuardBytes);
       for (uint64_t k = 0; k < kMrGuardBytes; ++k)

@@ -39,20 +39,28 @@ void Driver::delete_qp(Connection& c) {
   wr(greg(R::g::XRNICADCONF), adconf);
   set_state(c, VerbsState::Reset);
   qpn_used_[n] = false;
+  fatal_codes_.erase(n);  // a new QP on this QPN starts without one
+}
+
+uint32_t Driver::fatal_code(uint32_t qpn) {
+  if (!initialised_) fail("fatal_code before init");
+  // 64-bit entries, QPN[31:16] | code[15:0] in the low word, written up to
+  // IPKTERRQWPTR.
+  const uint32_t wp = FLD::IPKTERRQWPTR_VALUE.get(rd(greg(R::g::IPKTERRQWPTR)));
+  for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & FLD::IPKTERRQWPTR_VALUE.max()) {
+    const uint32_t e = mem_read32(errq_ + uint64_t(errq_rd_ % errq_n_) * pg332::kErrQueueEntryBytes);
+    fatal_codes_[pg332::err_entry_qpn(e)] = pg332::err_entry_code(e);
+  }
+  auto it = fatal_codes_.find(qpn);
+  return it == fatal_codes_.end() ? 0 : it->second;
 }
 
 uint32_t Driver::recover_fatal(Connection& c) {
   const uint32_t n = c.qpn;
   if (!n || c.state == VerbsState::Reset) fail("recover: the connection has no QP");
-  // 1. Find the QP and its code in the error-status queue (64-bit entries:
-  //    QPN[31:16] | code[15:0]); stop ringing SQPI (this driver posts
-  //    nothing while recovering).
-  uint32_t code = 0;
-  const uint32_t wp = FLD::IPKTERRQWPTR_VALUE.get(rd(greg(R::g::IPKTERRQWPTR)));
-  for (; errq_rd_ != wp; errq_rd_ = (errq_rd_ + 1) & FLD::IPKTERRQWPTR_VALUE.max()) {
-    const uint32_t e = mem_read32(errq_ + uint64_t(errq_rd_ % errq_n_) * pg332::kErrQueueEntryBytes);
-    if (pg332::err_entry_qpn(e) == n) code = pg332::err_entry_code(e);
-  }
+  // 1. Find the QP and its code in the error-status queue; stop ringing
+  //    SQPI (this driver posts nothing while recovering).
+  const uint32_t code = fatal_code(n);
   // 2. Under recovery; wait for the SQ and outstanding queue to empty, every
   //    WQE to complete and the response handler's doorbell check.
   const uint32_t qpconf = rd(qreg(n, R::q::QPCONFi));
@@ -81,6 +89,7 @@ uint32_t Driver::recover_fatal(Connection& c) {
   wr(greg(R::g::XRNICADCONF), adconf);
   set_state(c, VerbsState::Reset);
   qpn_used_[n] = false;
+  fatal_codes_.erase(n);  // a new QP on this QPN starts without one
   return code;
 }
 
