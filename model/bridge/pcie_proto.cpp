@@ -7,14 +7,8 @@
 namespace ernic::bridge {
 namespace {
 
-void put(std::vector<uint8_t>& b, size_t at, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) b[at + size_t(i)] = uint8_t(v >> (8 * i));
-}
-uint64_t get(const uint8_t* p, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t(p[at + size_t(i)]) << (8 * i);
-  return v;
-}
+void put(std::vector<uint8_t>& b, size_t at, uint64_t v, int bytes) { put_le(b, at, v, bytes); }
+uint64_t get(const uint8_t* p, size_t at, int bytes) { return get_le(p, at, bytes); }
 
 bool carries_data(MsgType t) {
   return t == MsgType::H2DWrite || t == MsgType::H2DWritePosted || t == MsgType::D2HWrite ||
@@ -73,7 +67,7 @@ std::vector<uint8_t> encode(const Msg& m) {
   if (m.data.size() > kMaxData) throw std::invalid_argument("SimBricks PCIe message data longer than 65535 bytes");
   if (!m.data.empty() && !carries_data(m.type))
     throw std::invalid_argument(std::string("a ") + msg_type_name(m.type) + " message carries no data");
-  std::vector<uint8_t> b(kHeaderBytes + m.data.size(), 0);
+  std::vector<uint8_t> b = header(uint8_t(m.type), m.timestamp_ps, m.data.size());
   if (has_req_id(m.type)) put(b, 0, m.req_id, 8);
   if (has_addr(m.type)) {
     put(b, 8, m.offset, 8);
@@ -86,8 +80,6 @@ std::vector<uint8_t> encode(const Msg& m) {
   }
   if (m.type == MsgType::H2DDevCtrl) put(b, 0, m.flags, 8);
   if (m.type == MsgType::Sync) b[0] = uint8_t(m.flags);
-  put(b, kTimestampOffset, m.timestamp_ps, 8);
-  b[kOwnTypeOffset] = uint8_t(m.type);
   std::copy(m.data.begin(), m.data.end(), b.begin() + kHeaderBytes);
   return b;
 }
@@ -97,14 +89,9 @@ std::optional<Msg> decode(const uint8_t* p, size_t n, std::string* why) {
     if (why) *why = w;
     return std::nullopt;
   };
-  if (n < kHeaderBytes) return fail("message of " + std::to_string(n) + " bytes, shorter than the 64-byte header");
+  if (auto bad = check_stream_header(p, n)) return fail(*bad);
   const uint8_t own_type = p[kOwnTypeOffset];
-  if (own_type & kOwnMask) return fail("ownership bit set on a stream message");
-  if (!known(own_type & kTypeMask)) return fail("unknown message type 0x" + [&] {
-    char b[8];
-    std::snprintf(b, sizeof b, "%02x", own_type);
-    return std::string(b);
-  }());
+  if (!known(own_type & kTypeMask)) return fail("unknown message type " + type_hex(own_type));
   Msg m;
   m.type = MsgType(own_type & kTypeMask);
   m.timestamp_ps = get(p, kTimestampOffset, 8);
@@ -132,14 +119,8 @@ std::optional<Msg> decode(const uint8_t* p, size_t n, std::string* why) {
 }
 
 std::vector<uint8_t> encode_device_intro(const DevIntro& d, uint64_t max_msg) {
-  std::vector<uint8_t> b(kListenerIntroBytes + kDevIntroBytes, 0);
-  put(b, 0, kProtoVersion, 8);
-  put(b, 8, 0, 8);             // flags: no synchronisation requested (lock-step is the bridge's own)
-  put(b, 24, max_msg, 8);      // l2c_elen
-  put(b, 48, max_msg, 8);      // c2l_elen
-  put(b, 64, kProtoIdPcie, 8);
-  put(b, 72, kListenerIntroBytes, 8);
-  size_t o = kListenerIntroBytes;
+  std::vector<uint8_t> b(kDevIntroBytes, 0);
+  size_t o = 0;
   for (const Bar& bar : d.bars) {
     put(b, o, bar.len, 8);
     put(b, o + 8, bar.flags, 8);
@@ -158,34 +139,15 @@ std::vector<uint8_t> encode_device_intro(const DevIntro& d, uint64_t max_msg) {
   put(b, o + 13, d.msix_table_offset, 4);
   put(b, o + 17, d.msix_pba_offset, 4);
   put(b, o + 21, d.msix_cap_offset, 2);
-  return b;
+  ListenerIntro li;  // flags 0: no synchronisation requested (lock-step is the bridge's own)
+  li.l2c.elen = li.c2l.elen = max_msg;
+  li.proto = kProtoIdPcie;
+  return encode_listener_intro(li, b);
 }
-
-namespace {
-bool check_header(const uint8_t* p, size_t n, size_t head, size_t id_at, size_t off_at, size_t body, std::string* why,
-                  size_t* body_at) {
-  auto fail = [&](const std::string& w) {
-    if (why) *why = w;
-    return false;
-  };
-  if (n < head) return fail("intro of " + std::to_string(n) + " bytes, shorter than " + std::to_string(head));
-  const uint64_t version = get(p, 0, 8);
-  if (version != kProtoVersion)
-    return fail("peer speaks SimBricks protocol version " + std::to_string(version) + ", this simulator speaks " +
-                std::to_string(kProtoVersion));
-  const uint64_t proto = get(p, id_at, 8);
-  if (proto != kProtoIdPcie)
-    return fail("peer's upper-layer protocol is " + std::to_string(proto) + ", not PCIe (2)");
-  const uint64_t off = get(p, off_at, 8);
-  if (off < head || off > n || n - off < body) return fail("upper-layer intro outside the intro message");
-  *body_at = size_t(off);
-  return true;
-}
-}  // namespace
 
 std::optional<DevIntro> decode_device_intro(const uint8_t* p, size_t n, std::string* why) {
   size_t o = 0;
-  if (!check_header(p, n, kListenerIntroBytes, 64, 72, kDevIntroBytes, why, &o)) return std::nullopt;
+  if (!decode_listener_intro(p, n, kProtoIdPcie, "PCIe", kDevIntroBytes, &o, why)) return std::nullopt;
   DevIntro d;
   for (Bar& bar : d.bars) {
     bar.len = get(p, o, 8);
@@ -209,16 +171,14 @@ std::optional<DevIntro> decode_device_intro(const uint8_t* p, size_t n, std::str
 }
 
 std::vector<uint8_t> encode_host_intro() {
-  std::vector<uint8_t> b(kConnecterIntroBytes + kHostIntroBytes, 0);
-  put(b, 0, kProtoVersion, 8);
-  put(b, 16, kProtoIdPcie, 8);
-  put(b, 24, kConnecterIntroBytes, 8);
-  return b;
+  ConnecterIntro ci;
+  ci.proto = kProtoIdPcie;
+  return encode_connecter_intro(ci, std::vector<uint8_t>(kHostIntroBytes, 0));
 }
 
 bool decode_host_intro(const uint8_t* p, size_t n, std::string* why) {
   size_t o = 0;
-  return check_header(p, n, kConnecterIntroBytes, 16, 24, kHostIntroBytes, why, &o);
+  return decode_connecter_intro(p, n, kProtoIdPcie, "PCIe", kHostIntroBytes, &o, why).has_value();
 }
 
 }  // namespace ernic::bridge

@@ -3,12 +3,9 @@
 // and pcie/proto.h, protocol version 1; implemented from their description,
 // no code taken). Plain C++, no SystemC: the client library uses it too.
 //
-// Every message is a 64-byte header, then data for the kinds that carry it
-// (WRITE, READCOMP). In the header, little-endian:
-//   bytes 48..55  timestamp (ps of simulated time)
-//   byte  63      own_type: bit 7 ownership (shared-memory queues only; 0 on
-//                 a stream), bits 6..0 the message type
-// and per type (offsets from byte 0):
+// The header, SYNC, TERMINATE and the intros are the base layer's
+// (simbricks_base.h); data follows the header for WRITE and READCOMP. Per
+// type (offsets from byte 0):
 //   H2D READ 0x60 / WRITE 0x61 / WRITE_POSTED 0x65: req_id u64 @0,
 //       offset u64 @8, len u16 @16, bar u8 @18; WRITE data follows.
 //   H2D READCOMP 0x62: req_id @0, data follows. H2D WRITECOMP 0x63: req_id.
@@ -20,16 +17,13 @@
 //   D2H READCOMP 0x43: req_id @0, data follows. D2H WRITECOMP 0x44: req_id.
 //   SYNC 0x00, TERMINATE 0x01 (base protocol, both directions).
 // Intros (on connection, before any message): the listener (the device)
-// sends SimbricksProtoListenerIntro (10 x u64: version, flags, l2c offset/
-// elen/nentries, c2l offset/elen/nentries, upper-layer protocol id (PCIe 2),
-// upper-layer intro offset) followed by the PCIe device intro (6 BARs x
+// sends the base listener intro (protocol id PCIe 2) followed by the PCIe
+// device intro (6 BARs x
 // {len u64, flags u64}, vendor u16, device u16, class, subclass, revision,
 // progif, msi_nvecs u8, msix_nvecs u16, msix table bar u8, pba bar u8,
 // table offset u32, pba offset u32, msix cap offset u16: 119 bytes); the
-// connecter (the host) sends SimbricksProtoConnecterIntro (4 x u64: version,
-// flags, protocol id, intro offset) followed by the host intro (u32 0).
-// On a stream the queue fields carry no queues: offsets 0, elen the largest
-// message the sender accepts, nentries 0.
+// connecter (the host) sends the base connecter intro followed by the host
+// intro (u32 0).
 //
 // One extension, in bytes SimBricks leaves as padding (a SimBricks peer
 // sends zeros there, which means "plain"): byte 0 of a host SYNC, bit 0
@@ -44,20 +38,16 @@
 #include <string>
 #include <vector>
 
+#include "model/bridge/simbricks_base.h"
+
 namespace ernic::bridge {
 
-constexpr uint64_t kProtoVersion = 1;
-constexpr uint64_t kProtoIdPcie = 2;
-constexpr size_t kHeaderBytes = 64;
-constexpr size_t kTimestampOffset = 48;
-constexpr size_t kOwnTypeOffset = 63;
-constexpr uint8_t kOwnMask = 0x80, kTypeMask = 0x7F;
 // The largest data a message carries here: len is u16 on the wire.
 constexpr size_t kMaxData = 0xFFFF;
 
 enum class MsgType : uint8_t {
-  Sync = 0x00,
-  Terminate = 0x01,
+  Sync = kTypeSync,
+  Terminate = kTypeTerminate,
   D2HRead = 0x40,
   D2HWrite = 0x41,
   D2HInterrupt = 0x42,
@@ -117,8 +107,7 @@ struct DevIntro {
   uint32_t msix_table_offset = 0, msix_pba_offset = 0;
   uint16_t msix_cap_offset = 0;
 };
-constexpr size_t kListenerIntroBytes = 80, kDevIntroBytes = 119;
-constexpr size_t kConnecterIntroBytes = 32, kHostIntroBytes = 4;
+constexpr size_t kDevIntroBytes = 119, kHostIntroBytes = 4;
 
 // Listener intro + device intro; `max_msg` goes in both elen fields.
 std::vector<uint8_t> encode_device_intro(const DevIntro& d, uint64_t max_msg);

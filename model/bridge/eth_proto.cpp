@@ -1,0 +1,78 @@
+// model/bridge: SimBricks Ethernet messages to and from bytes (eth_proto.h).
+#include "model/bridge/eth_proto.h"
+
+#include <stdexcept>
+
+namespace ernic::bridge {
+
+std::vector<uint8_t> encode_net(const NetMsg& m) {
+  if (m.kind != NetMsg::Packet && !m.frame.empty())
+    throw std::invalid_argument("a SimBricks SYNC or TERMINATE carries no frame");
+  if (m.frame.size() > kNetMaxFrame)
+    throw std::invalid_argument("a SimBricks PACKET carries at most 65535 bytes, not " + std::to_string(m.frame.size()));
+  std::vector<uint8_t> b = header(uint8_t(m.kind), m.timestamp_ps, m.frame.size());
+  if (m.kind == NetMsg::Packet) {
+    put_le(b, 0, m.frame.size(), 2);
+    b[2] = m.port;
+    std::copy(m.frame.begin(), m.frame.end(), b.begin() + kHeaderBytes);
+  }
+  return b;
+}
+
+std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
+  auto fail = [&](const std::string& w) -> std::optional<NetMsg> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  if (auto bad = check_stream_header(p, n)) return fail(*bad);
+  const uint8_t type = p[kOwnTypeOffset] & kTypeMask;
+  NetMsg m;
+  m.timestamp_ps = get_le(p, kTimestampOffset, 8);
+  const size_t data = n - kHeaderBytes;
+  switch (type) {
+    case kTypeSync:
+    case kTypeTerminate:
+      if (data) return fail(std::string(type == kTypeSync ? "SYNC" : "TERMINATE") + " with " + std::to_string(data) +
+                            " bytes after its header");
+      m.kind = NetMsg::Kind(type);
+      return m;
+    case kNetTypePacket: {
+      const size_t len = size_t(get_le(p, 0, 2));
+      if (len != data)
+        return fail("PACKET says len " + std::to_string(len) + " but carries " + std::to_string(data) + " bytes");
+      m.kind = NetMsg::Packet;
+      m.port = p[2];
+      m.frame.assign(p + kHeaderBytes, p + n);
+      return m;
+    }
+    default:
+      return fail("unknown Ethernet message type " + type_hex(type));
+  }
+}
+
+std::vector<uint8_t> encode_net_listener_intro(uint64_t entry_bytes, uint64_t flags) {
+  ListenerIntro li;
+  li.flags = flags;
+  li.l2c.elen = li.c2l.elen = entry_bytes;
+  li.proto = kProtoIdNet;
+  return encode_listener_intro(li, {});
+}
+
+std::vector<uint8_t> encode_net_connecter_intro(uint64_t flags) {
+  ConnecterIntro ci;
+  ci.flags = flags;
+  ci.proto = kProtoIdNet;
+  return encode_connecter_intro(ci, {});
+}
+
+std::optional<ListenerIntro> decode_net_listener_intro(const uint8_t* p, size_t n, std::string* why) {
+  size_t at = 0;
+  return decode_listener_intro(p, n, kProtoIdNet, "Ethernet", 0, &at, why);
+}
+
+std::optional<ConnecterIntro> decode_net_connecter_intro(const uint8_t* p, size_t n, std::string* why) {
+  size_t at = 0;
+  return decode_connecter_intro(p, n, kProtoIdNet, "Ethernet", 0, &at, why);
+}
+
+}  // namespace ernic::bridge

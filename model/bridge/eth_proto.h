@@ -1,0 +1,54 @@
+// model/bridge: SimBricks' Ethernet protocol (lib/simbricks/network/
+// proto.h, on the base layer of simbricks_base.h, protocol version 1;
+// implemented from its description, no code taken): what two link ends
+// exchange when a node runs in its own process (issue 16). Plain C++.
+//
+// The protocol is symmetric. Besides the base SYNC and TERMINATE, one
+// message: PACKET 0x40, an Ethernet frame (without preamble and FCS):
+//   len u16 @0 (bytes of the frame), port u8 @2 (the sender's port, for
+//   multi-port peers such as a switch), timestamp @48 (ps: when the frame's
+//   first byte reaches the receiver), own_type @63, the frame from @64.
+// The upper-layer intro is empty (SimbricksProtoNetIntro has no fields):
+// the base intro's upper-layer offset is its own size.
+// SimBricks' own components use 1536 + 64-byte queue entries; ERNIC's
+// largest frame is 4,170 bytes (PMTU 4096 with headers), so an ERNIC
+// listener announces entries of at least kNetEntryBytes.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/bridge/simbricks_base.h"
+
+namespace ernic::bridge {
+
+constexpr uint8_t kNetTypePacket = 0x40;
+constexpr size_t kNetMaxFrame = 0xFFFF;                  // len is u16 on the wire
+constexpr size_t kNetEntryBytes = kHeaderBytes + 4352;   // a 4,170-byte frame fits, rounded to 256
+
+struct NetMsg {
+  enum Kind : uint8_t { Sync = kTypeSync, Terminate = kTypeTerminate, Packet = kNetTypePacket };
+  Kind kind = Sync;
+  uint64_t timestamp_ps = 0;
+  uint8_t port = 0;            // PACKET
+  std::vector<uint8_t> frame;  // PACKET
+};
+
+// Throws std::invalid_argument for a frame longer than kNetMaxFrame, or a
+// frame on a SYNC / TERMINATE.
+std::vector<uint8_t> encode_net(const NetMsg& m);
+// One whole message: nullopt with `why` for a short header, the ownership
+// bit, an unknown type, bytes after a SYNC / TERMINATE header, a PACKET
+// whose len is not the bytes it carries. Never reads outside [p, p+n).
+std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why);
+
+// The intros: the base intro with protocol id NET (1) and no upper-layer
+// bytes. A listener announces its entry size in both directions (on a
+// stream: the largest message it accepts).
+std::vector<uint8_t> encode_net_listener_intro(uint64_t entry_bytes, uint64_t flags = 0);
+std::vector<uint8_t> encode_net_connecter_intro(uint64_t flags = 0);
+std::optional<ListenerIntro> decode_net_listener_intro(const uint8_t* p, size_t n, std::string* why);
+std::optional<ConnecterIntro> decode_net_connecter_intro(const uint8_t* p, size_t n, std::string* why);
+
+}  // namespace ernic::bridge

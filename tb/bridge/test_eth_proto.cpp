@@ -1,0 +1,125 @@
+// SimBricks' Ethernet protocol (model/bridge/eth_proto.h) byte for byte.
+// The expected bytes are written by hand from lib/simbricks/network/proto.h
+// and base/proto.h (version 1): PACKET = len u16 @0, port u8 @2, timestamp
+// u64 @48, own_type @63 = 0x40, the frame from @64; SYNC 0x00 and
+// TERMINATE 0x01 are bare headers; the listener intro is 10 x u64 with
+// protocol id NET = 1 and its (empty) upper-layer intro at offset 80; the
+// connecter intro 4 x u64 with the intro at offset 32.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "model/bridge/eth_proto.h"
+
+using namespace ernic::bridge;
+
+namespace {
+std::vector<uint8_t> zeros(size_t n) { return std::vector<uint8_t>(n, 0); }
+void le(std::vector<uint8_t>& b, size_t at, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) b[at + i] = uint8_t(v >> (8 * i));
+}
+}  // namespace
+
+TEST(EthProto, PacketBytes) {
+  NetMsg m;
+  m.kind = NetMsg::Packet;
+  m.port = 3;
+  m.timestamp_ps = 0x0102030405060708ull;
+  m.frame = {0xDE, 0xAD, 0xBE, 0xEF, 0x01};
+  std::vector<uint8_t> want = zeros(64 + 5);
+  want[0] = 0x05;  // len = 5, little-endian
+  want[1] = 0x00;
+  want[2] = 0x03;  // port
+  for (int i = 0; i < 8; ++i) want[48 + i] = uint8_t(0x08 - i);  // timestamp LE
+  want[63] = 0x40;
+  want[64] = 0xDE, want[65] = 0xAD, want[66] = 0xBE, want[67] = 0xEF, want[68] = 0x01;
+  EXPECT_EQ(encode_net(m), want);
+  std::string why;
+  auto d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->kind, NetMsg::Packet);
+  EXPECT_EQ(d->port, 3);
+  EXPECT_EQ(d->timestamp_ps, 0x0102030405060708ull);
+  EXPECT_EQ(d->frame, m.frame);
+}
+
+TEST(EthProto, LargestErnicFrameFitsAnEntry) {
+  NetMsg m;
+  m.kind = NetMsg::Packet;
+  m.frame.assign(4170, 0x5A);
+  const auto b = encode_net(m);
+  EXPECT_EQ(b.size(), 64u + 4170u);
+  EXPECT_EQ(b[0], 4170 & 0xFF);
+  EXPECT_EQ(b[1], 4170 >> 8);
+  EXPECT_LE(b.size(), kNetEntryBytes);
+  m.frame.assign(0x10000, 0);
+  EXPECT_THROW(encode_net(m), std::invalid_argument);
+}
+
+TEST(EthProto, SyncAndTerminateAreBareHeaders) {
+  NetMsg s;
+  s.kind = NetMsg::Sync;
+  s.timestamp_ps = 1000;
+  std::vector<uint8_t> want = zeros(64);
+  le(want, 48, 1000, 8);
+  EXPECT_EQ(encode_net(s), want);
+  NetMsg t;
+  t.kind = NetMsg::Terminate;
+  want = zeros(64);
+  want[63] = 0x01;
+  EXPECT_EQ(encode_net(t), want);
+  s.frame = {1};
+  EXPECT_THROW(encode_net(s), std::invalid_argument);
+}
+
+TEST(EthProto, MalformedMessagesAreRefusedByName) {
+  std::string why;
+  std::vector<uint8_t> b = zeros(63);
+  EXPECT_FALSE(decode_net(b.data(), b.size(), &why));
+  EXPECT_NE(why.find("shorter than the 64-byte header"), std::string::npos) << why;
+  b = zeros(64);
+  b[63] = 0x80;  // ownership bit on a stream
+  EXPECT_FALSE(decode_net(b.data(), b.size(), &why));
+  EXPECT_NE(why.find("ownership bit"), std::string::npos) << why;
+  b[63] = 0x41;
+  EXPECT_FALSE(decode_net(b.data(), b.size(), &why));
+  EXPECT_EQ(why, "unknown Ethernet message type 0x41");
+  b = zeros(64 + 10);
+  b[63] = 0x40;
+  b[0] = 9;  // says 9, carries 10
+  EXPECT_FALSE(decode_net(b.data(), b.size(), &why));
+  EXPECT_EQ(why, "PACKET says len 9 but carries 10 bytes");
+  b[63] = 0x00;
+  EXPECT_FALSE(decode_net(b.data(), b.size(), &why));
+  EXPECT_EQ(why, "SYNC with 10 bytes after its header");
+}
+
+TEST(EthProto, IntroBytes) {
+  std::vector<uint8_t> want = zeros(80);
+  le(want, 0, 1, 8);      // version
+  le(want, 8, 1, 8);      // flags: sync requested
+  le(want, 24, 4416, 8);  // l2c_elen
+  le(want, 48, 4416, 8);  // c2l_elen
+  le(want, 64, 1, 8);     // upper-layer protocol: NET
+  le(want, 72, 80, 8);    // upper-layer intro right after (empty)
+  EXPECT_EQ(encode_net_listener_intro(kNetEntryBytes, kIntroFlagSync), want);
+  EXPECT_EQ(kNetEntryBytes, 4416u);
+  std::string why;
+  auto li = decode_net_listener_intro(want.data(), want.size(), &why);
+  ASSERT_TRUE(li) << why;
+  EXPECT_EQ(li->flags, 1u);
+  EXPECT_EQ(li->l2c.elen, 4416u);
+  std::vector<uint8_t> co = zeros(32);
+  le(co, 0, 1, 8);
+  le(co, 16, 1, 8);
+  le(co, 24, 32, 8);
+  EXPECT_EQ(encode_net_connecter_intro(), co);
+  EXPECT_TRUE(decode_net_connecter_intro(co.data(), co.size(), &why)) << why;
+  // A PCIe peer, or another version, is refused by name.
+  le(co, 16, 2, 8);
+  EXPECT_FALSE(decode_net_connecter_intro(co.data(), co.size(), &why));
+  EXPECT_EQ(why, "peer's upper-layer protocol is 2, not Ethernet (1)");
+  le(want, 0, 2, 8);
+  EXPECT_FALSE(decode_net_listener_intro(want.data(), want.size(), &why));
+  EXPECT_EQ(why, "peer speaks SimBricks protocol version 2, this simulator speaks 1");
+}
