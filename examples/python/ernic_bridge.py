@@ -26,8 +26,8 @@ layout is the environment's ERNIC_LAYOUT (set by the simulator: "3.1" or
         bus, buf = nic.dma_alloc(4096)        # buf: a writable memoryview
 
 Time is lock-step, as in C: simulated time advances only inside the calls
-that wait (read32/read64, write32_sync, delay_ns, wait_irq, close); Python
-code between calls takes no simulated time.
+that wait (read32/read64, write32_sync, delay_ns, wait_irq, wait_event,
+wait_until, close); Python code between calls takes no simulated time.
 
 Errors: the C library's errors are sticky (after one, every call fails);
 each method checks ernic_error() after its call and raises BridgeError with
@@ -42,13 +42,16 @@ import re
 
 __all__ = [
     "Bridge", "BridgeError", "RegisterError", "Regs", "load_regs", "regs_def_path", "reg", "qpreg", "mrreg",
-    "field_set", "field_get", "field_value", "QP_BLOCK_STRIDE", "MR_ENTRY_STRIDE",
+    "field_set", "field_get", "field_value", "QP_BLOCK_STRIDE", "MR_ENTRY_STRIDE", "WAIT_IRQ", "WAIT_DMA_WRITE",
 ]
 
 # PG332: a QP's registers are a 256-byte block from QP1 on; an MR entry is
 # 256 bytes (ernic_regs_c.h, model/regs/regs.h).
 QP_BLOCK_STRIDE = 0x100
 MR_ENTRY_STRIDE = 0x100
+# What Bridge.wait_event / wait_until wait for (ERNIC_WAIT_IRQ, ERNIC_WAIT_DMA_WRITE).
+WAIT_IRQ = 1
+WAIT_DMA_WRITE = 2
 
 _U32 = (1 << 32) - 1
 _U64 = (1 << 64) - 1
@@ -305,9 +308,12 @@ _PROTOTYPES = {
     "ernic_dma_alloc": (ctypes.c_uint64, [_HandleP, ctypes.c_size_t, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.c_void_p)]),
     "ernic_dma_ptr": (ctypes.c_void_p, [_HandleP, ctypes.c_uint64, ctypes.c_size_t]),
+    "ernic_mem_bytes": (ctypes.c_uint64, [_HandleP]),
     "ernic_now_ps": (ctypes.c_uint64, [_HandleP]),
     "ernic_delay_ns": (ctypes.c_int, [_HandleP, ctypes.c_uint64]),
     "ernic_wait_irq": (ctypes.c_int, [_HandleP, ctypes.c_uint64]),
+    "ernic_wait_event": (ctypes.c_int, [_HandleP, ctypes.c_uint64, ctypes.c_uint]),
+    "ernic_wait_until": (ctypes.c_int, [_HandleP, ctypes.c_uint64, ctypes.c_uint]),
     "ernic_set_irq_handler": (None, [_HandleP, _IRQ_HANDLER, ctypes.c_void_p]),
     "ernic_get_stats": (None, [_HandleP, ctypes.POINTER(_Stats)]),
 }
@@ -463,6 +469,10 @@ class Bridge:
         p = self._lib.ernic_dma_ptr(self._handle(), _u64("bus address", bus), nbytes)
         return self._view(p, nbytes) if p else None
 
+    def mem_bytes(self):
+        """Bytes of bus address space this session has (ERNIC_BRIDGE_MEM_MIB; ernic_mem_bytes)."""
+        return self._lib.ernic_mem_bytes(self._handle())
+
     # -- time and interrupts ---------------------------------------------
     def now_ps(self):
         """Simulated time (ps) as of the last call."""
@@ -479,6 +489,28 @@ class Bridge:
         r = self._lib.ernic_wait_irq(self._handle(), _u64("timeout", timeout_ns))
         self._check()
         return r == 1
+
+    def wait_event(self, timeout_ns, what):
+        """Waits up to timeout_ns of simulated time for what the program names
+        (ernic_wait_event): WAIT_IRQ (the NIC's interrupt; consumed),
+        WAIT_DMA_WRITE (the NIC's first DMA write into the program's memory
+        during this call), or both. Returns the bits of what happened (0: the
+        timeout)."""
+        r = self._lib.ernic_wait_event(self._handle(), _u64("timeout", timeout_ns), self._what(what))
+        self._check()
+        return r
+
+    def wait_until(self, deadline_ps, what):
+        """wait_event with an absolute deadline in picoseconds of simulated time (ernic_wait_until)."""
+        r = self._lib.ernic_wait_until(self._handle(), _u64("deadline", deadline_ps), self._what(what))
+        self._check()
+        return r
+
+    @staticmethod
+    def _what(what):
+        if not isinstance(what, int) or what == 0 or what & ~(WAIT_IRQ | WAIT_DMA_WRITE):
+            raise ValueError("wait: what = %r (WAIT_IRQ 1, WAIT_DMA_WRITE 2, at least one)" % (what,))
+        return what
 
     def set_irq_handler(self, handler):
         """handler(vector) is called inside the library as each interrupt

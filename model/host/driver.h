@@ -52,6 +52,16 @@ class DriverError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// connect() failed in CM: the server refused (ConnectReject, IBTA reason
+// code) or never answered (3 ConnectRequests).
+class CmError : public DriverError {
+ public:
+  enum Kind { rejected, timeout };
+  CmError(Kind k, const std::string& what, uint16_t reason = 0) : DriverError(what), kind(k), reason(reason) {}
+  Kind kind;
+  uint16_t reason;  // the REJ reason (rejected)
+};
+
 struct DriverConfig {
   std::string node;              // node name, for messages
   roce::MacAddr mac;
@@ -357,6 +367,7 @@ class Driver {
   std::optional<uint16_t> reject_reason_;
   uint32_t rej_comm_id_ = 0;        // comm id of a connect_expect_reject in flight
   std::optional<uint16_t> rej_received_;
+  uint16_t rej_reason_ = 0;          // the reason of the ConnectReject a connect() got
   Connection* disconnecting_ = nullptr;
   bool drep_ok_ = false;
   Connection* connecting_ = nullptr;

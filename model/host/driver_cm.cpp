@@ -126,15 +126,15 @@ Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t ser
   req.transport_type = 0;  // RC
   req.start_psn = c.local_psn;
   req.local_cm_timeout = 20;
-  req.retry_count = 3;
+  req.retry_count = uint8_t(p.retry_cnt);
   req.pkey = 0xFFFF;
   req.path_mtu = uint8_t(R::pmtu_code(p.pmtu) + 1);  // IB enum: 1 = 256 .. 5 = 4096
-  req.rnr_retry_count = 3;
+  req.rnr_retry_count = uint8_t(p.rnr_retry_cnt);
   req.max_cm_retries = 3;
   req.primary_local_gid = local.gid();  // IPv6: the addresses themselves; IPv4: ::ffff:a.b.c.d
   req.primary_remote_gid = server.gid();
   req.primary_hop_limit = 64;
-  req.primary_local_ack_timeout = 14;
+  req.primary_local_ack_timeout = uint8_t(p.ack_timeout);
   roce::cm::RdmaCmIpHdr iph;  // rdma_cm's header: IPv6 form (ip_version 6, whole addresses) or IPv4
   iph.ip_version = server.v6 ? 6 : 4;
   iph.port = uint16_t(0xC000 | (rng_() & 0x3FFF));
@@ -153,12 +153,14 @@ Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t ser
   connecting_ = nullptr;
   if (c.state == VerbsState::Err) {
     qpn_used_[c.qpn] = false;
-    fail(fmt::format("connect to {}: ConnectReject received", server.str()));
+    throw CmError(CmError::rejected, fmt::format("node {}: connect to {}: ConnectReject received (reason {})",
+                                                 cfg_.node, server.str(), rej_reason_), rej_reason_);
   }
   if (!rep_ok_) {
     set_state(c, VerbsState::Err);
     qpn_used_[c.qpn] = false;
-    fail(fmt::format("connect to {}: no ConnectReply after 3 ConnectRequests", server.str()));
+    throw CmError(CmError::timeout,
+                  fmt::format("node {}: connect to {}: no ConnectReply after 3 ConnectRequests", cfg_.node, server.str()));
   }
   // REP gave the remote QPN and PSN: program the QP (RESET -> INIT -> RTR -> RTS).
   program_rc_qp(c);
@@ -179,7 +181,7 @@ void Driver::send_rep(const Connection& c) {
   rep.resp_resources = 16;
   rep.initiator_depth = 16;
   rep.target_ack_delay = 15;
-  rep.rnr_retry_count = 3;
+  rep.rnr_retry_count = uint8_t(c.params.rnr_retry_cnt);
   rep.local_ca_guid = 0x0200000000000000ull |
                       (uint64_t(c.ipv6 && cfg_.ip6 ? cfg_.ip6->pg332_word(1) : cfg_.ip.v) << 8);
   roce::cm::MrInfo mi;
@@ -280,6 +282,7 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
       bus_.signal(HostBus::kCmReply);
     }
     if (connecting_ && rej->remote_comm_id == connecting_->local_comm_id) {
+      rej_reason_ = rej->reason;
       set_state(*connecting_, VerbsState::Err);
       bus_.signal(HostBus::kCmReply);  // connect() sees rep_ok_ == false
     }

@@ -40,8 +40,8 @@ const Mr& Driver::register_mr_at(const std::string& name, uint64_t pa, uint64_t 
   if (!initialised_) fail("register_mr before init");
   if (mrs_.size() >= 256) fail("MR table full (256 entries)");
   if (length == 0 || length >> 48) fail(fmt::format("MR '{}': length {} not in 1..2^48-1", name, length));
-  if (pa > bus_.mem_size() || length > bus_.mem_size() - pa)
-    fail(fmt::format("MR '{}': [0x{:x}, +{}) is not in the {} bytes of host memory", name, pa, length, bus_.mem_size()));
+  if (!bus_.mem_valid(pa, length))
+    fail(fmt::format("MR '{}': [0x{:x}, +{}) is not host memory ({} bytes)", name, pa, length, bus_.mem_size()));
   if (va + length < va) fail(fmt::format("MR '{}': VA 0x{:x} + {} wraps", name, va, length));
   auto mr = std::make_unique<Mr>();
   mr->name = name;

@@ -37,6 +37,9 @@ class HostBus {
   virtual uint64_t alloc(uint64_t bytes, uint64_t align) = 0;
   // Bytes of host memory (for messages).
   virtual uint64_t mem_size() const = 0;
+  // Whether [bus, bus + len) is host memory the driver may use (the
+  // simulator's: from 0; a program's: its DMA arena).
+  virtual bool mem_valid(uint64_t bus, uint64_t len) const { return bus <= mem_size() && len <= mem_size() - bus; }
 
   // --- time ---
   virtual uint64_t now_ps() const = 0;

@@ -14,17 +14,27 @@
    fatal interrupt of the program's bad-R_Key WRITE was served by the bus
    (the log shows INTSTS read, written back, read as 0).
 2. The same scenario with the model datapath passes too.
-3. Lock-step: verbs_checks.yaml and scenarios/examples/bridge_verbs_seed004
-   run with and without the bridge's wall-clock jitter
+3. CM from a verbs program (scenarios/examples/bridge_verbs_cm.yaml,
+   examples/c/verbs_cm.c: ernic_rdma_connect): on the wire, A's
+   ConnectRequest carries rdma_cm's ServiceID for port 7471, A's QPN 2 and
+   PSN 0x300 and, in its private data, the MR the program advertised (the
+   VA is the program's pointer, its R_Key and length, as the program
+   printed them); B's ConnectReply carries B's QPN 3, PSN 0x7000 and B's
+   MR, which is what ernic_rdma_connect handed the program (it printed
+   them); A's RDMA WRITE's RETH names that VA and R_Key.
+4. Lock-step: verbs_checks.yaml, scenarios/examples/bridge_verbs_seed004
+   and bridge_verbs_cm run with and without the bridge's wall-clock jitter
    (ERNIC_BRIDGE_TEST_JITTER_US: a random sleep before every message the
    program sends); pcaps, taps, log and JSON (minus wall time and the
-   command line) must be byte-identical.
+   command line) must be byte-identical (the program's DMA memory, and so
+   its MR VAs, sit at the same addresses in every run).
 """
 import argparse
 import hashlib
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -36,6 +46,85 @@ def run(sim, scenario, out, env=None, extra=()):
     p = subprocess.run([sim, "run", scenario, "--json", out + ".json", "--pcap", out + ".pcap", "--log", out + ".log",
                         *extra], capture_output=True, text=True, env=env, timeout=240)
     return p.returncode, p.stdout + p.stderr
+
+
+def frames(pcap):
+    """The frames of a classic pcap file, in order."""
+    with open(pcap, "rb") as f:
+        data = f.read()
+    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"  # us or ns timestamps
+    pos, out = 24, []
+    while pos + 16 <= len(data):
+        incl = struct.unpack(endian + "I", data[pos + 8:pos + 12])[0]
+        out.append(data[pos + 16:pos + 16 + incl])
+        pos += 16 + incl
+    return out
+
+
+def roce(frame):
+    """(BTH opcode, dest QP, bytes after the BTH) of an IPv4 RoCEv2 frame, or None."""
+    if len(frame) < 14 + 20 + 8 + 12 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        return None
+    ihl = (frame[14] & 0xF) * 4
+    udp = 14 + ihl
+    if struct.unpack(">H", frame[udp + 2:udp + 4])[0] != 4791:
+        return None
+    bth = udp + 8
+    return frame[bth], int.from_bytes(frame[bth + 5:bth + 8], "big"), frame[bth + 12:]
+
+
+def cm_mads(pcap):
+    """{attribute id: MAD} of the UD SEND_ONLY frames to QP1 (DETH, then the 256-byte MAD)."""
+    mads = {}
+    for f in frames(pcap):
+        r = roce(f)
+        if r and r[0] == 0x64 and r[1] == 1:
+            mad = r[2][8:8 + 256]
+            mads.setdefault(struct.unpack(">H", mad[16:18])[0], mad)
+    return mads
+
+
+def mr_info(b):
+    """An MR advertisement (model/roce/cm.cpp): VA, R_Key, length, big-endian."""
+    return struct.unpack(">QIQ", b[:20])
+
+
+def check_cm(report, out, text):
+    """The CM exchange of bridge_verbs_cm on the wire against what the program printed."""
+    adv = re.search(r"advertised: va 0x([0-9a-f]+) rkey 0x([0-9a-f]+) length (\d+)", text)
+    con = re.search(r"server QP (\d+) \(PSN 0x([0-9a-f]+)\), server MR va 0x([0-9a-f]+) rkey 0x([0-9a-f]+) "
+                    r"length (\d+)", text)
+    if not adv or not con:
+        report(False, "CM: the program printed no advertisement or connection line", text[-2000:])
+        return
+    a_mr = (int(adv.group(1), 16), int(adv.group(2), 16), int(adv.group(3)))
+    b_qpn, b_psn = int(con.group(1)), int(con.group(2), 16)
+    b_mr = (int(con.group(3), 16), int(con.group(4), 16), int(con.group(5)))
+    req = cm_mads(out + ".A-tx.pcap").get(0x0010)
+    rep = cm_mads(out + ".B-tx.pcap").get(0x0013)
+    if req is None or rep is None:
+        report(False, "CM: no ConnectRequest from A or no ConnectReply from B in the taps")
+        return
+    d = req[24:]  # the REQ's data (IBTA 12.6.5)
+    service = struct.unpack(">Q", d[8:16])[0]
+    qpn, psn = int.from_bytes(d[32:35], "big"), int.from_bytes(d[44:47], "big")
+    req_mr = mr_info(d[140 + 36:])  # private data: rdma_cm's 36-byte IP header, then the MR
+    report(service == 0x0000000001060000 | 7471 and qpn == 2 and psn == 0x300 and req_mr == a_mr,
+           "ConnectRequest: ServiceID 0x%x, QPN %d, PSN 0x%x, advertised MR %s (the program's %s)" %
+           (service, qpn, psn, tuple(hex(x) for x in req_mr), tuple(hex(x) for x in a_mr)))
+    report(a_mr[0] >> 40 == 0x20, "the advertised VA 0x%x is the program's pointer in its fixed DMA arena "
+           "(0x200000000000..)" % a_mr[0])
+    d = rep[24:]
+    qpn, psn = int.from_bytes(d[12:15], "big"), int.from_bytes(d[20:23], "big")
+    rep_mr = mr_info(d[36:])
+    report(qpn == b_qpn == 3 and psn == b_psn == 0x7000 and rep_mr == b_mr and b_mr[2] == 4096,
+           "ConnectReply: QPN %d, PSN 0x%x, MR %s; ernic_rdma_connect gave QPN %d, PSN 0x%x, MR %s" %
+           (qpn, psn, tuple(hex(x) for x in rep_mr), b_qpn, b_psn, tuple(hex(x) for x in b_mr)))
+    reth = [r[2][:16] for r in map(roce, frames(out + ".A-tx.pcap")) if r and r[0] == 0x06]  # RC WRITE_FIRST
+    va, rkey, length = struct.unpack(">QII", reth[0]) if reth else (None, None, None)
+    report(len(reth) == 1 and va == b_mr[0] and rkey == b_mr[1] and length == 4096,
+           "the WRITE's RETH: VA %s R_Key %s length %s, the server's MR 0x%x / 0x%x" %
+           (hex(va) if va is not None else None, hex(rkey) if rkey is not None else None, length, b_mr[0], b_mr[1]))
 
 
 def digest(out):
@@ -102,8 +191,14 @@ def main():
         rc, text = run(a.sim, a.checks, os.path.join(tmp, "checks_model"), extra=("--datapath", "model"))
         report(rc == 0, "verbs_checks on the model datapath: exit %d" % rc, text[-3000:])
 
+        cm = os.path.join(a.scenarios, "examples", "bridge_verbs_cm.yaml")
+        out = os.path.join(tmp, "cm")
+        rc, text = run(a.sim, cm, out)
+        report(rc == 0, "bridge_verbs_cm: exit %d" % rc, text[-3000:])
+        check_cm(report, out, text)
+
         seed004 = os.path.join(a.scenarios, "examples", "bridge_verbs_seed004.yaml")
-        for name, scen in (("checks", a.checks), ("seed004", seed004)):
+        for name, scen in (("checks", a.checks), ("seed004", seed004), ("cm", cm)):
             digests = []
             for i, jitter in enumerate(["0", "1000", "1000"]):
                 o = os.path.join(tmp, "%s_jitter%d" % (name, i))

@@ -716,7 +716,7 @@ TEST(ScenarioErrors, Messages) {
        "steps[3].check_memory.equals.offset", "exceeds MR dst"},
       {"  - wait: {us: 1.5}\n", 9, 16, "steps[3].wait.us", "expected a non-negative integer, got '1.5'"},
       {"  - wait: {ms: 1}\n", 9, 12, "steps[3].wait.ms", "unknown key 'ms' (did you mean 'us'?)"},
-      {"  - wait: {time: 1}\n", 9, 12, "steps[3].wait.time", "unknown key 'time' (known keys: us)"},
+      {"  - wait: {time: 1}\n", 9, 12, "steps[3].wait.time", "unknown key 'time' (known keys: us, until_us)"},
       {"  - wait:\n", 9, 5, "steps[3].wait", "expected a map, got nothing"},
       {"  - init: [A]\n", 9, 12, "steps[3].init[0]", "node A is already initialised (at line 6)"},
       {"  - register_mr: {node: A, name: big, length: 67108865}\n", 9, 47, "steps[3].register_mr.length",

@@ -77,38 +77,18 @@ void BridgeBus::mem_write(uint64_t bus, const uint8_t* src, uint64_t len) {
   std::memcpy(p, src, size_t(len));
 }
 
-void BridgeBus::place_next_mr(uint64_t pa, uint64_t length) {
-  if (pa % 4096 || pa < host::kMrGuardBytes || !ernic_dma_ptr(b_, pa - host::kMrGuardBytes,
-                                                                size_t(length + 2 * host::kMrGuardBytes)))
-    throw std::logic_error("MR placement at " + hex(pa) + " (+" + std::to_string(length) +
-                         "): not page aligned DMA memory with room for the guards");
-  place_ = Placement{1, pa, length};
-}
-
 uint64_t BridgeBus::alloc(uint64_t bytes, uint64_t align) {
   check("alloc");
-  if (place_.stage == 1 && bytes == host::kMrGuardBytes && align <= 1) {
-    place_.stage = 2;
-    return place_.pa - host::kMrGuardBytes;
-  }
-  if (place_.stage == 2 && bytes == place_.length + host::kMrGuardBytes && align <= 4096) {
-    const uint64_t pa = place_.pa;
-    place_ = Placement{};
-    return pa;
-  }
-  if (place_.stage) {
-    const Placement p = place_;
-    place_ = Placement{};
-    throw std::logic_error("MR placement at " + hex(p.pa) + " (+" + std::to_string(p.length) + "): the driver asked for " +
-                         std::to_string(bytes) + " bytes aligned to " + std::to_string(align) +
-                         ", not the guard-then-MR requests BridgeBus::place_next_mr follows (model/host/driver_mr.cpp)");
-  }
   // 0 when it does not fit: the driver names the failure (the library keeps
   // its own message as the session's error).
   return ernic_dma_alloc(b_, size_t(bytes), size_t(align ? align : 1), nullptr);
 }
 
 uint64_t BridgeBus::mem_size() const { return ernic_mem_bytes(b_); }
+
+bool BridgeBus::mem_valid(uint64_t bus, uint64_t len) const {
+  return len > 0 && len <= SIZE_MAX && ernic_dma_ptr(b_, bus, size_t(len)) != nullptr;
+}
 
 uint64_t BridgeBus::now_ps() const { return ernic_now_ps(b_); }
 

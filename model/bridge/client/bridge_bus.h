@@ -51,21 +51,11 @@ class BridgeBus : public host::HostBus {
   void mem_write(uint64_t bus, const uint8_t* src, uint64_t len) override;
   uint64_t alloc(uint64_t bytes, uint64_t align) override;
   uint64_t mem_size() const override;
+  bool mem_valid(uint64_t bus, uint64_t len) const override;  // inside the DMA arena
   uint64_t now_ps() const override;
   void sleep_until(uint64_t deadline_ps, unsigned on) override;
   void signal(Wake what) override { signals_ |= unsigned(what); }
   void report_error(const std::string& what) override;
-
-  // The driver's next MR registration (Driver::register_mr) gets its memory
-  // at bus address pa (page aligned; `length` bytes, with the driver's
-  // guard bytes before and after it, room the caller has kept) instead of
-  // fresh memory: how the verbs layer registers memory the program already
-  // has (ibv_reg_mr). The driver asks for the leading guard, then the MR
-  // and the trailing guard (model/host/driver_mr.cpp); any other request
-  // while a placement is armed throws, naming it, rather than place memory
-  // where it should not. cancel_placement() disarms it (registration failed).
-  void place_next_mr(uint64_t pa, uint64_t length);
-  void cancel_placement() { place_ = Placement{}; }
 
   // Errors the driver reported from work it did on its own (an interrupt's),
   // oldest first; the verbs layer turns them into failed calls.
@@ -88,10 +78,6 @@ class BridgeBus : public host::HostBus {
   bool unserved_interrupt() const;  // an interrupt message not yet taken by a wait
   void taken_irq();                 // a wait took every interrupt received so far
 
-  struct Placement {
-    int stage = 0;  // 0 none, 1 armed (the leading guard next), 2 the MR next
-    uint64_t pa = 0, length = 0;
-  } place_;
   ernic_bridge* b_;
   host::Driver* driver_ = nullptr;
   unsigned signals_ = 0;        // signal()s not yet returned by a sleep

@@ -2,8 +2,10 @@
 // over the same protocol code and channel as the simulator's side.
 #include "model/bridge/client/ernic_bridge.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -17,6 +19,23 @@ using namespace ernic::bridge;
 namespace {
 thread_local std::string g_open_error;
 constexpr uint64_t kArenaBase = 0x100000;  // bus addresses start at 1 MiB (0 stays invalid)
+// Where the program's DMA memory is mapped: a fixed virtual address, so
+// that pointers into it (and the VAs a verbs program registers its MRs at,
+// which reach the NIC's registers and the wire) are the same in every run
+// whatever the address-space randomisation does. The n-th session of a
+// process asks for kArenaVa + n * kArenaVaStride (an arena is at most
+// 1 TiB); a range the kernel cannot give there is mapped where it can.
+constexpr uint64_t kArenaVa = 0x200000000000ull;  // 32 TiB
+constexpr uint64_t kArenaVaStride = uint64_t(1) << 40;
+constexpr unsigned kArenaVaSlots = 32;
+std::atomic<unsigned> g_sessions{0};
+
+uint8_t* map_arena(uint64_t bytes) {
+  const unsigned n = g_sessions.fetch_add(1);
+  void* hint = n < kArenaVaSlots ? reinterpret_cast<void*>(uintptr_t(kArenaVa + n * kArenaVaStride)) : nullptr;
+  void* p = ::mmap(hint, size_t(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+}
 
 std::string hex(uint64_t v) {
   char b[24];
@@ -37,7 +56,9 @@ struct ernic_bridge {
   uint64_t arena_bytes = 0, brk = 0;   // allocated: [kArenaBase, kArenaBase + brk)
   ernic_bridge_stats stats{};
 
-  ~ernic_bridge() { std::free(arena); }
+  ~ernic_bridge() {
+    if (arena) ::munmap(arena, size_t(arena_bytes));
+  }
 
   bool failed() const { return !error.empty(); }
   void fail(const std::string& why) {
@@ -164,7 +185,7 @@ ernic_bridge* ernic_open(const char* addr) {
     if (mib == 0 || mib > (1u << 20)) throw std::invalid_argument("ERNIC_BRIDGE_MEM_MIB must be 1..1048576");
     b->arena_bytes = mib << 20;
     if (const char* j = std::getenv("ERNIC_BRIDGE_TEST_JITTER_US")) b->jitter_us = unsigned(std::strtoul(j, nullptr, 10));
-    b->arena = static_cast<uint8_t*>(std::calloc(b->arena_bytes, 1));
+    b->arena = map_arena(b->arena_bytes);  // zero-filled
     if (!b->arena) throw std::runtime_error("cannot allocate " + std::to_string(mib) + " MiB of host memory");
     b->ch = Channel::connect(Endpoint::parse(a), std::chrono::milliseconds(10000));
     const std::vector<uint8_t> intro = b->ch->recv(std::chrono::milliseconds(60000));

@@ -65,7 +65,10 @@ void ernic_write64(ernic_bridge* b, uint32_t offset, uint64_t value);
  * program reads and writes it; 0 when it does not fit in the host memory
  * (ERNIC_BRIDGE_MEM_MIB), for 0 bytes or an alignment that is not a power
  * of two: the session stays usable (not an error of the session). Never
- * freed before ernic_close. */
+ * freed before ernic_close. The memory sits at a fixed virtual address
+ * (0x200000000000, + 1 TiB for each further session of the process) when
+ * the kernel can map it there, so the pointers, like the bus addresses,
+ * are the same in every run (a verbs program's MR VAs are its pointers). */
 uint64_t ernic_dma_alloc(ernic_bridge* b, size_t bytes, size_t align, void** va);
 /* The program's pointer for bus address [bus, bus+len), or NULL. */
 void* ernic_dma_ptr(ernic_bridge* b, uint64_t bus, size_t len);

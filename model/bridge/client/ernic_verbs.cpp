@@ -1,6 +1,5 @@
 // model/bridge/client: the verbs layer's device, protection domains,
 // memory regions and buffers (ernic_verbs.h), and the object registry.
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -180,17 +179,12 @@ void* ernic_ibv_alloc_buf(struct ibv_context* context, size_t length, size_t ali
     return fail(c, EINVAL, "ernic_ibv_alloc_buf: length " + std::to_string(length) + " (1..2^40), align " +
                                std::to_string(align) + " (a power of two up to 2^30)"),
            nullptr;
-  // [page: the leading MR guard at its end][the buffer][the trailing guard]
-  const size_t lead = std::max<size_t>(align, 4096);
   void* va = nullptr;
-  const uint64_t base = ernic_dma_alloc(c->br, lead + length + size_t(host::kMrGuardBytes), lead, &va);
-  if (!base)
+  if (!ernic_dma_alloc(c->br, length, align, &va))
     return fail(c, ENOMEM, "ernic_ibv_alloc_buf: " + std::to_string(length) +
                                " bytes do not fit in the host memory (ERNIC_BRIDGE_MEM_MIB)"),
            nullptr;
-  uint8_t* p = static_cast<uint8_t*>(va) + lead;
-  c->bufs.push_back({base + lead, p, length});
-  return p;
+  return va;
 }
 
 int ernic_ibv_add_neighbour(struct ibv_context* context, const union ibv_gid* gid, const uint8_t mac[6]) {
@@ -219,8 +213,6 @@ struct ibv_pd* ibv_alloc_pd(struct ibv_context* context) {
   Pd& pd = adopt(c, std::make_unique<Pd>());
   pd.pub.context = c;
   pd.pub.handle = c->next_handle++ & 0xFFFFFF;
-  pd.nic_pd.pd = pd.pub.handle;
-  pd.nic_pd.name = "ibv_pd_" + std::to_string(pd.pub.handle);
   enroll(&pd.pub, &pd);
   return &pd.pub;
 }
@@ -259,25 +251,14 @@ struct ibv_mr* ibv_reg_mr(struct ibv_pd* pdp, void* addr, size_t length, int acc
   m->remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
   const uint32_t handle = c->next_handle++;
   if (m->remote) {
-    auto buf = std::find_if(c->bufs.begin(), c->bufs.end(), [&](const ibv_context::Buf& b) { return b.va == addr; });
-    if (buf == c->bufs.end() || buf->length != length)
-      return fail(c, EINVAL, "ibv_reg_mr: an MR with remote access is a whole buffer of ernic_ibv_alloc_buf (its start "
-                             "and length): the driver keeps guard bytes around each MR the NIC knows"),
-             nullptr;
+    // The NIC's MR table entry over the program's own memory, at the
+    // program's VA (as rdma-core: a peer addresses byte k at addr + k).
     m->name = "ibv_mr_" + std::to_string(handle);
     const int rc = guarded(c, ENOMEM, [&]() -> int {
-      c->bus->place_next_mr(bus, length);
-      const host::Mr* hm = nullptr;
-      try {
-        hm = &c->drv->register_mr(m->name, length, access_code(access), pd->pub.handle);
-      } catch (...) {
-        c->bus->cancel_placement();
-        throw;
-      }
-      if (hm->pa != bus) throw std::logic_error("ibv_reg_mr: the driver placed the MR elsewhere");
-      m->nic_va = hm->va;
-      m->pub.rkey = hm->rkey;
-      m->pub.lkey = hm->rkey;
+      const host::Mr& hm = c->drv->register_mr_at(m->name, bus, uint64_t(reinterpret_cast<uintptr_t>(addr)), length,
+                                                  access_code(access), pd->pub.handle);
+      m->pub.rkey = hm.rkey;
+      m->pub.lkey = hm.rkey;
       return 0;
     });
     if (rc) return nullptr;
@@ -299,7 +280,7 @@ struct ibv_mr* ibv_reg_mr(struct ibv_pd* pdp, void* addr, size_t length, int acc
 
 uint64_t ernic_ibv_mr_remote_addr(const struct ibv_mr* mrp) {
   const Mr* m = find<Mr>(mrp);
-  return m && m->remote ? m->nic_va : 0;
+  return m && m->remote ? uint64_t(reinterpret_cast<uintptr_t>(m->pub.addr)) : 0;
 }
 
 int ibv_dereg_mr(struct ibv_mr* mrp) {

@@ -10,14 +10,16 @@
  *
  * Underneath is the simulator's own driver (model/host/driver.h) over the
  * bridge (ernic_bridge.h): PG332's bring-up, MR registration, QP
- * programming, WQE posting and CQ polling are that driver's; this layer
- * only maps verbs onto it (model/bridge/README.md, "Verbs").
+ * programming, CM over QP1, WQE posting and CQ polling are that driver's;
+ * this layer only maps verbs onto it (model/bridge/README.md, "Verbs").
+ * ernic_rdma_connect (below) is rdma_cm's client side in one call.
  *
  * Time is the bridge's lock-step simulated time: it advances only inside
  * calls that wait: ibv_get_cq_event, an ibv_poll_cq that finds nothing (a
  * polling CPU's time, at most 1 us), and the register accesses the driver
- * makes in ibv_modify_qp, ibv_destroy_qp, ... The NIC's interrupts are
- * served (the driver's handler) inside those waits.
+ * makes in ibv_modify_qp, ibv_destroy_qp, ..., and ernic_rdma_connect's
+ * CM exchange. The NIC's interrupts are served (the driver's handler)
+ * inside those waits.
  *
  * Errors: a call that fails returns NULL or an error value (as libibverbs:
  * ibv_post_* / ibv_modify_qp / ibv_req_notify_cq / ibv_dealloc_* /
@@ -57,7 +59,8 @@ struct ibv_pd {
 struct ibv_mr {
   struct ibv_context* context;
   struct ibv_pd* pd;
-  void* addr;      /* as registered */
+  void* addr;      /* as registered; with remote access also the MR's VA in the NIC: a peer's
+                    * RDMA WRITE / READ of byte k names addr + k */
   size_t length;
   uint32_t handle;
   uint32_t lkey;   /* = rkey for an MR with remote access; a local-only MR's own key (bit 31 set) */
@@ -355,7 +358,7 @@ struct ibv_wc {
   uint64_t wr_id;
   enum ibv_wc_status status;
   enum ibv_wc_opcode opcode;
-  uint32_t vendor_err;      /* an error completion: the raw 32-bit CQE */
+  uint32_t vendor_err;      /* the WR that completed in error: PG332's fatal code of the QP (0 if none was found) */
   uint32_t byte_len;        /* send side: the WR's length; receive side: see ibv_post_recv */
   uint32_t imm_data;        /* never set: see ibv_post_recv */
   uint32_t invalidated_rkey;
@@ -395,8 +398,9 @@ ernic_bridge* ernic_ibv_bridge(struct ibv_context* context);
 
 /* DMA-able memory for buffers (zeroed, aligned to `align`, a power of two,
  * 0 = 4096; never freed before ibv_close_device). The NIC reaches only this
- * memory: ibv_reg_mr, SGEs and inline data must lie in it. NULL + errno on
- * failure (ENOMEM: ERNIC_BRIDGE_MEM_MIB is full). */
+ * memory: ibv_reg_mr, SGEs and inline data must lie in it. Its addresses
+ * are the same in every run (ernic_dma_alloc), so MR VAs are too. NULL +
+ * errno on failure (ENOMEM: ERNIC_BRIDGE_MEM_MIB is full). */
 void* ernic_ibv_alloc_buf(struct ibv_context* context, size_t length, size_t align);
 
 /* The neighbour table (what ARP or neighbour discovery would give): the
@@ -416,15 +420,15 @@ struct ibv_pd* ibv_alloc_pd(struct ibv_context* context);
 /* 0, or EBUSY while an MR or a QP uses it, EINVAL for an unknown pd. */
 int ibv_dealloc_pd(struct ibv_pd* pd);
 
-/* Registers [addr, addr+length) of DMA memory (ernic_ibv_alloc_buf).
+/* Registers [addr, addr+length) of DMA memory (ernic_ibv_alloc_buf: any
+ * range inside one allocation).
  * access: IBV_ACCESS_LOCAL_WRITE, _REMOTE_WRITE (needs LOCAL_WRITE),
  * _REMOTE_READ; any other flag is EINVAL.
- * - With remote access the driver registers an MR in the NIC's table
- *   (PG332: PD, VA, PA, length, access, R_Key = index << 8 | key byte):
- *   addr must be the start of a buffer from ernic_ibv_alloc_buf and length
- *   its whole length (the driver keeps guard bytes around every MR, which
- *   that buffer has room for). lkey = rkey. A peer addresses it at
- *   ernic_ibv_mr_remote_addr(mr), the VA the driver programs.
+ * - With remote access the driver registers an MR in the NIC's table over
+ *   that memory (Driver::register_mr_at; PG332: PD, VA, PA, length,
+ *   access, R_Key = index << 8 | key byte) with VA = (uintptr_t)addr, as
+ *   rdma-core does: a peer addresses the MR's byte k at mr->addr + k.
+ *   lkey = rkey.
  * - Without (LOCAL_WRITE alone, or 0) the NIC has nothing to check: its
  *   WQEs carry bus addresses, so a local MR is this library's record only
  *   (any range of DMA memory; rkey 0). The library checks SGEs against it
@@ -432,8 +436,9 @@ int ibv_dealloc_pd(struct ibv_pd* pd);
  * NULL + errno: EINVAL (flags, range, not DMA memory), ENOMEM (the NIC's
  * 256 MR entries), EIO. */
 struct ibv_mr* ibv_reg_mr(struct ibv_pd* pd, void* addr, size_t length, int access);
-/* The VA a peer puts in its RDMA WRITE / READ for the MR's first byte (0
- * for a local MR). */
+/* The VA a peer puts in its RDMA WRITE / READ for the MR's first byte:
+ * (uintptr_t)mr->addr for an MR with remote access (kept as an alias), 0
+ * for a local MR. */
 uint64_t ernic_ibv_mr_remote_addr(const struct ibv_mr* mr);
 /* An MR with remote access: the driver's deregistration (ACCESSDESC =
  * 0xF); its index is not reused. EBUSY while a posted WR uses it. */
@@ -475,7 +480,16 @@ void ibv_ack_cq_events(struct ibv_cq* cq, unsigned int nevents);
 /* Up to num_entries completions, oldest first (per QP in order; across QPs
  * in the order the library collected them). Returns how many, or a
  * negative errno. Send side: one per signaled WR (all with sq_sig_all),
- * and every WR that completed in error. When it finds nothing, the
+ * and every WR that completed in error: ERNIC's CQE says only "error",
+ * so the first such WR of a QP gets the status of the QP's PG332 fatal
+ * code (vendor_err = the code): 0x06 retries exhausted
+ * IBV_WC_RETRY_EXC_ERR; 0x09, 0x0D RNR retries exhausted
+ * IBV_WC_RNR_RETRY_EXC_ERR; 0x0A a NAK received: IBV_WC_REM_ACCESS_ERR,
+ * or by the NAK's syndrome (STATQPi) IBV_WC_REM_INV_REQ_ERR /
+ * IBV_WC_REM_OP_ERR; 0x15, 0x16, 0x17 a peer's request failed this QP's
+ * R_Key / access / bounds check: IBV_WC_REM_ACCESS_ERR; any other code
+ * IBV_WC_GENERAL_ERR. The QP is then in ERR and its other WRs complete
+ * with IBV_WC_WR_FLUSH_ERR. When it finds nothing, the
  * simulation runs on, as the NIC does while a CPU polls: until the NIC's
  * next DMA write into the program's memory or its interrupt, at most 1 us
  * of simulated time; then it looks once more. So a busy-polling loop
@@ -490,8 +504,11 @@ int ibv_poll_cq(struct ibv_cq* cq, int num_entries, struct ibv_wc* wc);
  * enables a QP's both directions at once). The RQ element size is
  * ERNIC_RQ_ELEMENT_BYTES (default 4096): the largest SEND it can take. */
 struct ibv_qp* ibv_create_qp(struct ibv_pd* pd, struct ibv_qp_init_attr* qp_init_attr);
-/* A programmed QP is taken down with PG332's recovery flow (drained,
- * disabled, pointers zeroed): EBUSY if it does not drain. */
+/* A programmed QP is taken down with PG332's QP deletion (the driver's
+ * destroy_qp: once its SQ and outstanding queue are empty and every WQE
+ * has completed, or at once when it is fatal, it is disabled and its
+ * pointers zeroed): EBUSY if it does not drain (the driver's CM timeout).
+ * Its QPN is free again. No CM DisconnectRequest is sent. */
 int ibv_destroy_qp(struct ibv_qp* qp);
 
 /* RESET -> INIT -> RTR -> RTS, INIT -> INIT, RTS -> RTS (no attribute but
@@ -500,14 +517,21 @@ int ibv_destroy_qp(struct ibv_qp* qp);
  *         (REMOTE_WRITE | REMOTE_READ, LOCAL_WRITE optional: ERNIC's QP
  *         admits both, the MR's access decides)
  *   RTR:  required IBV_QP_AV (is_global, dgid), IBV_QP_PATH_MTU (256..4096),
- *         IBV_QP_DEST_QPN, IBV_QP_RQ_PSN; optional IBV_QP_MIN_RNR_TIMER (31,
- *         the driver's RNR timer code), IBV_QP_MAX_DEST_RD_ATOMIC (16)
- *   RTS:  required IBV_QP_SQ_PSN; optional IBV_QP_TIMEOUT (14),
- *         IBV_QP_RETRY_CNT (3), IBV_QP_RNR_RETRY (3), IBV_QP_MAX_QP_RD_ATOMIC
- *         (16): the values the driver programs (TIMEOUTCONFi) and ERNIC's
- *         fixed limit of 16 outstanding requests per QP.
+ *         IBV_QP_DEST_QPN, IBV_QP_RQ_PSN; optional IBV_QP_MIN_RNR_TIMER
+ *         (0..31, default 31: the RNR timer code of the RNR NAKs the QP
+ *         sends, TIMEOUTCONFi[20:16]), IBV_QP_MAX_DEST_RD_ATOMIC (16)
+ *   RTS:  required IBV_QP_SQ_PSN; optional IBV_QP_TIMEOUT (0..63, default
+ *         14: the local ACK timeout 4.096 us x 2^timeout, 0 none,
+ *         TIMEOUTCONFi[5:0]), IBV_QP_RETRY_CNT (0..7, default 3,
+ *         TIMEOUTCONFi[10:8]), IBV_QP_RNR_RETRY (0..7, default 3, 7 = for
+ *         ever, TIMEOUTCONFi[13:11]), IBV_QP_MAX_QP_RD_ATOMIC (16: ERNIC's
+ *         fixed limit of outstanding requests per QP).
+ *         A value wider than its TIMEOUTCONFi field is EINVAL. The
+ *         defaults are the driver's (QpParams).
  * Anything else (IBV_QPS_ERR, SQD, alternate paths, rate limits, a QKEY,
- * another value) is EINVAL. The transition to RTS programs the NIC. */
+ * another value) is EINVAL. The transition to RTS programs the NIC; to
+ * RESET deletes the NIC's QP (as ibv_destroy_qp), which the next RTS
+ * programs and enables again. */
 int ibv_modify_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask);
 
 /* Fills qp_state, cur_qp_state, path_mtu, dest_qp_num, rq_psn, sq_psn,
@@ -543,6 +567,53 @@ int ibv_post_send(struct ibv_qp* qp, struct ibv_send_wr* wr, struct ibv_send_wr*
  * A SEND waits in its element until a WR is posted for it (the NIC answers
  * RNR when every element is full). */
 int ibv_post_recv(struct ibv_qp* qp, struct ibv_recv_wr* wr, struct ibv_recv_wr** bad_wr);
+
+/* ------------------------------------------------------------ CM */
+
+/* The client side of rdma_cm's connection setup (rdma_create_qp +
+ * rdma_connect) in one call: IBTA CM over QP1, run by the driver's own
+ * CM code (Driver::connect, as the simulator's built-in host runs it).
+ *
+ * qp_init_attr is ibv_create_qp's (RC, its CQs, caps). The call creates
+ * the QP, sends a ConnectRequest to the server (rdma_cm's ServiceID for
+ * RDMA_PS_TCP and `port`, its IP header and, with `advertise`, the MR's
+ * VA, R_Key and length in the private data), waits for the ConnectReply
+ * (3 tries of the driver's CM timeout, ERNIC_CM_TIMEOUT_US), programs the
+ * QP towards the server's QPN and PSN and sends ReadyToUse. It returns the
+ * QP in RTS (as after ibv_modify_qp INIT, RTR, RTS; ibv_query_qp tells
+ * dest_qp_num, rq_psn, sq_psn) and fills *peer from the ConnectReply:
+ * the server's QPN and PSN and the MR it advertised in its private data
+ * (all 0 when it advertised none). The server's MAC must be in the
+ * neighbour table (ERNIC_PEER_IP / ERNIC_PEER_MAC at ernic_ibv_open, or
+ * ernic_ibv_add_neighbour). The QP's TIMEOUTCONFi values are the driver's
+ * defaults (ibv_modify_qp RTS's). ibv_destroy_qp deletes it (no
+ * DisconnectRequest is sent).
+ *
+ * NULL + errno on failure: EINVAL (attributes, an address that is no
+ * IPv4 / IPv6 address or has no neighbour entry, path_mtu, sq_psn, an
+ * `advertise` MR that is not a remote MR of pd), ECONNREFUSED (a
+ * ConnectReject came), ETIMEDOUT (no ConnectReply), ENOMEM (no free QPN),
+ * EIO (the session). ernic_ibv_last_error says why. */
+#define ERNIC_RDMA_PSN_AUTO 0xFFFFFFFFu
+
+struct ernic_rdma_conn_param {
+  const char* server_ip;    /* the server's IPv4 ("10.0.0.2") or IPv6 address */
+  uint16_t port;            /* rdma_cm port: ServiceID 0x0000000001060000 | port */
+  enum ibv_mtu path_mtu;    /* IBV_MTU_256 .. IBV_MTU_4096: the QP's PMTU, and the ConnectRequest's */
+  uint32_t sq_psn;          /* the QP's first PSN, < 2^24; ERNIC_RDMA_PSN_AUTO: drawn by the driver (ERNIC_SEED) */
+  struct ibv_mr* advertise; /* NULL, or an MR of pd with remote access, offered to the server */
+};
+
+struct ernic_rdma_peer {
+  uint32_t qp_num;          /* the server's QPN (ConnectReply LocalQPN) */
+  uint32_t psn;             /* its first PSN (StartPSN): the QP's rq_psn */
+  uint64_t remote_addr;     /* the advertised MR: the VA for RDMA WRITE / READ */
+  uint32_t rkey;            /* its R_Key */
+  uint64_t length;          /* its length in bytes */
+};
+
+struct ibv_qp* ernic_rdma_connect(struct ibv_pd* pd, struct ibv_qp_init_attr* qp_init_attr,
+                                  const struct ernic_rdma_conn_param* param, struct ernic_rdma_peer* peer);
 
 /* A status in words ("unknown" for values outside the enum). */
 const char* ibv_wc_status_str(enum ibv_wc_status status);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "model/bridge/client/ernic_verbs_impl.h"
+#include "model/bridge/client/ernic_verbs_status.h"
 
 using namespace ernic;
 using namespace ernic::verbs;
@@ -68,12 +69,18 @@ void collect_send(ibv_context* c, Qp& q) {
       c->last_error = "QP" + std::to_string(q.pub.qp_num) + ": CQE with WRID " + std::to_string(cqe.wr_id) +
                       " opcode " + std::to_string(cqe.opcode) + " where WRID " + std::to_string(e.wrid) + " opcode " +
                       std::to_string(e.wqe_opcode) + " was next";
-      complete_send(q, e, IBV_WC_GENERAL_ERR, cqe.raw);
+      complete_send(q, e, IBV_WC_GENERAL_ERR, 0);
       flush(q);
     } else if (cqe.error) {
       // ERNIC's CQE says only "in error" (ERRFLAG); the QP is fatal: the
-      // rest of its work is flushed (verbs' ERR state).
-      complete_send(q, e, IBV_WC_GENERAL_ERR, cqe.raw);
+      // cause is its fatal code (ernic_verbs_status.h), the rest of its
+      // work is flushed (verbs' ERR state).
+      const uint32_t code = c->drv->fatal_code(q.pub.qp_num);
+      const uint32_t nak = status_needs_nak_syndrome(code)
+                               ? regs::fld::STATQPi_NAK_SYNDROME.get(c->bus->mmio_read32(
+                                     c->drv->config().layout.qp(q.pub.qp_num, regs::q::STATQPi)))
+                               : 0;
+      complete_send(q, e, wc_status_of_fatal(code, nak), code);
       flush(q);
     } else if (e.signaled) {
       complete_send(q, e, IBV_WC_SUCCESS, 0);
@@ -250,36 +257,6 @@ int ibv_poll_cq(struct ibv_cq* cqp, int num_entries, struct ibv_wc* wc) {
     q->ready.pop_front();
   }
   return n;
-}
-
-const char* ibv_wc_status_str(enum ibv_wc_status status) {
-  switch (status) {
-    case IBV_WC_SUCCESS: return "success";
-    case IBV_WC_LOC_LEN_ERR: return "local length error";
-    case IBV_WC_LOC_QP_OP_ERR: return "local QP operation error";
-    case IBV_WC_LOC_EEC_OP_ERR: return "local EE context operation error";
-    case IBV_WC_LOC_PROT_ERR: return "local protection error";
-    case IBV_WC_WR_FLUSH_ERR: return "flushed: the QP is in the error state";
-    case IBV_WC_MW_BIND_ERR: return "memory window bind error";
-    case IBV_WC_BAD_RESP_ERR: return "bad response";
-    case IBV_WC_LOC_ACCESS_ERR: return "local access error";
-    case IBV_WC_REM_INV_REQ_ERR: return "remote: invalid request";
-    case IBV_WC_REM_ACCESS_ERR: return "remote access error";
-    case IBV_WC_REM_OP_ERR: return "remote operation error";
-    case IBV_WC_RETRY_EXC_ERR: return "transport retries exhausted";
-    case IBV_WC_RNR_RETRY_EXC_ERR: return "RNR retries exhausted";
-    case IBV_WC_LOC_RDD_VIOL_ERR: return "local RDD violation";
-    case IBV_WC_REM_INV_RD_REQ_ERR: return "remote: invalid RD request";
-    case IBV_WC_REM_ABORT_ERR: return "remote aborted";
-    case IBV_WC_INV_EECN_ERR: return "invalid EE context number";
-    case IBV_WC_INV_EEC_STATE_ERR: return "invalid EE context state";
-    case IBV_WC_FATAL_ERR: return "fatal error";
-    case IBV_WC_RESP_TIMEOUT_ERR: return "response timeout";
-    case IBV_WC_GENERAL_ERR: return "error (ERNIC's CQE carries no cause: vendor_err is the CQE)";
-    case IBV_WC_TM_ERR: return "tag matching error";
-    case IBV_WC_TM_RNDV_INCOMPLETE: return "tag matching rendezvous incomplete";
-  }
-  return "unknown";
 }
 
 }  // extern "C"

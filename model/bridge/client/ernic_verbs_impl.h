@@ -6,8 +6,10 @@
 //
 // Files: ernic_verbs.cpp (device, PD, MR, buffers, neighbours),
 // ernic_verbs_qp.cpp (QP creation and state transitions),
+// ernic_verbs_cm.cpp (ernic_rdma_connect: a QP connected by CM),
 // ernic_verbs_post.cpp (post_send, post_recv), ernic_verbs_cq.cpp (CQs,
-// completion channels, polling, the completions' bookkeeping).
+// completion channels, polling, the completions' bookkeeping),
+// ernic_verbs_status.cpp (fatal codes as completion statuses).
 #pragma once
 #include <cerrno>
 #include <cstdint>
@@ -49,8 +51,7 @@ struct Mr : Object {
   Pd* pd = nullptr;
   uint64_t bus = 0;          // bus address of addr
   bool remote = false;       // registered with the NIC (an MR table entry)
-  std::string name;          // the driver's name for it
-  uint64_t nic_va = 0;       // the VA the driver programmed (remote MRs)
+  std::string name;          // the driver's name for it (remote MRs: VA = addr)
   int access = 0;
   int inflight = 0;          // posted WRs that name it, not yet completed
 };
@@ -58,7 +59,6 @@ struct Mr : Object {
 struct Pd : Object {
   ibv_pd pub{};
   int users = 0;             // MRs and QPs
-  host::Mr nic_pd;           // for the driver's QpParams::mr: only its pd is read (PDi)
 };
 
 struct Channel : Object {
@@ -123,12 +123,6 @@ struct ibv_context : ernic::verbs::Object {
   std::vector<ernic::verbs::Qp*> qps;  // creation order (collection order)
   std::map<uint32_t, ernic::verbs::Mr*> by_lkey;
   std::map<roce::IpAddr, roce::MacAddr> neighbours;
-  struct Buf {
-    uint64_t bus;
-    uint8_t* va;
-    uint64_t length;
-  };
-  std::vector<Buf> bufs;             // ernic_ibv_alloc_buf's, ascending
   uint32_t next_handle = 1;
   uint64_t event_timeout_ps = 0;     // 0: the default
   uint16_t wrid_start = 0;           // ERNIC_IBV_TEST_WRID_START (tests: the 16-bit wrap)
@@ -173,6 +167,13 @@ int guarded(ibv_context* c, int driver_err, F f) {
 uint64_t dma_bus(ibv_context* c, const void* p, uint64_t len);
 // A GID as an address: ::ffff:a.b.c.d is IPv4, anything else but :: IPv6.
 bool gid_to_ip(const ibv_gid& g, roce::IpAddr* out);
+
+// QPs (ernic_verbs_qp.cpp): the attributes a QP has in RESET (the
+// driver's TIMEOUTCONFi defaults, ERNIC's fixed values), and the driver's
+// QP parameters for q as its attributes stand (PMTU, depths, QPN, SQ PSN,
+// PD, TIMEOUTCONFi values).
+void reset_attrs(Qp& q);
+host::QpParams qp_params(const Qp& q);
 
 // Completions: moves every QP's finished work into its CQs (send side from
 // the driver's CQ poll, receive side from its RQ), never waiting.

@@ -1,7 +1,7 @@
 // model/bridge/client: the verbs layer's QPs (ernic_verbs.h): creation
 // (RC only, a QPN reserved in the driver), the state transitions, whose
 // RTS step is the driver's prepare + establish, and the way down (the
-// driver's PG332 recovery flow).
+// driver's destroy_qp: PG332's QP deletion).
 #include <algorithm>
 #include <cstdio>
 
@@ -13,10 +13,11 @@ using namespace ernic::verbs;
 
 namespace {
 
-// What the driver programs and ERNIC has fixed (driver.cpp program_rc_qp;
-// PG332 TIMEOUTCONFi, 16 outstanding requests per QP).
-constexpr uint8_t kAckTimeout = 14, kRetryCnt = 3, kRnrRetry = 3, kRnrTimer = 31, kOutstanding = 16;
+// What ERNIC has fixed: 16 outstanding requests per QP (PG332), TTL 64
+// (the driver's QPADVCONFi).
+constexpr uint8_t kOutstanding = 16;
 constexpr uint8_t kTtl = 64;
+namespace FLD = regs::fld;
 
 const char* state_name(int s) {
   static const char* const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR", "UNKNOWN"};
@@ -46,6 +47,16 @@ bool fixed(ibv_context* c, int mask, int bit, unsigned got, unsigned want, const
   if (!(mask & bit) || got == want) return true;
   *rc = fail(c, EINVAL, std::string("ibv_modify_qp: ") + name + " " + std::to_string(got) + ": ERNIC has " +
                             std::to_string(want) + " (" + why + ")");
+  return false;
+}
+
+// Checks one optional attribute that goes into a TIMEOUTCONFi field: any
+// value the field holds.
+bool in_field(ibv_context* c, int mask, int bit, unsigned got, regs::Field f, const char* name, const char* field,
+              int* rc) {
+  if (!(mask & bit) || got <= f.max()) return true;
+  *rc = fail(c, EINVAL, std::string("ibv_modify_qp: ") + name + " " + std::to_string(got) + " does not fit " + field +
+                            " (0.." + std::to_string(f.max()) + ")");
   return false;
 }
 
@@ -85,18 +96,10 @@ ibv_mtu mtu_enum(uint32_t bytes) {
 int program(ibv_context* c, Qp& q) {
   return guarded(c, EINVAL, [&]() -> int {
     c->drv->reserve_qpn(q.pub.qp_num, false);
-    host::QpParams p;
-    p.pmtu = 128u << q.attr.path_mtu;
-    p.sq_depth = q.sq_depth;
-    p.rq_depth = q.rq_depth;
-    p.rq_elem_bytes = q.rq_elem_bytes;
-    p.qpn = q.pub.qp_num;
-    p.start_psn = q.attr.sq_psn & 0xFFFFFF;
-    p.mr = &q.pd->nic_pd;  // PDi: the QP's protection domain
+    const host::QpParams p = qp_params(q);
     try {
       host::Connection& conn = c->drv->prepare(p);
       c->drv->establish(conn, q.attr.dest_qp_num & 0xFFFFFF, q.attr.rq_psn & 0xFFFFFF, q.dest, roce::cm::MrInfo{});
-      conn.params.mr = nullptr;  // it served PDi; the connection outlives the PD object (no CM reads it)
       q.conn = &conn;
     } catch (...) {
       if (!q.conn && c->drv->qpn_holder(q.pub.qp_num) == host::Driver::QpnHolder::none)
@@ -107,12 +110,14 @@ int program(ibv_context* c, Qp& q) {
   });
 }
 
-// Down to RESET: the NIC's QP (if programmed) drained and disabled by the
-// driver's recovery flow; its WRs are dropped without completions (verbs).
+// Down to RESET: the NIC's QP (if programmed) deleted by the driver
+// (PG332 ch.6 without CM: once idle, or at once when fatal, disabled and
+// its pointers zeroed; the next RTS programs and enables it afresh); its
+// WRs are dropped without completions (verbs).
 int take_down(ibv_context* c, Qp& q) {
   if (q.conn) {
     const int rc = guarded(c, EBUSY, [&]() -> int {
-      c->drv->recover_fatal(*q.conn);
+      c->drv->destroy_qp(*q.conn);
       return 0;
     });
     if (rc) return rc;
@@ -130,6 +135,39 @@ int take_down(ibv_context* c, Qp& q) {
 }
 
 }  // namespace
+
+namespace ernic::verbs {
+
+void reset_attrs(Qp& q) {
+  const host::QpParams d;  // the driver's TIMEOUTCONFi defaults
+  q.attr = ibv_qp_attr{};
+  q.attr.qp_state = q.attr.cur_qp_state = IBV_QPS_RESET;
+  q.attr.cap = q.init.cap;
+  q.attr.path_mtu = IBV_MTU_4096;
+  q.attr.timeout = uint8_t(d.ack_timeout);
+  q.attr.retry_cnt = uint8_t(d.retry_cnt);
+  q.attr.rnr_retry = uint8_t(d.rnr_retry_cnt);
+  q.attr.min_rnr_timer = uint8_t(d.rnr_timer);
+  q.attr.max_rd_atomic = q.attr.max_dest_rd_atomic = kOutstanding;
+}
+
+host::QpParams qp_params(const Qp& q) {
+  host::QpParams p;
+  p.pmtu = 128u << q.attr.path_mtu;
+  p.sq_depth = q.sq_depth;
+  p.rq_depth = q.rq_depth;
+  p.rq_elem_bytes = q.rq_elem_bytes;
+  p.qpn = q.pub.qp_num;
+  p.start_psn = q.attr.sq_psn & 0xFFFFFF;
+  p.pd = q.pd->pub.handle;  // PDi: the QP's protection domain
+  p.ack_timeout = q.attr.timeout;
+  p.retry_cnt = q.attr.retry_cnt;
+  p.rnr_retry_cnt = q.attr.rnr_retry;
+  p.rnr_timer = q.attr.min_rnr_timer;
+  return p;
+}
+
+}  // namespace ernic::verbs
 
 extern "C" {
 
@@ -174,9 +212,7 @@ struct ibv_qp* ibv_create_qp(struct ibv_pd* pdp, struct ibv_qp_init_attr* ia) {
   q.rq_depth = std::max<uint32_t>(cap.max_recv_wr, 16);
   q.rq_elem_bytes = c->rq_elem_bytes;
   q.next_wrid = c->wrid_start;
-  q.attr.qp_state = IBV_QPS_RESET;
-  q.attr.cap = cap;
-  q.attr.path_mtu = IBV_MTU_4096;
+  reset_attrs(q);
   q.pub.context = c;
   q.pub.qp_context = ia->qp_context;
   q.pub.pd = pdp;
@@ -258,17 +294,18 @@ int ibv_modify_qp(struct ibv_qp* qpp, struct ibv_qp_attr* a, int mask) {
     return fail(c, EINVAL, "ibv_modify_qp: qp_access_flags " + hexs(a->qp_access_flags) +
                                ": an ERNIC QP admits remote writes and reads, the MR's access decides (give "
                                "IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, LOCAL_WRITE optional; no atomics)");
-  if (!fixed(c, mask, IBV_QP_MIN_RNR_TIMER, a->min_rnr_timer, kRnrTimer, "min_rnr_timer", "the RNR timer code the driver "
-             "programs, 491.52 ms", &rc) ||
-      !fixed(c, mask, IBV_QP_MAX_DEST_RD_ATOMIC, a->max_dest_rd_atomic, kOutstanding, "max_dest_rd_atomic",
+  if (!fixed(c, mask, IBV_QP_MAX_DEST_RD_ATOMIC, a->max_dest_rd_atomic, kOutstanding, "max_dest_rd_atomic",
              "16 requests outstanding per QP, fixed", &rc) ||
       !fixed(c, mask, IBV_QP_MAX_QP_RD_ATOMIC, a->max_rd_atomic, kOutstanding, "max_rd_atomic",
              "16 requests outstanding per QP, fixed", &rc) ||
-      !fixed(c, mask, IBV_QP_TIMEOUT, a->timeout, kAckTimeout, "timeout", "the ACK timeout exponent the driver programs",
-             &rc) ||
-      !fixed(c, mask, IBV_QP_RETRY_CNT, a->retry_cnt, kRetryCnt, "retry_cnt", "the retry count the driver programs", &rc) ||
-      !fixed(c, mask, IBV_QP_RNR_RETRY, a->rnr_retry, kRnrRetry, "rnr_retry", "the RNR retry count the driver programs",
-             &rc))
+      !in_field(c, mask, IBV_QP_MIN_RNR_TIMER, a->min_rnr_timer, FLD::TIMEOUTCONFi_RNR_TIMER, "min_rnr_timer",
+                "TIMEOUTCONFi[20:16], the RNR timer code of the RNR NAKs the QP sends", &rc) ||
+      !in_field(c, mask, IBV_QP_TIMEOUT, a->timeout, FLD::TIMEOUTCONFi_ACK_TIMEOUT, "timeout",
+                "TIMEOUTCONFi[5:0], the ACK timeout exponent (4.096 us x 2^n; 0: none)", &rc) ||
+      !in_field(c, mask, IBV_QP_RETRY_CNT, a->retry_cnt, FLD::TIMEOUTCONFi_RETRY_CNT, "retry_cnt",
+                "TIMEOUTCONFi[10:8], the retry count", &rc) ||
+      !in_field(c, mask, IBV_QP_RNR_RETRY, a->rnr_retry, FLD::TIMEOUTCONFi_RNR_RETRY_CNT, "rnr_retry",
+                "TIMEOUTCONFi[13:11], the RNR retry count (7: for ever)", &rc))
     return rc;
   if (mask & IBV_QP_PATH_MTU) {
     if (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096)
@@ -284,9 +321,7 @@ int ibv_modify_qp(struct ibv_qp* qpp, struct ibv_qp_attr* a, int mask) {
 
   if (to == IBV_QPS_RESET) {
     if ((rc = take_down(c, q))) return rc;
-    q.attr = ibv_qp_attr{};
-    q.attr.cap = q.init.cap;
-    q.attr.path_mtu = IBV_MTU_4096;
+    reset_attrs(q);
   }
   if (mask & IBV_QP_PATH_MTU) q.attr.path_mtu = a->path_mtu;
   if (mask & IBV_QP_DEST_QPN) q.attr.dest_qp_num = a->dest_qp_num;
@@ -294,6 +329,10 @@ int ibv_modify_qp(struct ibv_qp* qpp, struct ibv_qp_attr* a, int mask) {
   if (mask & IBV_QP_SQ_PSN) q.attr.sq_psn = a->sq_psn;
   if (mask & IBV_QP_AV) q.attr.ah_attr = a->ah_attr;
   if (mask & IBV_QP_ACCESS_FLAGS) q.attr.qp_access_flags = a->qp_access_flags;
+  if (mask & IBV_QP_MIN_RNR_TIMER) q.attr.min_rnr_timer = a->min_rnr_timer;
+  if (mask & IBV_QP_TIMEOUT) q.attr.timeout = a->timeout;
+  if (mask & IBV_QP_RETRY_CNT) q.attr.retry_cnt = a->retry_cnt;
+  if (mask & IBV_QP_RNR_RETRY) q.attr.rnr_retry = a->rnr_retry;
   if (to == IBV_QPS_RTS && cur == IBV_QPS_RTR && (rc = program(c, q))) return rc;
   q.attr.qp_state = q.attr.cur_qp_state = ibv_qp_state(to);
   q.pub.state = ibv_qp_state(to);
@@ -314,10 +353,6 @@ int ibv_query_qp(struct ibv_qp* qpp, struct ibv_qp_attr* a, int /*attr_mask*/, s
   a->ah_attr.grh.hop_limit = kTtl;
   a->port_num = 1;
   a->pkey_index = 0;
-  a->timeout = kAckTimeout;
-  a->retry_cnt = kRetryCnt;
-  a->rnr_retry = kRnrRetry;
-  a->min_rnr_timer = kRnrTimer;
   a->max_rd_atomic = a->max_dest_rd_atomic = kOutstanding;
   if (q->conn) {  // what the NIC was programmed with
     a->dest_qp_num = q->conn->remote_qpn;

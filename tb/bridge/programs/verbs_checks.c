@@ -1,8 +1,10 @@
 /* tb/bridge/programs/verbs_checks.c: the verbs layer (ernic_verbs.h) under
  * test, as node A's host in tb/bridge/verbs_checks.yaml (B runs the
  * built-in driver). Each check compares a real value: return codes, errno,
- * bad_wr, the completions' wr_id / opcode / status / byte_len / order, the
- * bytes an RDMA READ and the receives bring back. Run with
+ * bad_wr, the completions' wr_id / opcode / status / vendor_err /
+ * byte_len / order, the bytes an RDMA READ and the receives bring back,
+ * and the NIC's registers read back over the bridge (an MR's VA, PA, PD,
+ * length, access and key; a QP's TIMEOUTCONFi, PDi, QPCONFi, STATQPi). Run with
  * ERNIC_IBV_TEST_WRID_START=65520, so the 16-bit WQE WRIDs wrap during the
  * run (tb/bridge/verbs.py reads the CQEs' WRIDs 65535, 0 in the log).
  * Exit 0 when every check holds; each failure is printed with its line.
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ernic_regs_c.h"
 #include "ernic_verbs.h"
 
 static struct ibv_context* ctx;
@@ -57,6 +60,9 @@ static int collect(struct ibv_cq* cq, struct ibv_wc* wc, int want, uint64_t ns) 
   }
   return got;
 }
+
+/* A register of A's NIC, read over the bridge (what the driver programmed). */
+static uint32_t reg(uint32_t offset) { return ernic_read32(ernic_ibv_bridge(ctx), offset); }
 
 static struct ibv_sge sge(void* p, uint32_t len, uint32_t lkey) {
   struct ibv_sge s;
@@ -116,9 +122,9 @@ static void modify_checks_and_bring_up(struct ibv_qp* qp) {
   a.ah_attr.grh.hop_limit = 1;
   CHECK(ibv_modify_qp(qp, &a, rtr) == EINVAL, "hop_limit 1 accepted (the driver programs TTL 64)");
   a.ah_attr.grh.hop_limit = 64;
+  a.min_rnr_timer = 32; /* TIMEOUTCONFi[20:16] holds 0..31 */
+  CHECK(ibv_modify_qp(qp, &a, rtr | IBV_QP_MIN_RNR_TIMER) == EINVAL, "min_rnr_timer 32 accepted");
   a.min_rnr_timer = 12;
-  CHECK(ibv_modify_qp(qp, &a, rtr | IBV_QP_MIN_RNR_TIMER) == EINVAL, "min_rnr_timer 12 accepted");
-  a.min_rnr_timer = 31;
   a.ah_attr.grh.dgid.raw[15] ^= 0x40; /* an address with no neighbour entry */
   CHECK(ibv_modify_qp(qp, &a, rtr) == EINVAL, "RTR towards an address without a MAC accepted");
   a.ah_attr.grh.dgid.raw[15] ^= 0x40;
@@ -127,17 +133,175 @@ static void modify_checks_and_bring_up(struct ibv_qp* qp) {
   memset(&a, 0, sizeof a);
   a.qp_state = IBV_QPS_RTS;
   a.sq_psn = (uint32_t)env_u64("ERNIC_PSN");
+  const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY;
+  a.timeout = 64; /* TIMEOUTCONFi[5:0] holds 0..63 */
+  a.retry_cnt = 5;
+  a.rnr_retry = 7;
+  CHECK(ibv_modify_qp(qp, &a, rts) == EINVAL, "ACK timeout 64 accepted");
   a.timeout = 10;
-  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT) == EINVAL, "ACK timeout 10 accepted");
+  a.retry_cnt = 8; /* [10:8] */
+  CHECK(ibv_modify_qp(qp, &a, rts) == EINVAL, "retry_cnt 8 accepted");
+  a.retry_cnt = 5;
+  a.rnr_retry = 8; /* [13:11] */
+  CHECK(ibv_modify_qp(qp, &a, rts) == EINVAL, "rnr_retry 8 accepted");
+  a.rnr_retry = 7;
+  CHECK(qp->state == IBV_QPS_RTR, "state %d after the refused RTS transitions", (int)qp->state);
   CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RTS without sq_psn accepted");
-  CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "RTS refused");
+  CHECK(ibv_modify_qp(qp, &a, rts) == 0, "RTS refused");
   CHECK(qp->state == IBV_QPS_RTS, "state %d after RTS", (int)qp->state);
+  /* TIMEOUTCONFi holds the QP's values, PDi its PD (the driver's
+   * program_rc_qp, read back over the bridge). */
+  const uint32_t want_to = ERNIC_SET(TIMEOUTCONFi_ACK_TIMEOUT, 10) | ERNIC_SET(TIMEOUTCONFi_RETRY_CNT, 5) |
+                           ERNIC_SET(TIMEOUTCONFi_RNR_RETRY_CNT, 7) | ERNIC_SET(TIMEOUTCONFi_RNR_TIMER, 12);
+  const uint32_t got_to = reg(ERNIC_QPREG(TIMEOUTCONFi, qp->qp_num));
+  CHECK(got_to == want_to, "TIMEOUTCONFi 0x%08x, want 0x%08x", got_to, want_to);
+  CHECK(reg(ERNIC_QPREG(PDi, qp->qp_num)) == qp->pd->handle, "PDi %u, the QP's PD is %u",
+        reg(ERNIC_QPREG(PDi, qp->qp_num)), qp->pd->handle);
   a.qp_state = IBV_QPS_SQD;
   CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == EINVAL, "RTS -> SQD accepted (ERNIC has no SQ drain state)");
   struct ibv_qp_init_attr ia;
   CHECK(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_RTS && a.path_mtu == IBV_MTU_1024 &&
             a.sq_psn == env_u64("ERNIC_PSN") && a.dest_qp_num == env_u64("ERNIC_PEER_QPN"),
         "query_qp: state %d mtu %d sq_psn %u dest %u", (int)a.qp_state, (int)a.path_mtu, a.sq_psn, a.dest_qp_num);
+  CHECK(a.timeout == 10 && a.retry_cnt == 5 && a.rnr_retry == 7 && a.min_rnr_timer == 12,
+        "query_qp: timeout %u retry_cnt %u rnr_retry %u min_rnr_timer %u", a.timeout, a.retry_cnt, a.rnr_retry,
+        a.min_rnr_timer);
+}
+
+/* An MR with remote access over part of a buffer: the NIC's MR table
+ * entry (read back over the bridge) has the program's pointer as its VA,
+ * the buffer's bus address as its PA, the PD, length, access and key byte;
+ * deregistration invalidates it (ACCESSDESC 0xF). */
+static void mr_checks(struct ibv_pd* pd, uint8_t* buf) {
+  uint8_t* at = buf + 192; /* any range of DMA memory (no guards, no alignment) */
+  struct ibv_mr* mr = ibv_reg_mr(pd, at, 4000, IBV_ACCESS_REMOTE_READ);
+  CHECK(mr != NULL, "a remote MR over part of a buffer refused");
+  if (!mr) return;
+  const uint64_t va = (uint64_t)(uintptr_t)at;
+  const uint32_t i = mr->rkey >> 8;
+  CHECK(mr->addr == (void*)at && mr->length == 4000 && mr->lkey == mr->rkey && ernic_ibv_mr_remote_addr(mr) == va,
+        "addr %p length %zu lkey 0x%x rkey 0x%x remote_addr 0x%" PRIx64, mr->addr, mr->length, mr->lkey, mr->rkey,
+        ernic_ibv_mr_remote_addr(mr));
+  const uint64_t nic_va = (uint64_t)reg(ERNIC_MRREG(VIRTADDRMSB, i)) << 32 | reg(ERNIC_MRREG(VIRTADDRLSB, i));
+  const uint64_t nic_pa = (uint64_t)reg(ERNIC_MRREG(BUFBASEADDRMSB, i)) << 32 | reg(ERNIC_MRREG(BUFBASEADDRLSB, i));
+  const uint64_t bus = ernic_dma_bus(ernic_ibv_bridge(ctx), at, 4000);
+  CHECK(nic_va == va, "MR %u: VIRTADDR 0x%" PRIx64 ", the program's pointer is 0x%" PRIx64, i, nic_va, va);
+  CHECK(bus != 0 && nic_pa == bus, "MR %u: BUFBASEADDR 0x%" PRIx64 ", the bus address is 0x%" PRIx64, i, nic_pa, bus);
+  CHECK(reg(ERNIC_MRREG(WRRDBUFLEN, i)) == 4000 && reg(ERNIC_MRREG(PDPDNUM, i)) == pd->handle &&
+            ERNIC_GET(ACCESSDESC_ACCESS, reg(ERNIC_MRREG(ACCESSDESC, i))) == ERNIC_V_ACCESSDESC_ACCESS_READ &&
+            ERNIC_GET(BUFRKEY_KEY, reg(ERNIC_MRREG(BUFRKEY, i))) == (mr->rkey & 0xFF),
+        "MR %u: length %u PD %u ACCESSDESC 0x%x BUFRKEY 0x%x", i, reg(ERNIC_MRREG(WRRDBUFLEN, i)),
+        reg(ERNIC_MRREG(PDPDNUM, i)), reg(ERNIC_MRREG(ACCESSDESC, i)), reg(ERNIC_MRREG(BUFRKEY, i)));
+  CHECK(ibv_dereg_mr(mr) == 0 && reg(ERNIC_MRREG(ACCESSDESC, i)) == 0xF, "deregistration: ACCESSDESC 0x%x",
+        reg(ERNIC_MRREG(ACCESSDESC, i)));
+}
+
+/* ernic_rdma_connect's refusals, each leaving no QP behind; then a real
+ * ConnectRequest to B, which does not listen (the scenario connected it
+ * out of band): its ConnectReject is ECONNREFUSED. */
+static void cm_checks(struct ibv_pd* pd, struct ibv_cq* cq, struct ibv_mr* local_mr) {
+  struct ibv_qp_init_attr qia;
+  memset(&qia, 0, sizeof qia);
+  qia.send_cq = qia.recv_cq = cq;
+  qia.cap.max_send_wr = qia.cap.max_recv_wr = 4;
+  qia.cap.max_send_sge = qia.cap.max_recv_sge = 1;
+  qia.qp_type = IBV_QPT_RC;
+  struct ernic_rdma_conn_param cp;
+  memset(&cp, 0, sizeof cp);
+  cp.server_ip = getenv("ERNIC_PEER_IP");
+  cp.port = 7471;
+  cp.path_mtu = IBV_MTU_1024;
+  cp.sq_psn = ERNIC_RDMA_PSN_AUTO;
+  struct ernic_rdma_peer peer;
+  struct ernic_rdma_conn_param bad = cp;
+  bad.server_ip = "10.0.0.300";
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &bad, &peer) && errno == EINVAL, "server_ip 10.0.0.300: errno %d", errno);
+  bad.server_ip = "10.0.0.77"; /* no neighbour entry */
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &bad, &peer) && errno == EINVAL, "a server without a MAC: errno %d", errno);
+  bad = cp;
+  bad.path_mtu = (enum ibv_mtu)6;
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &bad, &peer) && errno == EINVAL, "path_mtu 6: errno %d", errno);
+  bad = cp;
+  bad.sq_psn = 1u << 24;
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &bad, &peer) && errno == EINVAL, "sq_psn 2^24: errno %d", errno);
+  bad = cp;
+  bad.advertise = local_mr; /* the NIC does not know a local MR */
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &bad, &peer) && errno == EINVAL, "advertising a local MR: errno %d", errno);
+  qia.qp_type = IBV_QPT_UD;
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &cp, &peer) && errno == EINVAL, "a UD QP: errno %d", errno);
+  qia.qp_type = IBV_QPT_RC;
+  errno = 0;
+  CHECK(!ernic_rdma_connect(NULL, &qia, &cp, &peer) && errno == EINVAL, "no PD: errno %d", errno);
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, NULL, &peer) && errno == EINVAL, "no parameters: errno %d", errno);
+  errno = 0;
+  CHECK(!ernic_rdma_connect(pd, &qia, &cp, &peer) && errno == ECONNREFUSED,
+        "a ConnectRequest to B, which does not listen: errno %d (want ECONNREFUSED)", errno);
+}
+
+/* A second QP (QPN 3: the failed connects left it free) through RESET and
+ * back: ibv_modify_qp RESET deletes the NIC's QP (the driver's destroy_qp:
+ * disabled), the next RTS programs it again, enabled and not under
+ * recovery, with the new TIMEOUTCONFi values; ibv_destroy_qp disables it.
+ * It carries no traffic (its peer QPN 9 does not exist). */
+static void reset_cycle(struct ibv_pd* pd, struct ibv_cq* cq) {
+  struct ibv_qp_init_attr qia;
+  memset(&qia, 0, sizeof qia);
+  qia.send_cq = qia.recv_cq = cq;
+  qia.cap.max_send_wr = qia.cap.max_recv_wr = 4;
+  qia.qp_type = IBV_QPT_RC;
+  struct ibv_qp* q = ibv_create_qp(pd, &qia);
+  if (!q) die("create_qp (second QP)");
+  const uint32_t n = q->qp_num;
+  CHECK(n == env_u64("ERNIC_QPN") + 1, "second QP: QPN %u, want %" PRIu64, n, env_u64("ERNIC_QPN") + 1);
+  struct in_addr ip;
+  if (inet_pton(AF_INET, getenv("ERNIC_PEER_IP"), &ip) != 1) die("ERNIC_PEER_IP");
+  for (int round = 0; round < 2; ++round) {
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0, "round %d: INIT", round);
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_4096;
+    a.dest_qp_num = 9;
+    a.rq_psn = 0x1000;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid.raw[10] = a.ah_attr.grh.dgid.raw[11] = 0xff;
+    memcpy(&a.ah_attr.grh.dgid.raw[12], &ip.s_addr, 4);
+    CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) == 0,
+          "round %d: RTR", round);
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 0x2000;
+    a.timeout = (uint8_t)(round ? 20 : 0); /* round 0: no timeout given: the driver's 14 */
+    CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | (round ? IBV_QP_TIMEOUT : 0)) == 0, "round %d: RTS",
+          round);
+    const uint32_t conf = reg(ERNIC_QPREG(QPCONFi, n)), to = reg(ERNIC_QPREG(TIMEOUTCONFi, n));
+    const uint32_t want_to = ERNIC_SET(TIMEOUTCONFi_ACK_TIMEOUT, round ? 20 : 14) |
+                             ERNIC_SET(TIMEOUTCONFi_RETRY_CNT, 3) | ERNIC_SET(TIMEOUTCONFi_RNR_RETRY_CNT, 3) |
+                             ERNIC_SET(TIMEOUTCONFi_RNR_TIMER, 31);
+    CHECK(ERNIC_GET(QPCONFi_EN, conf) == 1 && ERNIC_GET(QPCONFi_UNDER_RECOVERY, conf) == 0 && to == want_to,
+          "round %d in RTS: QPCONFi 0x%08x, TIMEOUTCONFi 0x%08x (want 0x%08x)", round, conf, to, want_to);
+    if (round == 0) {
+      memset(&a, 0, sizeof a);
+      a.qp_state = IBV_QPS_RESET;
+      CHECK(ibv_modify_qp(q, &a, IBV_QP_STATE) == 0 && q->state == IBV_QPS_RESET && q->qp_num == n,
+            "RTS -> RESET: state %d QPN %u", (int)q->state, q->qp_num);
+      CHECK(ERNIC_GET(QPCONFi_EN, reg(ERNIC_QPREG(QPCONFi, n))) == 0, "QPCONFi 0x%08x after RESET",
+            reg(ERNIC_QPREG(QPCONFi, n)));
+    }
+  }
+  CHECK(ibv_destroy_qp(q) == 0 && ERNIC_GET(QPCONFi_EN, reg(ERNIC_QPREG(QPCONFi, n))) == 0,
+        "destroying the second QP: QPCONFi 0x%08x", reg(ERNIC_QPREG(QPCONFi, n)));
 }
 
 /* NULL and foreign pointers everywhere: errors, no crash. */
@@ -169,6 +333,8 @@ static void null_checks(void) {
   CHECK(!ernic_ibv_alloc_buf(NULL, 64, 0) && !ernic_ibv_bridge(NULL) && ernic_ibv_mr_remote_addr(NULL) == 0 &&
             ernic_ibv_add_neighbour(NULL, NULL, NULL) == EINVAL,
         "the ernic_ibv_ calls with NULL");
+  errno = 0;
+  CHECK(!ernic_rdma_connect(NULL, NULL, NULL, NULL) && errno == EINVAL, "ernic_rdma_connect(NULL...): errno %d", errno);
   ernic_ibv_set_event_timeout(NULL, 1);
 }
 
@@ -197,9 +363,7 @@ int main(void) {
   errno = 0;
   CHECK(!ibv_reg_mr(pd, src, 65536, IBV_ACCESS_REMOTE_WRITE) && errno == EINVAL,
         "REMOTE_WRITE without LOCAL_WRITE: errno %d", errno);
-  errno = 0;
-  CHECK(!ibv_reg_mr(pd, src + 64, 4096, IBV_ACCESS_REMOTE_READ) && errno == EINVAL,
-        "a remote MR that is not a whole buffer: errno %d", errno);
+  mr_checks(pd, src);
   static uint8_t not_dma[64];
   errno = 0;
   CHECK(!ibv_reg_mr(pd, not_dma, sizeof not_dma, 0) && errno == EINVAL, "memory outside DMA: errno %d", errno);
@@ -255,6 +419,8 @@ int main(void) {
     CHECK(ibv_get_cq_event((struct ibv_comp_channel*)&qia, &cqp, NULL) == -1, "get_cq_event on a foreign pointer");
   }
   modify_checks_and_bring_up(qp);
+  cm_checks(pd, cq, rd_mr);
+  reset_cycle(pd, cq);
 
   /* Receive WRs first: B's SENDs come later (tb/bridge/verbs_checks.yaml). */
   struct ibv_sge rs[2] = {sge(rx, 512, rx_mr->lkey), sge(rx + 512, 512, rx_mr->lkey)};
@@ -448,10 +614,16 @@ int main(void) {
     w[0].next = &w[1];
     CHECK(ibv_post_send(qp, &w[0], &bad) == 0, "the bad-R_Key chain refused");
     n = collect(cq, wc, 2, 100000);
-    CHECK(n == 2 && wc[0].wr_id == 0x700 && wc[0].status == IBV_WC_GENERAL_ERR && wc[0].vendor_err >> 24 != 0 &&
-              wc[1].wr_id == 0x701 && wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].opcode == IBV_WC_SEND,
+    /* A's QP went fatal on the NAK (PG332 code 0x0A, NAK syndrome 0x62:
+     * remote access): IBV_WC_REM_ACCESS_ERR, vendor_err the code. */
+    CHECK(n == 2 && wc[0].wr_id == 0x700 && wc[0].status == IBV_WC_REM_ACCESS_ERR && wc[0].vendor_err == 0x0A &&
+              wc[0].opcode == IBV_WC_RDMA_WRITE && wc[1].wr_id == 0x701 && wc[1].status == IBV_WC_WR_FLUSH_ERR &&
+              wc[1].opcode == IBV_WC_SEND,
           "%d completions: 0x%" PRIx64 " %s (vendor_err 0x%x), 0x%" PRIx64 " %s", n, wc[0].wr_id,
           ibv_wc_status_str(wc[0].status), wc[0].vendor_err, wc[1].wr_id, ibv_wc_status_str(wc[1].status));
+    CHECK(ERNIC_GET(STATQPi_FATAL, reg(ERNIC_QPREG(STATQPi, qp->qp_num))) == 1 &&
+              ERNIC_GET(STATQPi_NAK_SYNDROME, reg(ERNIC_QPREG(STATQPi, qp->qp_num))) == 0x62,
+          "STATQPi 0x%08x: fatal with NAK syndrome 0x62 expected", reg(ERNIC_QPREG(STATQPi, qp->qp_num)));
     CHECK(qp->state == IBV_QPS_ERR, "state %d after the error completion, want ERR", (int)qp->state);
     wr_init(&w[0], 0x702, IBV_WR_SEND, &s[0], IBV_SEND_SIGNALED);
     CHECK(ibv_post_send(qp, &w[0], &bad) == 0 && ibv_poll_cq(cq, 2, wc) == 1 && wc[0].wr_id == 0x702 &&
@@ -466,7 +638,12 @@ int main(void) {
   CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD in use deallocated");
   CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ in use destroyed");
 
+  /* Destroying the fatal QP: the driver's QP deletion disables it at once
+   * (it is fatal: nothing more completes). */
+  const uint32_t qpn = qp->qp_num;
   if (ibv_destroy_qp(qp)) die("destroy_qp");
+  CHECK(ERNIC_GET(QPCONFi_EN, reg(ERNIC_QPREG(QPCONFi, qpn))) == 0, "QPCONFi 0x%08x after destroy_qp",
+        reg(ERNIC_QPREG(QPCONFi, qpn)));
   CHECK(ibv_destroy_qp(qp) == EINVAL, "a QP destroyed twice");
   if (ibv_dereg_mr(src_mr) || ibv_dereg_mr(rd_mr) || ibv_dereg_mr(rx_mr) || ibv_dereg_mr(other_pd_mr)) die("dereg_mr");
   CHECK(ibv_dereg_mr(src_mr) == EINVAL, "an MR deregistered twice");
