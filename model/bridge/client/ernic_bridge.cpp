@@ -54,6 +54,7 @@ struct ernic_bridge {
   void* irq_ctx = nullptr;
   uint8_t* arena = nullptr;            // bus address kArenaBase + i is arena[i]
   uint64_t arena_bytes = 0, brk = 0;   // allocated: [kArenaBase, kArenaBase + brk)
+  uint64_t mem_bytes = 0;              // the node's host memory: bus addresses [0, mem_bytes)
   ernic_bridge_stats stats{};
 
   ~ernic_bridge() {
@@ -182,8 +183,12 @@ ernic_bridge* ernic_open(const char* addr) {
     auto b = std::make_unique<ernic_bridge>();
     uint64_t mib = 64;
     if (const char* m = std::getenv("ERNIC_BRIDGE_MEM_MIB")) mib = std::strtoull(m, nullptr, 10);
-    if (mib == 0 || mib > (1u << 20)) throw std::invalid_argument("ERNIC_BRIDGE_MEM_MIB must be 1..1048576");
-    b->arena_bytes = mib << 20;
+    if (mib < 2 || mib > (1u << 20)) throw std::invalid_argument("ERNIC_BRIDGE_MEM_MIB must be 2..1048576");
+    // The node's host memory is bus addresses [0, mib MiB); the arena is
+    // all of it above the first MiB, so every address it hands out is one
+    // the NIC's DMA reaches.
+    b->mem_bytes = mib << 20;
+    b->arena_bytes = b->mem_bytes - kArenaBase;
     if (const char* j = std::getenv("ERNIC_BRIDGE_TEST_JITTER_US")) b->jitter_us = unsigned(std::strtoul(j, nullptr, 10));
     b->arena = map_arena(b->arena_bytes);  // zero-filled
     if (!b->arena) throw std::runtime_error("cannot allocate " + std::to_string(mib) + " MiB of host memory");
@@ -363,7 +368,7 @@ uint64_t ernic_dma_bus(const ernic_bridge* b, const void* va, size_t len) {
   return kArenaBase + (p - a);
 }
 
-uint64_t ernic_mem_bytes(const ernic_bridge* b) { return b ? b->arena_bytes : 0; }
+uint64_t ernic_mem_bytes(const ernic_bridge* b) { return b ? b->mem_bytes : 0; }
 
 void ernic_set_irq_handler(ernic_bridge* b, void (*handler)(void*, uint16_t), void* ctx) {
   if (!b) return;

@@ -75,7 +75,8 @@ void* ernic_dma_ptr(ernic_bridge* b, uint64_t bus, size_t len);
 /* The bus address of [va, va+len) when it lies in memory ernic_dma_alloc
  * gave, else 0 (the inverse of ernic_dma_ptr). */
 uint64_t ernic_dma_bus(const ernic_bridge* b, const void* va, size_t len);
-/* Bytes of bus address space this session has (ERNIC_BRIDGE_MEM_MIB). */
+/* Bytes of the node's host memory (ERNIC_BRIDGE_MEM_MIB MiB): bus addresses
+ * [0, this); ernic_dma_alloc hands out [1 MiB, this). */
 uint64_t ernic_mem_bytes(const ernic_bridge* b);
 
 /* Simulated time (ps) as of the last call. */
