@@ -1,0 +1,137 @@
+// model/bridge: a link end's conversation with a peer process (net_peer.h).
+#include "model/bridge/net_peer.h"
+
+
+namespace ernic::bridge {
+
+NetPeer::NetPeer(std::unique_ptr<Channel> ch, uint32_t channel, std::string name)
+    : ch_(std::move(ch)), channel_(channel), name_(std::move(name)) {}
+
+namespace {
+std::vector<uint8_t> recv_intro(Channel& ch, const std::string& name, WallTimeout timeout) {
+  try {
+    return ch.recv(timeout);
+  } catch (const ChannelError& e) {
+    throw NetPeerError(name + ": no intro: " + e.what());
+  }
+}
+}  // namespace
+
+std::unique_ptr<NetPeer> NetPeer::as_listener(std::unique_ptr<Channel> ch, uint32_t channel, std::string name,
+                                              WallTimeout timeout) {
+  ch->send(encode_net_listener_intro(kNetEntryBytes, kIntroFlagSync), timeout);
+  const std::vector<uint8_t> intro = recv_intro(*ch, name, timeout);
+  std::string why;
+  if (!decode_net_connecter_intro(intro.data(), intro.size(), &why)) throw NetPeerError(name + ": " + why);
+  return std::unique_ptr<NetPeer>(new NetPeer(std::move(ch), channel, std::move(name)));
+}
+
+std::unique_ptr<NetPeer> NetPeer::as_connecter(std::unique_ptr<Channel> ch, uint32_t channel, std::string name,
+                                               WallTimeout timeout) {
+  const std::vector<uint8_t> intro = recv_intro(*ch, name, timeout);
+  std::string why;
+  auto li = decode_net_listener_intro(intro.data(), intro.size(), &why);
+  if (!li) throw NetPeerError(name + ": " + why);
+  if (li->c2l.elen && li->c2l.elen < kHeaderBytes + 4170)
+    throw NetPeerError(name + ": the peer takes messages of " + std::to_string(li->c2l.elen) +
+                       " bytes at most; a 4,170-byte frame needs " + std::to_string(kHeaderBytes + 4170));
+  ch->send(encode_net_connecter_intro(kIntroFlagSync), timeout);
+  return std::unique_ptr<NetPeer>(new NetPeer(std::move(ch), channel, std::move(name)));
+}
+
+void NetPeer::send(const NetMsg& m) {
+  if (sent_any_ && m.timestamp_ps < last_sent_)
+    throw NetPeerError(name_ + ": a message stamped " + std::to_string(m.timestamp_ps) + " ps after one stamped " +
+                       std::to_string(last_sent_) + " ps breaks this end's promise");
+  try {
+    ch_->send(encode_net(m));
+  } catch (const ChannelError& e) {
+    throw NetPeerError(name_ + ": " + e.what());
+  }
+  last_sent_ = m.timestamp_ps;
+  sent_any_ = true;
+}
+
+void NetPeer::send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t>& frame) {
+  NetMsg m;
+  m.kind = NetMsg::Packet;
+  m.timestamp_ps = t_ps;
+  m.port = port;
+  m.frame = frame;
+  send(m);
+  ++packets_sent_;
+}
+
+bool NetPeer::promise(uint64_t t_ps) {
+  if (sent_any_ && t_ps <= last_sent_) return false;
+  NetMsg m;
+  m.kind = NetMsg::Sync;
+  m.timestamp_ps = t_ps;
+  send(m);
+  ++syncs_sent_;
+  return true;
+}
+
+void NetPeer::terminate(uint64_t t_ps) {
+  NetMsg m;
+  m.kind = NetMsg::Terminate;
+  m.timestamp_ps = std::max(t_ps, last_sent_);
+  send(m);
+}
+
+void NetPeer::take(const std::vector<uint8_t>& bytes) {
+  std::string why;
+  auto m = decode_net(bytes.data(), bytes.size(), &why);
+  if (!m) throw NetPeerError(name_ + ": " + why);
+  if (ended_) throw NetPeerError(name_ + ": a message after its TERMINATE");
+  if (m->timestamp_ps < horizon_)
+    throw NetPeerError(name_ + ": a message stamped " + std::to_string(m->timestamp_ps) + " ps, before the " +
+                       std::to_string(horizon_) + " ps it promised (a protocol violation)");
+  horizon_ = m->timestamp_ps;
+  switch (m->kind) {
+    case NetMsg::Sync:
+      ++syncs_received_;
+      break;
+    case NetMsg::Terminate:
+      ended_ = true;
+      horizon_ = kEnded;
+      break;
+    case NetMsg::Packet:
+      ++packets_received_;
+      in_.push_back(NetPacket{m->timestamp_ps, channel_, seq_++, m->port, std::move(m->frame)});
+      break;
+  }
+}
+
+void NetPeer::poll() {
+  try {
+    while (!ended_ && ch_->pending()) take(ch_->recv(WallTimeout(1)));
+  } catch (const ChannelError& e) {
+    throw NetPeerError(name_ + ": " + e.what());
+  }
+}
+
+void NetPeer::wait_horizon(uint64_t t_ps, WallTimeout timeout) {
+  while (!ended_ && horizon_ < t_ps) {
+    try {
+      take(ch_->recv(timeout));
+    } catch (const ChannelError& e) {
+      throw NetPeerError(name_ + ": waiting for its promise to reach " + std::to_string(t_ps) + " ps (it is at " +
+                         std::to_string(horizon_) + " ps): " + e.what());
+    }
+  }
+}
+
+std::optional<NetPacket> NetPeer::pop_until(uint64_t t_ps) {
+  if (in_.empty() || in_.front().t_ps > t_ps) return std::nullopt;
+  NetPacket p = std::move(in_.front());
+  in_.pop_front();
+  return p;
+}
+
+std::optional<uint64_t> NetPeer::next_packet_time() const {
+  if (in_.empty()) return std::nullopt;
+  return in_.front().t_ps;
+}
+
+}  // namespace ernic::bridge
