@@ -184,9 +184,11 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
       return 2;
     }
   }
-  if (sc.nodes.size() > 2) {
+  if (sc.nodes.size() > 2 && !sc.topology_switch) {
     const auto& l = sc.nodes[2].loc;
-    std::fprintf(stderr, "ernic-sim: %s: key 'nodes': the link joins at most two nodes (a switch model does not exist yet)\n",
+    std::fprintf(stderr,
+                 "ernic-sim: %s: key 'nodes': a point-to-point link joins at most two nodes (give `topology: switch` "
+                 "for more)\n",
                  l.str().c_str());
     return 2;
   }
@@ -467,7 +469,7 @@ int sc_main(int argc, char** argv) {
   regc->add_option("--datapath", ropt.datapath, "run every scenario with this datapath: rtl, model or user:<name>")
       ->check(datapath_check);
   regc->add_option("--label", rlabels, "only scenarios with these labels (comma-separated, all must hold): "
-                                       "quick, long, handshake, traffic, error, perf, example");
+                                       "quick, long, handshake, traffic, error, perf, example, topology");
   regc->add_option("--out", ropt.out_dir, "per-scenario JSON reports and output (default regress/)");
   regc->add_flag("--pcap", ropt.pcap, "keep a pcap per scenario in --out");
   regc->add_flag("--log", ropt.log, "keep a transaction log per scenario in --out");

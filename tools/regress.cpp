@@ -307,6 +307,7 @@ std::vector<std::string> scenario_labels(const std::string& path) {
   else if (folder == "errors") l.push_back("error");
   else if (folder == "perf") l.insert(l.end(), {"perf", "long"});
   else if (folder == "examples") l.push_back("example");
+  else if (folder == "topology") l.push_back("topology");
   if (folder != "perf") l.push_back("quick");
   return l;
 }

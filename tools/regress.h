@@ -11,7 +11,8 @@
 // tb/scenarios/CMakeLists.txt, which registers each scenario with ctest;
 // test `scenarios.labels_agree` compares the two): handshake/ ->
 // handshake, traffic/ -> traffic, errors/ -> error, perf/ -> perf and long,
-// examples/ -> example; every scenario outside perf/ is also quick.
+// examples/ -> example, topology/ -> topology; every scenario outside perf/
+// is also quick.
 //
 // Execution: each scenario runs in its own process, this same binary
 // (/proc/self/exe) as `ernic-sim run FILE --quiet --json OUT/NAME.json

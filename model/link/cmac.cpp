@@ -32,7 +32,7 @@ void OpcodeCounts::add(const FrameBytes& f) {
 Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& core_clk,
            SimContext& ctx, const std::string& scope, LinkParams p)
     : sc_module(name), cmac_clk_(cmac_clk), core_clk_(core_clk), ctx_(ctx), scope_(scope), p_(p) {
-  ps_per_byte_x1000_ = uint64_t(std::llround(8.0e6 / p_.rate_gbps));
+  line_ = LineRate(p_.rate_gbps);
   v_tx_tvalid_ = ctx.var(scope, "tx_axis_tvalid", 1);
   v_tx_tready_ = ctx.var(scope, "tx_axis_tready", 1, 1);
   v_tx_tlast_ = ctx.var(scope, "tx_axis_tlast", 1);

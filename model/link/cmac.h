@@ -1,5 +1,6 @@
-// model/link: the 100G Ethernet MAC (Xilinx CMAC) and the wire between two
-// of them.
+// model/link: the 100G Ethernet MAC (Xilinx CMAC) and the wire that
+// carries a line's frames to a FrameSink: another CMAC (point to point), or
+// a switch port (model/link/switch.h).
 //
 // CMAC side: 512-bit AXI4-Stream (64 bytes a beat) on the CMAC clock,
 // 322.265625 MHz (simulated as 3103 ps). TX frames come from the NIC's core
@@ -54,6 +55,7 @@
 // (<scope>.rx_axis.tvalid). MAC control frames are the MAC's own, not on
 // the NIC's stream.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -84,6 +86,33 @@ struct LinkParams {
   uint16_t pfc_quanta = 0xFFFF;
   uint16_t pfc_refresh_quanta = 0x8000;
   static constexpr uint32_t kPreambleSfd = 8, kFcs = 4, kIfg = 12;
+};
+
+// Time on a line of rate_gbps, as the CMAC, the wire and a switch port
+// (model/link/switch.h) count it: 8000 / rate_gbps ps a byte, kept in
+// 1/1000 ps; a span of bytes is rounded up to whole ps.
+struct LineRate {
+  uint64_t ps_per_byte_x1000 = 80000;  // 100 Gb/s
+  LineRate() = default;
+  explicit LineRate(double rate_gbps) : ps_per_byte_x1000(uint64_t(std::llround(8.0e6 / rate_gbps))) {}
+  uint64_t ps(uint64_t bytes) const { return (bytes * ps_per_byte_x1000 + 999) / 1000; }
+  // Preamble + SFD: the start of the preamble to the frame's first byte.
+  uint64_t preamble_ps() const { return ps(LinkParams::kPreambleSfd); }
+  // Preamble + SFD + frame + FCS: the start of the preamble to the FCS's last byte.
+  uint64_t frame_ps(uint64_t len) const { return ps(LinkParams::kPreambleSfd + len + LinkParams::kFcs); }
+  uint64_t ifg_ps() const { return ps(LinkParams::kIfg); }
+  // A pause time of q quanta (512 bit times each).
+  uint64_t quanta_ps(uint64_t q) const { return ps(q * pfc::kQuantumBits / 8); }
+};
+
+// Where a line delivers frames: a CMAC's RX, or a switch port's ingress.
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  // Called when the last byte of a frame has arrived; first_byte_ps = the
+  // arrival of its first byte after the SFD. bad_fcs: its transmitter
+  // aborted it (TX underflow), the FCS check fails.
+  virtual void rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs) = 0;
 };
 
 // Packets and bytes seen, by BTH opcode (non-RoCE frames under 0x100).
@@ -125,7 +154,7 @@ class CmacTxSource {
   virtual Taken tx_take(uint32_t bubble_after, uint32_t bubble_cycles) = 0;
 };
 
-class Cmac : public sc_core::sc_module {
+class Cmac : public sc_core::sc_module, public FrameSink {
  public:
   SC_HAS_PROCESS(Cmac);
   Cmac(sc_core::sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& core_clk,
@@ -139,7 +168,7 @@ class Cmac : public sc_core::sc_module {
 
   // ctl_tx_pause_req[8:0] (pfc.h). Takes effect at the next frame boundary.
   void set_tx_pause_req(uint16_t bits);
-  uint16_t tx_pause_req() const { return pause_req_; }
+  uint16_t tx_pause_req() const { return tx_pause_.req; }
   // stat_rx_pause_req[8:0] now.
   uint16_t stat_rx_pause_req() const;
   // Asked before a data frame starts: true = its traffic class is paused
@@ -192,12 +221,12 @@ class Cmac : public sc_core::sc_module {
   // Called by the wire when the last byte of a frame has arrived;
   // first_byte_ps = arrival of the first byte after the SFD.
   // bad_fcs: the frame was aborted by its transmitter (TX underflow).
-  void rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs = false);
+  void rx_arrive(FrameBytes frame, uint64_t first_byte_ps, bool bad_fcs = false) override;
 
   const OpcodeCounts& tx_counts() const { return tx_counts_; }
   const OpcodeCounts& rx_counts() const { return rx_counts_; }
   const LinkParams& params() const { return p_; }
-  uint64_t ps_per_byte_x1000() const { return ps_per_byte_x1000_; }
+  uint64_t ps_per_byte_x1000() const { return line_.ps_per_byte_x1000; }
 
  private:
   void tx_thread();
@@ -210,8 +239,8 @@ class Cmac : public sc_core::sc_module {
   void rx_thread();
   void cdc_thread();
   void pause_expiry();
-  uint64_t line_ps(uint64_t bytes) const { return (bytes * ps_per_byte_x1000_ + 999) / 1000; }
-  uint64_t quanta_ps(uint64_t q) const { return line_ps(q * pfc::kQuantumBits / 8); }
+  uint64_t line_ps(uint64_t bytes) const { return line_.ps(bytes); }
+  uint64_t quanta_ps(uint64_t q) const { return line_.quanta_ps(q); }
   // A pause frame due now (XOFF, refresh, XON), with the state updated.
   std::optional<FrameBytes> take_pause_frame(uint64_t now);
   uint64_t next_refresh_ps() const;
@@ -241,15 +270,14 @@ class Cmac : public sc_core::sc_module {
   SimContext& ctx_;
   std::string scope_;
   LinkParams p_;
-  uint64_t ps_per_byte_x1000_;   // 8000 / rate_gbps, in 1/1000 ps
+  LineRate line_;
   std::deque<FrameBytes> fifo_;
   std::deque<uint64_t> fifo_ready_;   // when each frame of fifo_ has crossed (with a tx_source)
   uint64_t tx_index_ = 0;                // frames transmitted (tap order)
   struct Bubble { uint64_t frame = 0; uint32_t after_beat = 0, cycles = 0; bool armed = false; } bubble_;
   // PFC: TX requests and what has been sent for them; RX pause timers.
-  uint16_t pause_req_ = 0, xoff_standing_ = 0;
-  uint64_t refresh_at_ps_[9] = {};
-  uint64_t rx_pause_until_ps_[9] = {};
+  pfc::TxPause tx_pause_;
+  pfc::RxPause rx_pause_;
   bool holding_ = false;
   uint64_t hold_since_ps_ = 0;
   sc_core::sc_event pause_ev_, pause_expiry_ev_;
@@ -278,14 +306,21 @@ class Cmac : public sc_core::sc_module {
 // back to back on the line (its own serialisation time plus the IFG); a
 // delayed frame arrives later by the rule's delay and may be overtaken.
 // While the link is down every frame entering it is lost.
+//
+// Flows: a line that carries frames for several nodes (a node's link into a
+// switch) may split them into flows (flow_of: a frame's flow id, or -1),
+// each with its own fault rules, link state and frame count: the scenario's
+// directions "A->B" on a switched path. Frames of no flow meet the line's
+// own rules (faults()).
 class Wire : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Wire);
   Wire(sc_core::sc_module_name name, uint64_t delay_ps, double rate_gbps, uint64_t seed);
-  Cmac* dst = nullptr;
+  FrameSink* dst = nullptr;
   std::string label;                        // "A->B"
-  // Every fault applied (and every frame lost to a down link), as it happens.
-  std::function<void(const FaultApplied&)> on_fault;
+  // Every fault applied (and every frame lost to a down link), as it
+  // happens, with the label of the line or flow it happened on.
+  std::function<void(const std::string& label, const FaultApplied&)> on_fault;
   // first_byte_ps / last_byte_ps: when the transmitter put them on the line.
   // bad_fcs: the transmitter aborted the frame (TX underflow); every copy
   // the faults make of it arrives with a bad FCS.
@@ -294,13 +329,23 @@ class Wire : public sc_core::sc_module {
   FaultInjector& faults() { return inj_; }
   void set_link_up(bool up);
   uint64_t frames_lost() const { return lost_; }
+  // Flows (before the first frame): id >= 0, its label ("A->B") and the
+  // seed of its fault rules' random stream.
+  std::function<int(const FrameBytes&)> flow_of;
+  void add_flow(int id, const std::string& flow_label, uint64_t seed);
+  FaultInjector& faults(int id) { return flows_.at(id).inj; }
 
  private:
   void thread();
   struct Item { FrameBytes f; uint64_t first_ps; bool bad_fcs; };
+  struct Flow {
+    std::string label;
+    FaultInjector inj;
+  };
   uint64_t delay_ps_;
-  uint64_t ps_per_byte_x1000_;
+  LineRate line_;
   FaultInjector inj_;
+  std::map<int, Flow> flows_;
   std::map<std::pair<uint64_t, uint64_t>, Item> q_;   // (arrival of last byte, sequence)
   uint64_t seq_ = 0, lost_ = 0;
   uint64_t rx_line_free_ = 0;   // the receiving line is busy until then

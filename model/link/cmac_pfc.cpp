@@ -13,72 +13,36 @@ using cmac_detail::describe;
 
 void Cmac::set_tx_pause_req(uint16_t bits) {
   bits &= 0x1FF;
-  if (bits == pause_req_) return;
-  pause_req_ = bits;
+  if (bits == tx_pause_.req) return;
+  tx_pause_.req = bits;
   ctx_.set(v_ctl_tx_pause_req_, bits);
   pause_ev_.notify(SC_ZERO_TIME);
 }
 
-uint16_t Cmac::stat_rx_pause_req() const {
-  const uint64_t now = ClockDomain::now_ps();
-  uint16_t s = 0;
-  for (int i = 0; i < 9; ++i)
-    if (rx_pause_until_ps_[i] > now) s |= uint16_t(1u << i);
-  return s;
-}
+uint16_t Cmac::stat_rx_pause_req() const { return rx_pause_.stat(ClockDomain::now_ps()); }
 
 // The earliest time a standing XOFF must be refreshed (UINT64_MAX: none),
 // or now when an XOFF or XON is due at once.
-uint64_t Cmac::next_refresh_ps() const {
-  uint64_t t = UINT64_MAX;
-  for (int i = 0; i < 9; ++i) {
-    const uint16_t bit = uint16_t(1u << i);
-    const bool req = pause_req_ & bit, standing = xoff_standing_ & bit;
-    if (req != standing) return ClockDomain::now_ps();
-    if (req) t = std::min(t, refresh_at_ps_[i]);
-  }
-  return t;
-}
+uint64_t Cmac::next_refresh_ps() const { return tx_pause_.next_ps(ClockDomain::now_ps()); }
 
 std::optional<FrameBytes> Cmac::take_pause_frame(uint64_t now) {
-  uint16_t xoff = 0, xon = 0;
-  for (int i = 0; i < 9; ++i) {
-    const uint16_t bit = uint16_t(1u << i);
-    const bool req = pause_req_ & bit, standing = xoff_standing_ & bit;
-    if (req && (!standing || now >= refresh_at_ps_[i])) xoff |= bit;
-    else if (!req && standing) xon |= bit;
-  }
-  if (!(xoff | xon)) return std::nullopt;
-  pfc::PauseFrame p;
-  // Priorities 0..7 share one PFC frame; the 802.3x PAUSE (bit 8) is a
-  // frame of its own (the next boundary).
-  const uint16_t now_bits = (xoff | xon) & 0xFF ? uint16_t((xoff | xon) & 0xFF) : uint16_t(0x100);
+  const auto due = tx_pause_.take(now, p_.pfc_quanta, quanta_ps(p_.pfc_refresh_quanta));
+  if (!due) return std::nullopt;
   std::string what;
   for (int i = 0; i < 9; ++i) {
     const uint16_t bit = uint16_t(1u << i);
-    if (!(now_bits & bit)) continue;
-    const bool off = xoff & bit;
+    if (!((due->xoff | due->xon) & bit)) continue;
+    const bool off = due->xoff & bit;
     const uint16_t q = off ? p_.pfc_quanta : 0;
-    if (i < 8) {
-      p.pfc = true;
-      p.class_enable |= bit;
-      p.time[i] = q;
-    } else {
-      p.time[0] = q;
-    }
-    if (off) {
-      xoff_standing_ |= bit;
-      refresh_at_ps_[i] = now + quanta_ps(p_.pfc_refresh_quanta);
+    if (off)
       ++pfc_.xoff_sent;
-    } else {
-      xoff_standing_ &= uint16_t(~bit);
+    else
       ++pfc_.xon_sent;
-    }
     what += fmt::format("{}{} {} (time {})", what.empty() ? "" : ", ", off ? "XOFF" : "XON",
                         i < 8 ? fmt::format("priority {}", i) : std::string("all (802.3x PAUSE)"), q);
   }
   log_state("pfc_tx", what);
-  return pfc::build(mac, p);
+  return pfc::build(mac, due->frame);
 }
 
 // A paused traffic class waits (and what is queued behind it) until the
@@ -91,9 +55,7 @@ void Cmac::hold(const FrameBytes& front, uint16_t stat, uint64_t now) {
     log_state("pfc_hold", fmt::format("stat_rx_pause_req = 0x{:03x}: {} waits", stat, describe(front)));
   }
   tx_busy_ = false;
-  uint64_t wake = next_refresh_ps();
-  for (int i = 0; i < 9; ++i)
-    if (rx_pause_until_ps_[i] > now) wake = std::min(wake, rx_pause_until_ps_[i]);
+  const uint64_t wake = std::min(next_refresh_ps(), rx_pause_.next_expiry(now));
   if (wake == UINT64_MAX)
     wait(pause_ev_);
   else if (wake > now)
@@ -110,12 +72,11 @@ void Cmac::release(uint16_t stat, uint64_t now) {
 
 void Cmac::rx_pause(const pfc::PauseFrame& p, uint64_t now) {
   ++pfc_.pause_rx;
+  const uint16_t named = rx_pause_.apply(p, now, [this](uint64_t q) { return quanta_ps(q); });
   std::string what;
   for (int i = 0; i < 9; ++i) {
-    const bool on = i < 8 ? p.pfc && (p.class_enable >> i & 1) : !p.pfc;
-    if (!on) continue;
+    if (!(named >> i & 1)) continue;
     const uint16_t q = i < 8 ? p.time[i] : p.time[0];
-    rx_pause_until_ps_[i] = now + quanta_ps(q);
     what += fmt::format("{}{} time {}", what.empty() ? "" : ", ",
                         i < 8 ? fmt::format("priority {}", i) : std::string("all (802.3x PAUSE)"), q);
   }
@@ -124,7 +85,7 @@ void Cmac::rx_pause(const pfc::PauseFrame& p, uint64_t now) {
   log_state("pfc_rx", fmt::format("{}: stat_rx_pause_req = 0x{:03x}", what, stat));
   pause_ev_.notify(SC_ZERO_TIME);
   for (int i = 0; i < 9; ++i)
-    if (rx_pause_until_ps_[i] > now) pause_expiry_ev_.notify(ps(rx_pause_until_ps_[i] - now));
+    if (rx_pause_.until_ps[i] > now) pause_expiry_ev_.notify(ps(rx_pause_.until_ps[i] - now));
 }
 
 // A pause timer ran out: stat_rx_pause_req drops that bit.
@@ -133,7 +94,7 @@ void Cmac::pause_expiry() {
   ctx_.set(v_stat_rx_pause_req_, stat_rx_pause_req());
   pause_ev_.notify(SC_ZERO_TIME);
   for (int i = 0; i < 9; ++i)
-    if (rx_pause_until_ps_[i] > now) pause_expiry_ev_.notify(ps(rx_pause_until_ps_[i] - now));
+    if (rx_pause_.until_ps[i] > now) pause_expiry_ev_.notify(ps(rx_pause_.until_ps[i] - now));
 }
 
 }  // namespace ernic

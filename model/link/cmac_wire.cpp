@@ -1,7 +1,6 @@
 // model/link: the wire, one direction of the link (class Wire, see cmac.h):
-// faults, propagation delay, one frame at a time on the receiving line.
-#include <cmath>
-
+// faults (the line's own or a flow's), propagation delay, one frame at a
+// time on the receiving line.
 #include "model/link/cmac.h"
 
 namespace ernic {
@@ -9,29 +8,38 @@ namespace ernic {
 using namespace sc_core;
 
 Wire::Wire(sc_module_name name, uint64_t delay_ps, double rate_gbps, uint64_t seed)
-    : sc_module(name), delay_ps_(delay_ps), ps_per_byte_x1000_(uint64_t(std::llround(8.0e6 / rate_gbps))),
-      inj_(seed) {
+    : sc_module(name), delay_ps_(delay_ps), line_(rate_gbps), inj_(seed) {
   SC_THREAD(thread);
 }
 
 void Wire::set_link_up(bool up) { inj_.set_link_up(up); }
 
+void Wire::add_flow(int id, const std::string& flow_label, uint64_t seed) {
+  flows_.emplace(id, Flow{flow_label, FaultInjector(seed)});
+}
+
 void Wire::send(FrameBytes f, uint64_t first_byte_ps, uint64_t last_byte_ps, bool bad_fcs) {
+  // The frame's flow, if the line has flows and the frame belongs to one.
+  FaultInjector* inj = &inj_;
+  const std::string* lab = &label;
+  if (flow_of) {
+    auto it = flows_.find(flow_of(f));
+    if (it != flows_.end()) inj = &it->second.inj, lab = &it->second.label;
+  }
   std::vector<FaultApplied> applied;
-  std::vector<WireOut> outs = inj_.on_frame(std::move(f), &applied);
+  std::vector<WireOut> outs = inj->on_frame(std::move(f), &applied);
   for (const FaultApplied& a : applied) {
     if (a.kind == FaultKind::drop) ++lost_;
-    if (on_fault) on_fault(a);
+    if (on_fault) on_fault(*lab, a);
   }
   // Outputs after the first follow it back to back on the line.
   uint64_t first = first_byte_ps, last = last_byte_ps;
   bool prev = false;
   for (WireOut& o : outs) {
     if (prev) {
-      const uint64_t len = LinkParams::kPreambleSfd + o.bytes.size() + LinkParams::kFcs;
-      const uint64_t gap = (LinkParams::kIfg * ps_per_byte_x1000_ + 999) / 1000;
-      first = last + gap + (LinkParams::kPreambleSfd * ps_per_byte_x1000_ + 999) / 1000;
-      last = last + gap + (len * ps_per_byte_x1000_ + 999) / 1000;
+      const uint64_t gap = line_.ifg_ps();
+      first = last + gap + line_.preamble_ps();
+      last = last + gap + line_.frame_ps(o.bytes.size());
     }
     prev = true;
     const uint64_t arrive = last + delay_ps_ + o.extra_delay_ps;
@@ -56,9 +64,9 @@ void Wire::thread() {
     // One frame at a time on the receiving line: a duplicate, a released or
     // a delayed frame pushes what follows it back (preamble + frame + FCS,
     // then the IFG).
-    const uint64_t pre = (LinkParams::kPreambleSfd * ps_per_byte_x1000_ + 999) / 1000;
-    const uint64_t dur = ((LinkParams::kPreambleSfd + item.f.size() + LinkParams::kFcs) * ps_per_byte_x1000_ + 999) / 1000;
-    const uint64_t ifg = (LinkParams::kIfg * ps_per_byte_x1000_ + 999) / 1000;
+    const uint64_t pre = line_.preamble_ps();
+    const uint64_t dur = line_.frame_ps(item.f.size());
+    const uint64_t ifg = line_.ifg_ps();
     const uint64_t start = std::max(item.first_ps - pre, rx_line_free_);
     const uint64_t end = start + dur;
     rx_line_free_ = end + ifg;

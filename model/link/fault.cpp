@@ -1,6 +1,8 @@
 // model/link: the wire fault injector (see fault.h).
 #include "model/link/fault.h"
 
+#include "model/link/ecn.h"
+
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -327,22 +329,10 @@ std::vector<WireOut> FaultInjector::on_frame(FrameBytes f, std::vector<FaultAppl
           break;
         }
         case FaultKind::ecn: {
-          // IPv4: TOS[1:0] (byte 15), header checksum again; IPv6: the
-          // traffic class's low bits (byte 15, bits 5:4). Non-IP: untouched.
-          const uint16_t et = f.size() >= 14 ? uint16_t(f[12] << 8 | f[13]) : 0;
-          std::string what = "not IP: unchanged";
-          if (et == 0x0800 && f.size() >= 34) {
-            f[15] |= 0x03;
-            f[24] = f[25] = 0;
-            const uint16_t c = roce::ipv4_checksum(f.data() + 14);
-            f[24] = uint8_t(c >> 8);
-            f[25] = uint8_t(c);
-            what = "IPv4 ECN = CE";
-          } else if (et == 0x86DD && f.size() >= 54) {
-            f[15] |= 0x30;
-            what = "IPv6 ECN = CE";
-          }
-          record(r.name, r.kind, idx, v.opcode, v.psn, what);
+          // The IP ECN field := CE, the IPv4 header checksum again (ecn.h).
+          // Non-IP: untouched.
+          const char* done = ecn::set_ce(f);
+          record(r.name, r.kind, idx, v.opcode, v.psn, done ? done : "not IP: unchanged");
           out.push_back(WireOut{std::move(f), 0, idx, false, false});
           break;
         }

@@ -15,7 +15,7 @@
 //                       error positions, "did you mean"
 //   load.cpp            the entry: parse_scenario, load_scenario
 //   topology.cpp        the top level and the topology (limits, clocks,
-//                       link, pcie, nodes)
+//                       link, topology, pcie, nodes)
 //   steps.cpp           the step list (kinds table, repeat rules) and name
 //                       resolution (nodes, MRs, connections)
 //   steps_driver.cpp    driver-level steps (README 5.1)
@@ -48,7 +48,10 @@ constexpr uint64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
 // Caps on times, so that they fit the simulator's 1 ps time base with room.
 constexpr uint64_t kMaxTimeUs = 1000000000;  // 1000 s
 constexpr uint64_t kMaxDelayNs = 1000000000;  // 1 s
-constexpr unsigned kMaxNodes = 8;
+constexpr unsigned kMaxNodes = 16;
+// With `topology: switch`, a direction's end may be the switch itself
+// ("switch->A": frames the switch sends A's node on its own, and A's port).
+constexpr const char* kSwitchEnd = "switch";
 constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
 constexpr uint32_t kMaxPsn = 0xFFFFFF;
 constexpr uint32_t kMaxQpn = 0xFFFFFF;    // BTH DestQP is 24 bits
@@ -271,6 +274,7 @@ class Parser {
   void parse_limits(const Field& f);
   void parse_clocks(const Field& f);
   void parse_link(const Field& f);
+  void parse_topology(const Field& f);  // after the nodes (a switch's ports name them)
   void parse_pcie(const Field& f);
   void parse_nodes(const Field& f);
   void parse_node(const std::string& name, const Field& f);
@@ -399,7 +403,7 @@ class Parser {
 
   // -- the wire (steps_wire.cpp) --
 
-  // "X->Y" between two different declared nodes.
+  // "X->Y" between two different declared nodes (or a node and `switch`).
   Direction read_dir(const Field& f);
   // Both directions of a two-node topology; `fail` reports otherwise.
   template <class Fail>
@@ -427,6 +431,7 @@ class Parser {
   void step_program(const Field& f, const SourceLoc& loc);
   void step_expect_compliance(const Field& f, const SourceLoc& loc);
   void step_wait_until(const Field& f, const SourceLoc& loc);
+  void step_expect_switch(const Field& f, const SourceLoc& loc);
 
   // -- control: repeat, parallel, barrier (steps_control.cpp) --
 

@@ -138,10 +138,30 @@ struct KindName {
   const char* operator()(const QpSetupStep&) const { return "qp_setup"; }
   const char* operator()(const QpReleaseStep&) const { return "qp_release"; }
   const char* operator()(const QpAdoptStep&) const { return "qp_adopt"; }
+  const char* operator()(const ExpectSwitchStep&) const { return "expect_switch"; }
 };
 }  // namespace
 
 const char* step_kind(const Step& s) { return std::visit(KindName{}, s); }
+
+bool CounterCheck::holds(uint64_t got) const {
+  switch (op) {
+    case Op::eq: return got == value;
+    case Op::ne: return got != value;
+    case Op::gt: return got > value;
+    case Op::ge: return got >= value;
+    case Op::lt: return got < value;
+    case Op::le: return got <= value;
+    case Op::range: return got >= value && got <= max;
+  }
+  return false;
+}
+
+std::string CounterCheck::str() const {
+  static const char* const kOps[] = {"==", "!=", ">", ">=", "<", "<="};
+  if (op == Op::range) return fmt::format("in [{}, {}]", value, max);
+  return fmt::format("{} {}", kOps[int(op)], value);
+}
 
 const char* to_string(FaultAction a) {
   switch (a) {

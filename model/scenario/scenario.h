@@ -53,6 +53,34 @@ struct LinkConfig {
   uint64_t delay_ns = 100;
 };
 
+// `topology: switch` (scenarios/README.md section 4): every node on a port
+// of one switch (model/link/switch.h), each joined to it by a link of its
+// own. Without it (`point_to_point`, the default) the two nodes share one
+// link (`link`).
+struct SwitchTopology {
+  struct PortLink {
+    uint32_t rate_gbps = 100;    // the node <-> switch link: `link`'s, or the port's own
+    uint64_t delay_ns = 100;
+  };
+  std::vector<PortLink> ports;   // one per node, in node order
+  uint64_t latency_ns = 300;     // last byte in -> queued at the egress port
+  uint64_t buffer_bytes = 262144;  // per egress port
+  bool flood_unknown = false;    // `unknown: flood` (else drop)
+  struct Ecn {
+    bool on = false;
+    bool red = false;            // min_bytes / max_bytes / probability; else threshold_bytes
+    uint64_t threshold_bytes = 0, min_bytes = 0, max_bytes = 0;
+    double probability = 1.0;
+    bool mark_not_ect = false;
+  } ecn;
+  struct Pfc {
+    bool on = false;
+    uint64_t xoff_bytes = 0, xon_bytes = 0;
+    uint32_t priority = 3;
+  } pfc;
+  SourceLoc loc;                 // the `topology` key
+};
+
 struct PcieConfig {          // PCIe link behind the DMA masters
   uint32_t gen = 3;          // 3 (8 GT/s) or 4 (16 GT/s), 128b/130b
   uint32_t lanes = 16;       // 1, 2, 4, 8, 16
@@ -152,6 +180,7 @@ struct Scenario {
   Limits limits;
   Clocks clocks;
   LinkConfig link;
+  std::optional<SwitchTopology> topology_switch;  // `topology: switch`; none: point to point
   PcieConfig pcie;
   Datapath datapath = Datapath::rtl;
   std::string datapath_user;     // Datapath::user: <name> of `user:<name>`

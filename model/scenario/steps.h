@@ -389,6 +389,22 @@ struct ExpectComplianceStep {
   uint64_t count = 0;
 };
 
+// expect_switch: a switch port's counters (model/link/switch_counters.h)
+// against values: `N` (equal), "OP N" with OP one of ==, !=, >, >=, <, <=,
+// or [min, max].
+struct CounterCheck {
+  std::string counter;
+  enum class Op { eq, ne, gt, ge, lt, le, range } op = Op::eq;
+  uint64_t value = 0, max = 0;     // range: [value, max]
+  bool holds(uint64_t got) const;
+  std::string str() const;         // "> 0", "== 12", "in [1, 8]"
+};
+struct ExpectSwitchStep {
+  SourceLoc loc;
+  std::string port;                // the node on the port
+  std::vector<CounterCheck> checks;  // in file order
+};
+
 struct BarrierStep {               // inside `parallel` branches: all branches meet here
   SourceLoc loc;
   std::string name;
@@ -472,7 +488,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           ConnectRejectStep, DisconnectStep, RecoverStep, HwHandshakeStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
                           BypassSendStep, ExpectBypassStep, QpSetupStep, QpReleaseStep, QpAdoptStep, ProgramStep,
-                          std::shared_ptr<RepeatStep>,
+                          ExpectSwitchStep, std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 
 struct RepeatStep {                // repeat: { count: N, steps: [...] }

@@ -1,9 +1,14 @@
 // model/scenario: the expectation steps (scenarios/README.md 5.6): frame
-// patterns, expect_frames, expect_idle, expect_compliance, wait_until.
+// patterns, expect_frames, expect_idle, expect_compliance, wait_until,
+// expect_switch.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 
+#include "model/link/switch_counters.h"
 #include "model/roce/opcodes.h"
 #include "model/scenario/parse.h"
 
@@ -112,6 +117,72 @@ void Parser::step_expect_compliance(const Field& f, const SourceLoc& loc) {
   if (std::find(std::begin(kRules), std::end(kRules), s.rule) == std::end(kRules))
     rf.fail("unknown compliance rule '" + s.rule + "' (rules: va_align, len_64, read_small, send_zero, msg_8m)");
   s.count = r.u64("count", 0, 0, kMaxU64);
+  r.finish();
+  emit(std::move(s));
+}
+
+namespace {
+// A counter's expected value: N, "OP N" (OP: == != > >= < <=) or [min, max].
+CounterCheck read_counter_check(const Field& f, const std::string& counter) {
+  CounterCheck c;
+  c.counter = counter;
+  if (f.node.IsSequence()) {
+    const std::vector<Field> items = read_list(f);
+    if (items.size() != 2) f.fail(fmt::format("expected [min, max], got a list of {}", items.size()));
+    c.op = CounterCheck::Op::range;
+    c.value = read_uint(items[0], 0, kMaxU64);
+    c.max = read_uint(items[1], 0, kMaxU64);
+    if (c.max < c.value) items[1].fail(fmt::format("max {} is less than min {}", c.max, c.value));
+    return c;
+  }
+  if (is_plain_scalar(f.node)) {
+    c.value = read_uint(f, 0, kMaxU64);
+    return c;
+  }
+  const std::string text = f.node.IsScalar() ? f.node.Scalar() : std::string();
+  static const std::pair<const char*, CounterCheck::Op> kOps[] = {
+      {">=", CounterCheck::Op::ge}, {"<=", CounterCheck::Op::le}, {"==", CounterCheck::Op::eq},
+      {"!=", CounterCheck::Op::ne}, {">", CounterCheck::Op::gt},  {"<", CounterCheck::Op::lt}};
+  for (const auto& [op, kind] : kOps) {
+    if (text.compare(0, std::strlen(op), op) != 0) continue;
+    std::string num = text.substr(std::strlen(op));
+    num.erase(0, num.find_first_not_of(' '));
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = num.empty() || !std::isdigit(static_cast<unsigned char>(num[0]))
+                                     ? 0
+                                     : std::strtoull(num.c_str(), &end, 0);
+    if (num.empty() || !std::isdigit(static_cast<unsigned char>(num[0])) || errno || *end)
+      break;
+    c.op = kind;
+    c.value = v;
+    return c;
+  }
+  f.fail("expected a count N, a comparison \">0\" (==, !=, >, >=, <, <= and a number) or [min, max], got " +
+         describe(f.node));
+}
+}  // namespace
+
+// expect_switch: { port: NODE, COUNTER: VALUE, ... } (switch_counters.h).
+void Parser::step_expect_switch(const Field& f, const SourceLoc& loc) {
+  std::vector<std::string> keys = {"port"};
+  for (const SwitchCounterName& c : kSwitchCounters) keys.push_back(c.name);
+  MapReader r(f, keys);
+  if (!sc_.topology_switch)
+    r.self().fail("expect_switch needs a switch: give `topology: switch` (this scenario's topology is point to point)");
+  ExpectSwitchStep s;
+  s.loc = loc;
+  s.port = ref_node(r.req("port"), /*must_be_initialised=*/false);
+  for (const auto& kv : f.node) {  // in file order (every key is known: MapReader checked)
+    const std::string key = kv.first.Scalar();
+    if (key == "port") continue;
+    if (auto v = r.take(key)) s.checks.push_back(read_counter_check(*v, key));
+  }
+  if (s.checks.empty()) {
+    std::string names;
+    for (size_t i = 1; i < keys.size(); ++i) names += (i > 1 ? ", " : "") + keys[i];
+    r.self().fail("give at least one counter to check: " + names);
+  }
   r.finish();
   emit(std::move(s));
 }

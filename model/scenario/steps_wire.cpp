@@ -76,7 +76,9 @@ Direction Parser::read_dir(const Field& f) {
     f.fail("expected a direction 'X->Y' between two nodes, got '" + text + "'");
   Direction d{trim(text.substr(0, arrow)), trim(text.substr(arrow + 2))};
   for (const std::string* n : {&d.from, &d.to})
-    if (!node_index_.count(*n)) {
+    if (!node_index_.count(*n) && !(*n == kSwitchEnd && sc_.topology_switch)) {
+      if (*n == kSwitchEnd)
+        f.fail("'switch' in direction '" + text + "' is the switch of `topology: switch`, and this scenario has none");
       std::vector<std::string> names;
       for (const auto& node : sc_.nodes) names.push_back(node.name);
       f.fail("unknown node '" + *n + "' in direction '" + text + "'" + suggest(*n, names, "nodes are"));

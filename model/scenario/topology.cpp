@@ -1,6 +1,7 @@
 // model/scenario: the top level of a scenario file and its topology:
-// name, seed, limits, clocks, link, pcie, datapath, layout, compliance,
-// handshake_random and the nodes (addresses, ACK, MR cache, RX, test hooks).
+// name, seed, limits, clocks, link, topology (point to point or a switch),
+// pcie, datapath, layout, compliance, handshake_random and the nodes
+// (addresses, ACK, MR cache, RX, test hooks).
 #include <algorithm>
 #include <cctype>
 
@@ -97,7 +98,7 @@ roce::Ipv4Addr parse_ipv4(const Field& f, const std::string& s) {
 }
 
 void Parser::parse_top(const Field& root) {
-  MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "pcie", "datapath",
+  MapReader r(root, {"scenario", "description", "seed", "limits", "clocks", "link", "topology", "pcie", "datapath",
                      "layout", "compliance", "handshake_random", "nodes", "steps"});
   {
     const Field f = r.req("scenario");
@@ -130,6 +131,7 @@ void Parser::parse_top(const Field& root) {
   sc_.compliance = r.enm("compliance", sc_.compliance, kComplianceModes);
   if (auto h = r.take("handshake_random")) sc_.handshake_random = parse_handshake_random(*h);
   parse_nodes(r.req("nodes"));
+  if (auto f = r.take("topology")) parse_topology(*f);
   const Field steps = r.req("steps");
   r.finish();
   parse_steps(steps, sc_.steps, Scope{});
@@ -177,6 +179,109 @@ void Parser::parse_link(const Field& f) {
   }
   sc_.link.delay_ns = r.u64("delay_ns", sc_.link.delay_ns, 0, kMaxDelayNs);
   r.finish();
+}
+
+// `topology: point_to_point` (the default: one link, `link`), or a switch:
+// `topology: switch` (every default) or `topology: { switch: {...} }`.
+void Parser::parse_topology(const Field& f) {
+  static const std::vector<std::string> kKinds = {"point_to_point", "switch"};
+  std::optional<Field> sw;
+  if (f.node.IsScalar()) {
+    const std::string s = read_string(f);
+    if (s == "point_to_point") return;
+    if (s != "switch") f.fail("unknown topology '" + s + "'" + suggest(s, kKinds));
+  } else if (f.node.IsMap()) {
+    MapReader r(f, {"point_to_point", "switch"});
+    if (r.has("point_to_point") && r.has("switch")) f.fail("give one topology: point_to_point or switch");
+    if (auto p = r.take("point_to_point")) {
+      if (!(p->node.IsNull() || (p->node.IsMap() && p->node.size() == 0)))
+        p->fail("point_to_point has no parameters (the link's are under `link`)");
+      r.finish();
+      return;
+    }
+    sw = r.req("switch");
+    r.finish();
+  } else {
+    f.fail("expected point_to_point, switch or { switch: {...} }, got " + describe(f.node));
+  }
+  if (auto it = node_index_.find(kSwitchEnd); it != node_index_.end()) {
+    const SourceLoc& l = sc_.nodes[it->second].loc;
+    throw ScenarioError(l.file, l.line, l.column, "nodes.switch",
+                        "a node may not be named 'switch' with topology: switch (directions name the switch so)");
+  }
+  SwitchTopology t;
+  t.loc = f.loc();
+  for (size_t i = 0; i < sc_.nodes.size(); ++i) t.ports.push_back({sc_.link.rate_gbps, sc_.link.delay_ns});
+  if (sw && !sw->node.IsNull()) {
+    if (!sw->node.IsMap()) sw->fail("expected a map of the switch's parameters, got " + describe(sw->node));
+    MapReader r(*sw, {"latency_ns", "buffer_bytes", "unknown", "ports", "ecn", "pfc"});
+    t.latency_ns = r.u64("latency_ns", t.latency_ns, 0, kMaxDelayNs);
+    t.buffer_bytes = r.u64("buffer_bytes", t.buffer_bytes, 256, 1ull << 32);
+    static const EnumTable<bool> kUnknown = {{"drop", false}, {"flood", true}};
+    t.flood_unknown = r.enm("unknown", false, kUnknown);
+    if (auto p = r.take("ports")) {
+      if (!p->node.IsMap()) p->fail("expected a map of node name -> { rate_gbps, delay_ns }, got " + describe(p->node));
+      std::vector<std::string> names;
+      for (const auto& n : sc_.nodes) names.push_back(n.name);
+      MapReader pr(*p, names);
+      for (size_t i = 0; i < sc_.nodes.size(); ++i) {
+        auto pf = pr.take(sc_.nodes[i].name);
+        if (!pf) continue;
+        MapReader lr(*pf, {"rate_gbps", "delay_ns"});
+        if (auto rf = lr.take("rate_gbps")) {
+          const uint64_t v = read_uint(*rf, 1, kMaxU32);
+          if (v != 10 && v != 25 && v != 40 && v != 50 && v != 100)
+            rf->fail(fmt::format("rate_gbps must be one of 10, 25, 40, 50, 100, got {}", v));
+          t.ports[i].rate_gbps = uint32_t(v);
+        }
+        t.ports[i].delay_ns = lr.u64("delay_ns", t.ports[i].delay_ns, 0, kMaxDelayNs);
+        lr.finish();
+      }
+      pr.finish();
+    }
+    if (auto e = r.take("ecn")) {
+      MapReader er(*e, {"threshold_bytes", "min_bytes", "max_bytes", "probability", "mark_not_ect"});
+      t.ecn.on = true;
+      auto th = er.take("threshold_bytes");
+      auto mn = er.take("min_bytes");
+      auto mx = er.take("max_bytes");
+      auto pr = er.take("probability");
+      const std::optional<Field> red = mn ? mn : mx ? mx : pr;
+      if (th && red)
+        later(*th, *red).fail_key("give either threshold_bytes or min_bytes / max_bytes / probability (RED), not both");
+      if (th) {
+        t.ecn.threshold_bytes = read_uint(*th, 0, 1ull << 32);
+      } else {
+        if (!mn) er.missing("min_bytes", "give threshold_bytes, or min_bytes and max_bytes (RED)");
+        if (!mx) er.missing("max_bytes", "RED marks between min_bytes and max_bytes");
+        t.ecn.red = true;
+        t.ecn.min_bytes = read_uint(*mn, 0, 1ull << 32);
+        t.ecn.max_bytes = read_uint(*mx, 0, 1ull << 32);
+        if (t.ecn.max_bytes <= t.ecn.min_bytes)
+          mx->fail(fmt::format("max_bytes {} must be greater than min_bytes {}", t.ecn.max_bytes, t.ecn.min_bytes));
+        if (pr) t.ecn.probability = read_double(*pr, 0.0, 1.0);
+      }
+      if (auto m = er.take("mark_not_ect")) t.ecn.mark_not_ect = read_bool(*m);
+      er.finish();
+    }
+    if (auto p = r.take("pfc")) {
+      MapReader pr(*p, {"xoff_bytes", "xon_bytes", "priority"});
+      t.pfc.on = true;
+      const Field xoff = pr.req("xoff_bytes");
+      const Field xon = pr.req("xon_bytes");
+      t.pfc.xoff_bytes = read_uint(xoff, 1, 1ull << 32);
+      t.pfc.xon_bytes = read_uint(xon, 0, 1ull << 32);
+      if (t.pfc.xon_bytes >= t.pfc.xoff_bytes)
+        xon.fail(fmt::format("xon_bytes {} must be below xoff_bytes {}", t.pfc.xon_bytes, t.pfc.xoff_bytes));
+      if (t.pfc.xoff_bytes > t.buffer_bytes)
+        xoff.fail(fmt::format("xoff_bytes {} exceeds buffer_bytes {}: a port would drop before it pauses",
+                              t.pfc.xoff_bytes, t.buffer_bytes));
+      t.pfc.priority = uint32_t(pr.u64("priority", t.pfc.priority, 0, 7));
+      pr.finish();
+    }
+    r.finish();
+  }
+  sc_.topology_switch = std::move(t);
 }
 
 void Parser::parse_pcie(const Field& f) {

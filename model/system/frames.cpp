@@ -61,15 +61,24 @@ FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
   return r;
 }
 
-// A frame node me's CMAC sent on direction out: its record, the wire
+int System::peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const {
+  if (!net_switch) return nodes.size() == 2 ? int(1 - i) : -1;  // the one link's other end
+  const size_t off = tx ? 0 : 6;                                 // destination / source MAC
+  if (len < off + 6) return -1;
+  const int p = net_switch->port_of(frame + off);
+  return p == int(i) ? -1 : p;
+}
+
+// A frame node me's CMAC sent on direction out: its record, the pair's wire
 // monitor (violations are model errors), the compliance checker, the log.
-void System::on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, const FrameBytes& f, uint64_t t) {
+void System::on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, monitor::WireMonitor* wm, const FrameBytes& f,
+                         uint64_t t) {
   lt->on_tx(f, t);
   out->tx.push_back(summarize(f, t, out->tx.size()));
-  const size_t seen = wire_monitor->violations().size();
-  wire_monitor->on_frame(f, t, out->name, commit_time(*me, out->tx.back()));
-  for (size_t k = seen; k < wire_monitor->violations().size(); ++k) {
-    const monitor::Violation& v = wire_monitor->violations()[k];
+  const size_t seen = wm->violations().size();
+  wm->on_frame(f, t, out->name, commit_time(*me, out->tx.back()));
+  for (size_t k = seen; k < wm->violations().size(); ++k) {
+    const monitor::Violation& v = wm->violations()[k];
     ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
   }
   const size_t reported = compliance.reports().size();
@@ -109,8 +118,11 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
     if (std::string(dir) == "rx" || r.dest_qp == 1) {
       qp = r.dest_qp;
     } else if (n.driver) {
-      for (const auto& c : n.driver->connections())
+      for (const auto& c : n.driver->connections()) {
+        // With a switch several peers may use one QPN: the frame's destination address tells them apart.
+        if (net_switch && !r.dst.empty() && (c->ipv6 ? c->remote_ip6.str() : c->remote_ip.str()) != r.dst) continue;
         if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
+      }
     } else {  // a program's host keeps its connections: the NIC's enabled QP towards that QPN
       const regs::Layout& L = n.ernic->config().layout;
       for (uint32_t q = 2; q <= n.cfg.num_qp; ++q)

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/datapath/sc/datapath.h"
+#include "model/link/switch_counters.h"
 #include "model/roce/opcodes.h"
 #include "model/system/assumptions.h"
 
@@ -85,6 +86,7 @@ void add_failures(json& r, System& sys) {
     // The last frames of each direction (tx tap), to read a failure without opening the pcap.
     json last = json::object();
     for (const auto& [name, d] : sys.dirs) {
+      if (sys.net_switch && d.tx.empty()) continue;  // N nodes: the directions that carried frames
       json l = json::array();
       for (size_t i = d.tx.size() > 6 ? d.tx.size() - 6 : 0; i < d.tx.size(); ++i) l.push_back(d.tx[i].str());
       last[name] = l;
@@ -256,6 +258,42 @@ json handshake_random_json(const monitor::ProtocolMonitors& p) {
   return hr;
 }
 
+// The switch (topology: switch): its parameters, each port's link and
+// counters (model/link/switch_counters.h), and their totals (peaks: the
+// largest port's).
+json switch_json(System& sys) {
+  const Switch& sw = *sys.net_switch;
+  const SwitchTopology& t = *sys.scenario.topology_switch;
+  json ports = json::object(), totals = json::object();
+  for (const SwitchCounterName& n : kSwitchCounters) totals[n.name] = uint64_t(0);
+  for (size_t p = 0; p < sw.ports(); ++p) {
+    const SwitchPortCounters& c = sw.port(p).counters;
+    json pj = {{"rate_gbps", t.ports[p].rate_gbps}, {"delay_ns", t.ports[p].delay_ns},
+               {"queue_bytes_at_end", sw.port(p).queue_bytes()}};
+    for (const SwitchCounterName& n : kSwitchCounters) {
+      pj[n.name] = c.*n.field;
+      const bool peak = std::string(n.name).compare(0, 4, "max_") == 0;
+      const uint64_t sofar = totals[n.name].get<uint64_t>();
+      totals[n.name] = peak ? std::max(sofar, c.*n.field) : sofar + c.*n.field;
+    }
+    ports[sw.config().ports[p].name] = pj;
+  }
+  json j = {{"ports", ports}, {"totals", totals}, {"latency_ns", t.latency_ns}, {"buffer_bytes", t.buffer_bytes},
+            {"unknown", t.flood_unknown ? "flood" : "drop"}, {"ecn", nullptr}, {"pfc", nullptr}};
+  if (t.ecn.on) {
+    j["ecn"] = {{"mode", t.ecn.red ? "red" : "threshold"}, {"mark_not_ect", t.ecn.mark_not_ect}};
+    if (t.ecn.red) {
+      j["ecn"]["min_bytes"] = t.ecn.min_bytes;
+      j["ecn"]["max_bytes"] = t.ecn.max_bytes;
+      j["ecn"]["probability"] = t.ecn.probability;
+    } else {
+      j["ecn"]["threshold_bytes"] = t.ecn.threshold_bytes;
+    }
+  }
+  if (t.pfc.on) j["pfc"] = {{"xoff_bytes", t.pfc.xoff_bytes}, {"xon_bytes", t.pfc.xon_bytes}, {"priority", t.pfc.priority}};
+  return j;
+}
+
 json reproduce_json(System& sys, const std::vector<std::string>& argv) {
   return {{"git", ERNIC_GIT_HASH},
           {"command_line", argv},
@@ -302,6 +340,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   for (const auto& [node, p] : sys.programs)
     nodes[node]["program"] = {{"argv", p.argv}, {"status", p.status}, {"ok", p.ok}, {"output", p.output}};
   r["nodes"] = nodes;
+  if (sys.net_switch) r["switch"] = switch_json(sys);
   r["pcie"] = pcie_json(sys.scenario.pcie);
   r["idle_skip"] = idle_skip_json(sys);
   r["protocol_monitors"] = protocol_json(sys.ctx.protocol);
@@ -436,6 +475,23 @@ std::string node_text(const std::string& name, const json& n) {
   return o;
 }
 
+// The switch's line: totals, and the port with the deepest queue.
+std::string switch_text(const json& sw) {
+  const auto& t = sw["totals"];
+  auto u = [&](const char* k) { return t[k].get<uint64_t>(); };
+  std::string deepest;
+  uint64_t peak = 0;
+  for (const auto& [name, p] : sw["ports"].items())
+    if (p["max_queue_bytes"].get<uint64_t>() > peak || deepest.empty()) {
+      peak = p["max_queue_bytes"].get<uint64_t>();
+      deepest = name;
+    }
+  return fmt::format("switch    {} ports: {} frames in, {} out; {} dropped (buffer), {} no route, {} flooded; {} ECN "
+                     "mark(s); PFC {} XOFF {} XON sent, {} pause frame(s) received; max queue {} B (port {})\n",
+                     sw["ports"].size(), u("frames_in"), u("frames_out"), u("dropped"), u("no_route"), u("flooded"),
+                     u("ecn_marked"), u("pfc_xoff_sent"), u("pfc_xon_sent"), u("pause_rx"), peak, deepest);
+}
+
 std::string protocol_text(const json& r) {
   std::string o;
   uint64_t axis = 0, axil = 0, beats = 0, frames = 0, accesses = 0, stalls = 0, viol = 0;
@@ -471,6 +527,7 @@ std::string summary_text(const json& r) {
                      c["mhz"].get<double>(), c["period_ps"].get<uint64_t>());
   if (r.contains("idle_skip")) o += idle_skip_text(r);
   for (const auto& [name, n] : r["nodes"].items()) o += node_text(name, n);
+  if (r.contains("switch")) o += switch_text(r["switch"]);
   if (r.contains("protocol_monitors") && !r["protocol_monitors"].empty()) o += protocol_text(r);
   if (r.contains("handshake_random"))
     for (const auto& [scope, h] : r["handshake_random"].items())

@@ -27,7 +27,8 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
   Node* cn = node(s.client);
   Node* sn = node(s.server);
   if (!cn || !sn || cn == sn) return fail(loc, "connect needs two different nodes");
-  if (nodes.size() != 2) return fail(loc, "connect needs a two-node topology (one link)");
+  if (!net_switch && nodes.size() != 2)
+    return fail(loc, "connect needs a two-node topology (one link) or topology: switch");
   host::QpParams sp, cp;
   sp.pmtu = cp.pmtu = s.pmtu;
   sp.sq_depth = cp.sq_depth = s.sq_depth;

@@ -1,6 +1,7 @@
 // model/system: the expectation steps on what happens in the system:
 // expect_frames (a direction's frames against patterns), expect_idle,
-// wait_until (a register value or a frame count), expect_compliance.
+// wait_until (a register value or a frame count), expect_compliance,
+// expect_switch (a switch port's counters).
 #include "model/system/system.h"
 
 #include <fmt/format.h>
@@ -167,6 +168,19 @@ void System::handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group*)
   const uint64_t n = compliance.count(s.rule);
   if (n != s.count)
     fail(loc, fmt::format("{} compliance report(s) of rule {} so far, expected {}", n, s.rule, s.count));
+}
+
+// expect_switch: a port's counters (model/link/switch_counters.h) now.
+void System::handle(const ExpectSwitchStep& s, const SourceLoc& loc, Group*) {
+  if (!net_switch) return fail(loc, "expect_switch needs topology: switch");
+  const int p = net_switch->port_of(node(s.port)->cfg.mac.b.data());
+  const SwitchPortCounters& c = net_switch->port(size_t(p)).counters;
+  std::string bad;
+  for (const CounterCheck& k : s.checks)
+    for (const SwitchCounterName& n : kSwitchCounters)
+      if (k.counter == n.name && !k.holds(c.*n.field))
+        bad += fmt::format("{}{} is {}, expected {}", bad.empty() ? "" : "; ", k.counter, c.*n.field, k.str());
+  if (!bad.empty()) fail(loc, fmt::format("switch port {}: {}", s.port, bad));
 }
 
 }  // namespace ernic

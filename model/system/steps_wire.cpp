@@ -11,18 +11,35 @@ namespace ernic {
 
 using namespace sc_core;
 
-Wire* System::wire_for(const Direction& d) {
-  if (!wire_ab) return nullptr;
+// Direction X->Y's line: the wire of a point-to-point link, or with a
+// switch X's wire to its port, in the flow of the frames to Y (a fault
+// there acts before the switch: a dropped frame never reaches it);
+// switch->X: the port's wire to X (every frame X gets: a port fault);
+// X->switch: X's wire to its port, for the frames of no flow (to the switch
+// itself, or to no node's MAC).
+std::optional<System::DirWire> System::wire_for(const Direction& d) {
+  if (net_switch) {
+    int from = -1, to = -1;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i]->cfg.name == d.from) from = int(i);
+      if (nodes[i]->cfg.name == d.to) to = int(i);
+    }
+    if (d.from == "switch" && to >= 0) return DirWire{downlinks[size_t(to)].get(), -1};  // the port's wire to X
+    if (d.to == "switch" && from >= 0) return DirWire{uplinks[size_t(from)].get(), -1};  // X's frames of no flow
+    if (from < 0 || to < 0 || from == to) return std::nullopt;
+    return DirWire{uplinks[size_t(from)].get(), to};
+  }
+  if (!wire_ab) return std::nullopt;
   const std::string name = d.from + "->" + d.to;
-  if (wire_ab->label == name) return wire_ab.get();
-  if (wire_ba->label == name) return wire_ba.get();
-  return nullptr;
+  if (wire_ab->label == name) return DirWire{wire_ab.get(), -1};
+  if (wire_ba->label == name) return DirWire{wire_ba.get(), -1};
+  return std::nullopt;
 }
 
 // fault: a fault rule on each named direction's wire.
 void System::handle(const FaultStep& s, const SourceLoc& loc, Group*) {
   for (const Direction& d : s.dirs) {
-    Wire* w = wire_for(d);
+    auto w = wire_for(d);
     if (!w) return fail(loc, "no link " + d.from + "->" + d.to);
     FaultRule r;
     r.name = s.name;
@@ -47,9 +64,9 @@ void System::handle(const FaultStep& s, const SourceLoc& loc, Group*) {
 // link: each named direction up or down; the QP-setup blocks told.
 void System::handle(const LinkStep& s, const SourceLoc& loc, Group*) {
   for (const Direction& d : s.dirs) {
-    Wire* w = wire_for(d);
+    auto w = wire_for(d);
     if (!w) return fail(loc, "no link " + d.from + "->" + d.to);
-    w->set_link_up(s.up);
+    w->faults().set_link_up(s.up);
   }
   for (auto& n : nodes)
     if (n->qp_setup) n->qp_setup->link_changed();

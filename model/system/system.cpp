@@ -209,13 +209,28 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   LinkParams lp;
   lp.rate_gbps = sc.link.rate_gbps;
   lp.delay_ps = sc.link.delay_ns * 1000;
+  // Each node's link: the one link, or its own to the switch. (A node's
+  // delay_ps sizes its driver's CM timeout: with a switch, the longest
+  // one-way path from it, the forwarding latency included.)
+  std::vector<LinkParams> lps(sc.nodes.size(), lp);
+  if (const auto& t = sc.topology_switch) {
+    uint64_t longest = 0;
+    for (const auto& p : t->ports) longest = std::max(longest, p.delay_ns);
+    for (size_t i = 0; i < lps.size(); ++i) {
+      lps[i].rate_gbps = t->ports[i].rate_gbps;
+      lps[i].delay_ps = (t->ports[i].delay_ns + t->latency_ns + longest) * 1000;
+    }
+  }
   randomise_handshakes(opt);
-  build_nodes(lp, opt);
+  build_nodes(lps, opt);
   idle_skip = opt.idle_skip;
   serve_overrides = opt.serve;
   if (!idle_skip) start_tickers();
   introduce_nodes();
-  if (nodes.size() == 2) join_wires(lp);
+  if (sc.topology_switch)
+    join_switch(lps);
+  else if (nodes.size() == 2)
+    join_wires(lp);
   // Frame records of each direction, from the taps (expectations, reports).
   for (size_t i = 0; i < nodes.size(); ++i)
     for (size_t j = 0; j < nodes.size(); ++j) {
@@ -223,7 +238,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       const std::string name = nodes[i]->cfg.name + "->" + nodes[j]->cfg.name;
       dirs[name].name = name;
     }
-  if (nodes.size() == 2) watch_link();
+  if (nodes.size() == 2 || net_switch) watch_link();
   if (!opt.pcap.empty()) open_taps(opt.pcap);
   ctx.trace_clock("top.clocks", "core_clk", core.period_ps());
   ctx.trace_clock("top.clocks", "cmac_clk", cmac_clk.period_ps());
@@ -246,10 +261,10 @@ void System::randomise_handshakes(const RunOptions& opt) {
 }
 
 // Each node's driver draws from its own stream: seed and node index.
-void System::build_nodes(const LinkParams& lp, const RunOptions& opt) {
+void System::build_nodes(const std::vector<LinkParams>& lps, const RunOptions& opt) {
   for (size_t i = 0; i < scenario.nodes.size(); ++i) {
     const NodeConfig& nc = scenario.nodes[i];
-    nodes.push_back(std::make_unique<Node>(nc.name.c_str(), nc, scenario, core, cmac_clk, ctx, lp,
+    nodes.push_back(std::make_unique<Node>(nc.name.c_str(), nc, scenario, core, cmac_clk, ctx, lps[i],
                                            scenario.seed * 0x9E3779B97F4A7C15ull + i + 1, opt.idle_skip));
   }
 }
@@ -303,49 +318,146 @@ void System::join_wires(const LinkParams& lp) {
       Wire* in = i == 0 ? wire_ba.get() : wire_ab.get();
       f->link_up = [in] { return in->faults().link_up(); };
     }
-  for (Wire* w : {wire_ab.get(), wire_ba.get()}) {
-    w->on_fault = [this, w](const FaultApplied& a) {
-      ++faults_applied;
-      ctx.event("wire " + w->label,
-                fmt::format("fault '{}' {} frame #{}{}{}", a.rule, FaultInjector::kind_name(a.kind), a.frame_index,
-                            a.opcode >= 0 ? fmt::format(" {} psn=0x{:06x}", roce::opcode_name(uint8_t(a.opcode)), a.psn)
-                                          : std::string(),
-                            a.detail.empty() ? "" : " (" + a.detail + ")"));
-      if (ctx.log) ctx.log->fault(sc_time_stamp().value(), w->label, a.frame_index, a.rule,
-                                  FaultInjector::kind_name(a.kind), a.opcode, a.psn, a.detail);
-    };
-  }
+  for (Wire* w : {wire_ab.get(), wire_ba.get()})
+    w->on_fault = [this](const std::string& label, const FaultApplied& a) { report_fault(label, a); };
 }
 
-// Two nodes: the wire monitor, the link traces, and each CMAC's frames into
-// the records of its direction (on_tx_frame); the requester's view for the
-// monitor.
+// A fault applied on a line (or a flow of it): counted, an event, the log.
+void System::report_fault(const std::string& label, const FaultApplied& a) {
+  ++faults_applied;
+  ctx.event("wire " + label,
+            fmt::format("fault '{}' {} frame #{}{}{}", a.rule, FaultInjector::kind_name(a.kind), a.frame_index,
+                        a.opcode >= 0 ? fmt::format(" {} psn=0x{:06x}", roce::opcode_name(uint8_t(a.opcode)), a.psn)
+                                      : std::string(),
+                        a.detail.empty() ? "" : " (" + a.detail + ")"));
+  if (ctx.log) ctx.log->fault(sc_time_stamp().value(), label, a.frame_index, a.rule, FaultInjector::kind_name(a.kind),
+                              a.opcode, a.psn, a.detail);
+}
+
+// topology: switch: the switch (a port per node, in node order), and for
+// each node X a wire to its port ("X->switch", its flows "X->Y" one per
+// other node: the directions' fault rules and link state) and one back
+// ("switch->X"); each node's cmac_link_up: every direction into it is up
+// (its port's wire, and each other node's flow to it).
+void System::join_switch(const std::vector<LinkParams>& lps) {
+  const SwitchTopology& t = *scenario.topology_switch;
+  SwitchConfig c;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    SwitchConfig::Port p;
+    p.name = nodes[i]->cfg.name;
+    std::copy(nodes[i]->cfg.mac.b.begin(), nodes[i]->cfg.mac.b.end(), p.node_mac.begin());
+    p.rate_gbps = lps[i].rate_gbps;
+    c.ports.push_back(p);
+  }
+  c.buffer_bytes = t.buffer_bytes;
+  c.latency_ps = t.latency_ns * 1000;
+  c.flood_unknown = t.flood_unknown;
+  c.ecn.on = t.ecn.on;
+  c.ecn.red = t.ecn.red;
+  c.ecn.threshold_bytes = t.ecn.threshold_bytes;
+  c.ecn.min_bytes = t.ecn.min_bytes;
+  c.ecn.max_bytes = t.ecn.max_bytes;
+  c.ecn.probability = t.ecn.probability;
+  c.ecn.mark_not_ect = t.ecn.mark_not_ect;
+  c.pfc.on = t.pfc.on;
+  c.pfc.xoff_bytes = t.pfc.xoff_bytes;
+  c.pfc.xon_bytes = t.pfc.xon_bytes;
+  c.pfc.priority = uint8_t(t.pfc.priority);
+  c.seed = scenario.seed * 0x9E3779B97F4A7C15ull + 0x5A;
+  net_switch = std::make_unique<Switch>("switch", ctx, std::string(this->name()) + ".switch", c, &cmac_clk);
+  const uint64_t seed = scenario.seed * 0xD1B54A32D192ED03ull;
+  const size_t n = nodes.size();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& x = nodes[i]->cfg.name;
+    const uint64_t d = t.ports[i].delay_ns * 1000;
+    uplinks.push_back(std::make_unique<Wire>(("up_" + x).c_str(), d, lps[i].rate_gbps, seed + 1 + 2 * i * (n + 1)));
+    downlinks.push_back(std::make_unique<Wire>(("down_" + x).c_str(), d, lps[i].rate_gbps, seed + 2 + 2 * i * (n + 1)));
+    Wire* up = uplinks.back().get();
+    Wire* down = downlinks.back().get();
+    up->label = x + "->switch";
+    down->label = "switch->" + x;
+    nodes[i]->cmac->wire_out = up;
+    up->dst = &net_switch->port(i);
+    net_switch->port(i).wire_out = down;
+    down->dst = nodes[i]->cmac.get();
+    Switch* sw = net_switch.get();
+    up->flow_of = [sw](const FrameBytes& f) { return f.size() >= 6 ? sw->port_of(f.data()) : -1; };
+    for (size_t j = 0; j < n; ++j)
+      if (j != i) up->add_flow(int(j), x + "->" + nodes[j]->cfg.name, seed + 3 + 2 * i * (n + 1) + j);
+    for (Wire* w : {up, down})
+      w->on_fault = [this](const std::string& label, const FaultApplied& a) { report_fault(label, a); };
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (QpSetupFsm* f = nodes[i]->qp_setup.get())
+      f->link_up = [this, i] {
+        if (!downlinks[i]->faults().link_up()) return false;
+        for (size_t j = 0; j < uplinks.size(); ++j)
+          if (j != i && !uplinks[j]->faults(int(i)).link_up()) return false;
+        return true;
+      };
+}
+
+// Two nodes or a switch: a wire monitor per node pair, the link traces,
+// and each CMAC's frames into the records of their direction (on_tx_frame;
+// with a switch the direction is the frame's other node by MAC, and frames
+// between a node and the switch itself are recorded under "X->switch" /
+// "switch->X" only); the requester's view for the monitors.
 void System::watch_link() {
-  wire_monitor = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
+  const size_t n = nodes.size();
   // Frames of each direction as waveform signals (top.link.X_to_Y).
-  for (size_t i = 0; i < 2; ++i)
-    link_traces[nodes[i]->cfg.name + "->" + nodes[1 - i]->cfg.name] =
-        std::make_unique<LinkTrace>(ctx, nodes[i]->cfg.name, nodes[1 - i]->cfg.name);
-  link_traces.begin()->second->peer = std::next(link_traces.begin())->second.get();
-  std::next(link_traces.begin())->second->peer = link_traces.begin()->second.get();
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (i != j)
+        link_traces[nodes[i]->cfg.name + "->" + nodes[j]->cfg.name] =
+            std::make_unique<LinkTrace>(ctx, nodes[i]->cfg.name, nodes[j]->cfg.name);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (i != j)
+        link_traces.at(nodes[i]->cfg.name + "->" + nodes[j]->cfg.name)->peer =
+            link_traces.at(nodes[j]->cfg.name + "->" + nodes[i]->cfg.name).get();
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j)
+      wire_monitors[{i, j}] = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
+  auto monitor_of = [this](size_t i, size_t j) { return wire_monitors.at({std::min(i, j), std::max(i, j)}).get(); };
+  if (net_switch)  // the switch's own frames to a node (pause frames): "switch->X", tx
+    net_switch->on_tx = [this](size_t port, const FrameBytes& f, uint64_t t) {
+      DirFrames& d = dirs["switch->" + nodes[port]->cfg.name];
+      d.name = "switch->" + nodes[port]->cfg.name;
+      d.tx.push_back(summarize(f, t, d.tx.size()));
+      frame_ev_.notify(SC_ZERO_TIME);
+    };
+  for (size_t i = 0; i < n; ++i) {
     Node* me = nodes[i].get();
-    Node* peer = nodes[1 - i].get();
-    DirFrames* out = &dirs[me->cfg.name + "->" + peer->cfg.name];
-    DirFrames* in = &dirs[peer->cfg.name + "->" + me->cfg.name];
-    me->cmac->on_tx = [this, me, out, lt = link_traces.at(out->name).get()](const FrameBytes& f, uint64_t t) {
-      on_tx_frame(me, out, lt, f, t);
+    const std::string& x = me->cfg.name;
+    me->cmac->on_tx = [this, i, me, x, monitor_of](const FrameBytes& f, uint64_t t) {
+      const int j = peer_of(i, f.data(), f.size(), /*tx=*/true);
+      if (j < 0) {  // to the switch itself
+        DirFrames& d = dirs[x + "->switch"];
+        d.name = x + "->switch";
+        d.tx.push_back(summarize(f, t, d.tx.size()));
+        if (ctx.log) log_frame(*me, "tx", d.name, d.tx.back());
+        frame_ev_.notify(SC_ZERO_TIME);
+        return;
+      }
+      const std::string name = x + "->" + nodes[size_t(j)]->cfg.name;
+      on_tx_frame(me, &dirs[name], link_traces.at(name).get(), monitor_of(i, size_t(j)), f, t);
     };
     // The requester's view for the monitor: answers as its RX packet
     // handler takes them, requests as its TX commits them (WireMonitor).
-    me->ernic->on_rx_taken = [this, name = in->name](const roce::Frame& f) {
-      wire_monitor->on_delivered(f, sc_time_stamp().value(), name);
+    me->ernic->on_rx_taken = [this, i, x, monitor_of](const roce::Frame& f) {
+      const int j = peer_of(i, f.eth.src.b.data(), 6, /*tx=*/false);
+      if (j < 0) return;
+      monitor_of(i, size_t(j))->on_delivered(f, sc_time_stamp().value(), nodes[size_t(j)]->cfg.name + "->" + x);
     };
     me->ernic->on_tx_committed = [this, me](const seam::TxDesc& d) {
       me->tx_commits.push_back({d.opcode, d.psn, d.dest_qp, sc_time_stamp().value()});
     };
-    me->cmac->on_rx = [this, me, in, lt = link_traces.at(in->name).get()](const FrameBytes& f, uint64_t t) {
-      lt->on_rx(f);
+    me->cmac->on_rx = [this, i, me, x](const FrameBytes& f, uint64_t t) {
+      const int j = peer_of(i, f.data(), f.size(), /*tx=*/false);
+      const std::string name = j < 0 ? "switch->" + x : nodes[size_t(j)]->cfg.name + "->" + x;
+      DirFrames* in = &dirs[name];
+      in->name = name;
+      if (j >= 0) link_traces.at(name)->on_rx(f);
       in->rx.push_back(summarize(f, t, in->rx.size()));
       if (ctx.log) log_frame(*me, "rx", in->name, in->rx.back());
       frame_ev_.notify(SC_ZERO_TIME);
@@ -364,6 +476,10 @@ void System::open_taps(const std::string& pcap) {
     n->cmac->tap_tx = n->tap_tx.get();
     n->cmac->tap_rx = n->tap_rx.get();
     n->cmac->tap_wire = tap_wire.get();
+  }
+  if (net_switch) {  // the switch's own frames (pause frames) after the nodes'
+    net_switch->tap_wire = tap_wire.get();
+    net_switch->tap_wire_source = rank;
   }
 }
 

@@ -11,7 +11,9 @@
 // Topology (design.md): each node = host memory + host driver + ERNIC model
 // + RoCEv2 datapath (model/datapath/sc: the Verilated rtl/datapath top or
 // its reference models, scenario key `datapath`) + CMAC; two nodes are
-// joined by a wire (one per direction) with the scenario's delay. Clock
+// joined by a wire (one per direction) with the scenario's delay, or (the
+// scenario key `topology: switch`) every node by a wire each way to its
+// port of one switch (model/link/switch.h). Clock
 // domains: core (scenario clocks.core_mhz) and CMAC (clocks.cmac_mhz).
 // Hierarchy names (VCD scopes, SystemC names): top.<node>.{ernic,datapath,
 // cmac,driver,axil}, RTL under top.<node>.datapath.rtl.roce_datapath; with
@@ -41,6 +43,7 @@
 #include "model/link/axil.h"
 #include "model/link/axil_mux.h"
 #include "model/link/cmac.h"
+#include "model/link/switch.h"
 #include "model/datapath/sc/datapath.h"
 #include "model/trace/pcap_writer.h"
 #include "model/monitor/scoreboard.h"
@@ -163,7 +166,9 @@ struct FrameRec {
 };
 
 // One direction of the link, "A->B": what A's CMAC sent (tx tap) and what
-// B's CMAC received (rx tap).
+// B's CMAC received (rx tap). With a switch, the frames A sent to B's MAC
+// and those B received from A's; frames between a node and the switch
+// itself (pause frames) are under "A->switch" / "switch->A".
 struct DirFrames {
   std::string name;
   std::vector<FrameRec> tx, rx;
@@ -188,7 +193,11 @@ class System : public sc_core::sc_module {
   ClockDomain core, cmac_clk;
   SimContext& ctx;
   std::vector<std::unique_ptr<Node>> nodes;
-  std::unique_ptr<Wire> wire_ab, wire_ba;
+  std::unique_ptr<Wire> wire_ab, wire_ba;   // point to point
+  // topology: switch: the switch, and each node's wires to its port and back
+  // (by node index; a fault on X->Y acts on X's uplink, in the flow to Y).
+  std::unique_ptr<Switch> net_switch;
+  std::vector<std::unique_ptr<Wire>> uplinks, downlinks;
   std::unique_ptr<PcapWriter> tap_wire;
 
   // Outcome.
@@ -208,9 +217,10 @@ class System : public sc_core::sc_module {
   Node* node(const std::string& name);
   void close_taps();
   std::map<std::string, DirFrames> dirs;   // by "A->B"
-  // Independent protocol monitor on both directions (two nodes only): each
-  // violation becomes a model error "monitor A->B" as it is seen.
-  std::unique_ptr<monitor::WireMonitor> wire_monitor;
+  // Independent protocol monitors, one per node pair (flow) on both its
+  // directions, by the pair's node indices (lower first): each violation
+  // becomes a model error "monitor A->B" as it is seen.
+  std::map<std::pair<size_t, size_t>, std::unique_ptr<monitor::WireMonitor>> wire_monitors;
   // PG332 compliance checker (requests the real IP does not support).
   ComplianceChecker compliance;
   // Shadow-memory scoreboard (model/monitor/scoreboard.h): every MR and RQ
@@ -241,14 +251,20 @@ class System : public sc_core::sc_module {
   };
   // Building (system.cpp), in the constructor's order.
   void randomise_handshakes(const RunOptions& opt);
-  void build_nodes(const LinkParams& lp, const RunOptions& opt);
+  void build_nodes(const std::vector<LinkParams>& lps, const RunOptions& opt);
   void start_tickers();          // idle skipping off
   void introduce_nodes();        // neighbour tables; host memories to the scoreboard
-  void join_wires(const LinkParams& lp);  // two nodes
-  void watch_link();             // two nodes: monitor, link traces, frame records
+  void join_wires(const LinkParams& lp);  // two nodes, point to point
+  void join_switch(const std::vector<LinkParams>& lps);  // topology: switch
+  void report_fault(const std::string& label, const FaultApplied& a);
+  void watch_link();             // two nodes or a switch: monitors, link traces, frame records
   void open_taps(const std::string& pcap);
   // Frames (frames.cpp).
-  void on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, const FrameBytes& f, uint64_t t);
+  // The node at the other end of a frame node i sent (tx: its destination
+  // MAC) or received (its source MAC); -1: the switch or no node.
+  int peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const;
+  void on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, monitor::WireMonitor* wm, const FrameBytes& f,
+                   uint64_t t);
   void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r);
 
   // The runner (runner.cpp).
@@ -296,12 +312,20 @@ class System : public sc_core::sc_module {
   void handle(const LinkStep& s, const SourceLoc& loc, Group* g);
   void handle(const BypassSendStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectBypassStep& s, const SourceLoc& loc, Group* g);
-  Wire* wire_for(const Direction& d);
+  // The line (and flow on it, or -1) whose fault rules and state are
+  // direction d's; nullopt: no such direction.
+  struct DirWire {
+    Wire* w;
+    int flow;
+    FaultInjector& faults() { return flow < 0 ? w->faults() : w->faults(flow); }
+  };
+  std::optional<DirWire> wire_for(const Direction& d);
   // Expectations on frames, idleness, conditions, compliance (steps_expect.cpp).
   void handle(const ExpectFramesStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectIdleStep& s, const SourceLoc& loc, Group* g);
   void handle(const WaitUntilStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ExpectSwitchStep& s, const SourceLoc& loc, Group* g);
   void handle(const ProgramStep& s, const SourceLoc& loc, Group* g);
   void connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog);
  public:

@@ -642,6 +642,29 @@ const BadCase kBadCases[] = {
     {"program_env_malformed.yaml", 8, 31, "steps[1].program.env[0]", "an environment entry is NAME=VALUE"},
     {"field_other_layout.yaml", 8, 50, "steps[0].reg_write.field",
      "field 'NUM_QP' of XRNICCONF exists in the 3.1 layout only; this scenario has layout 4.x"},
+    // Issue 16: N nodes behind a switch (topology: switch, expect_switch).
+    {"too_many_nodes.yaml", 20, 3, "nodes.N17", "too many nodes: at most 16"},
+    {"topology_unknown.yaml", 5, 11, "topology", "unknown topology 'ring' (expected one of: point_to_point, switch)"},
+    {"topology_port_unknown_node.yaml", 7, 36, "topology.switch.ports.X", "unknown key 'X' (known keys: A, B)"},
+    {"topology_port_rate.yaml", 8, 23, "topology.switch.ports.B.rate_gbps",
+     "rate_gbps must be one of 10, 25, 40, 50, 100, got 30"},
+    {"topology_ecn_both_forms.yaml", 7, 36, "topology.switch.ecn.min_bytes",
+     "give either threshold_bytes or min_bytes / max_bytes / probability (RED), not both"},
+    {"topology_ecn_red_range.yaml", 7, 41, "topology.switch.ecn.max_bytes",
+     "max_bytes 20000 must be greater than min_bytes 20000"},
+    {"topology_pfc_xon_above_xoff.yaml", 7, 41, "topology.switch.pfc.xon_bytes",
+     "xon_bytes 16384 must be below xoff_bytes 8192"},
+    {"topology_pfc_xoff_over_buffer.yaml", 8, 24, "topology.switch.pfc.xoff_bytes",
+     "xoff_bytes 32768 exceeds buffer_bytes 16384"},
+    {"topology_node_named_switch.yaml", 4, 11, "nodes.switch", "a node may not be named 'switch' with topology: switch"},
+    {"expect_switch_point_to_point.yaml", 7, 20, "steps[1].expect_switch", "expect_switch needs a switch"},
+    {"expect_switch_bad_value.yaml", 8, 55, "steps[1].expect_switch.ecn_marked",
+     "expected a count N, a comparison \">0\""},
+    {"expect_switch_unknown_counter.yaml", 8, 31, "steps[1].expect_switch.ecn_marks",
+     "unknown key 'ecn_marks' (did you mean 'ecn_marked'?)"},
+    {"fault_switch_point_to_point.yaml", 7, 19, "steps[1].fault.dir",
+     "'switch' in direction 'switch->B' is the switch of `topology: switch`, and this scenario has none"},
+    {"fault_switch_to_switch.yaml", 8, 19, "steps[1].fault.dir", "a direction needs two different nodes"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),
@@ -1101,6 +1124,70 @@ steps:
   const auto& d = std::get<DebugPresetStep>(s.steps[5]);
   EXPECT_EQ(d.ref.reg, "STATSSNi");
   EXPECT_EQ(d.value, 0xFFFFFEu);
+}
+
+// topology: switch: defaults from `link`, per-port links, ECN in both
+// forms, PFC; expect_switch's value forms; directions with `switch`.
+TEST(ScenarioParse, SwitchTopology) {
+  const Scenario s = parse_scenario(R"(scenario: t
+link: { delay_ns: 40 }
+nodes:
+  A: { mac: "02:00:00:00:00:0a", ip: 10.0.0.1 }
+  B: { mac: "02:00:00:00:00:0b", ip: 10.0.0.2 }
+  C: { mac: "02:00:00:00:00:0c", ip: 10.0.0.3 }
+topology:
+  switch:
+    latency_ns: 500
+    buffer_bytes: 65536
+    unknown: flood
+    ports: { C: { rate_gbps: 25, delay_ns: 1000 } }
+    ecn: { min_bytes: 1000, max_bytes: 9000, probability: 0.25, mark_not_ect: true }
+    pfc: { xoff_bytes: 30000, xon_bytes: 20000, priority: 5 }
+steps:
+  - init: [A, B, C]
+  - expect_switch: { port: C, ecn_marked: ">= 2", dropped: 0, max_queue_bytes: [10, 20], no_route: "!=3" }
+  - expect_frames: { dir: switch->A, tap: rx, frames: [] }
+  - fault: { dir: A->C, action: drop }
+)",
+                                    "t.yaml");
+  ASSERT_TRUE(s.topology_switch.has_value());
+  const SwitchTopology& t = *s.topology_switch;
+  ASSERT_EQ(t.ports.size(), 3u);
+  EXPECT_EQ(t.ports[0].rate_gbps, 100u);
+  EXPECT_EQ(t.ports[0].delay_ns, 40u);  // link's
+  EXPECT_EQ(t.ports[2].rate_gbps, 25u);
+  EXPECT_EQ(t.ports[2].delay_ns, 1000u);
+  EXPECT_EQ(t.latency_ns, 500u);
+  EXPECT_EQ(t.buffer_bytes, 65536u);
+  EXPECT_TRUE(t.flood_unknown);
+  EXPECT_TRUE(t.ecn.on && t.ecn.red && t.ecn.mark_not_ect);
+  EXPECT_EQ(t.ecn.min_bytes, 1000u);
+  EXPECT_EQ(t.ecn.max_bytes, 9000u);
+  EXPECT_DOUBLE_EQ(t.ecn.probability, 0.25);
+  EXPECT_TRUE(t.pfc.on);
+  EXPECT_EQ(t.pfc.xoff_bytes, 30000u);
+  EXPECT_EQ(t.pfc.xon_bytes, 20000u);
+  EXPECT_EQ(t.pfc.priority, 5u);
+  const auto& e = std::get<ExpectSwitchStep>(s.steps[1]);
+  EXPECT_EQ(e.port, "C");
+  ASSERT_EQ(e.checks.size(), 4u);  // file order
+  EXPECT_EQ(e.checks[0].counter, "ecn_marked");
+  EXPECT_EQ(e.checks[0].str(), ">= 2");
+  EXPECT_TRUE(e.checks[0].holds(2) && !e.checks[0].holds(1));
+  EXPECT_EQ(e.checks[1].str(), "== 0");
+  EXPECT_EQ(e.checks[2].str(), "in [10, 20]");
+  EXPECT_TRUE(e.checks[2].holds(10) && e.checks[2].holds(20) && !e.checks[2].holds(21));
+  EXPECT_EQ(e.checks[3].str(), "!= 3");
+  EXPECT_EQ(std::get<ExpectFramesStep>(s.steps[2]).dir.from, "switch");
+  // Without the key: point to point, as every file before it.
+  EXPECT_FALSE(parse_scenario("scenario: t\nnodes:\n  A: {mac: '02:00:00:00:00:0a', ip: 10.0.0.1}\nsteps:\n"
+                              "  - init: [A]\n",
+                              "t.yaml")
+                   .topology_switch.has_value());
+  EXPECT_FALSE(parse_scenario("scenario: t\ntopology: point_to_point\nnodes:\n  A: {mac: '02:00:00:00:00:0a', ip: "
+                              "10.0.0.1}\nsteps:\n  - init: [A]\n",
+                              "t.yaml")
+                   .topology_switch.has_value());
 }
 
 TEST(ScenarioDocs, ExamplesCoverTheLanguage) {
