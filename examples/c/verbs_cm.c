@@ -105,7 +105,9 @@ int main(void) {
   memset(&cp, 0, sizeof cp);
   cp.server_ip = getenv("ERNIC_PEER_IP");
   cp.port = CM_PORT;
-  cp.path_mtu = mtu_of(env_u64("ERNIC_PMTU", 4096));
+  /* VERBS_CM_PATH_MTU: ask for another path MTU than the connection's (a
+   * test: the server must take the smaller one). */
+  cp.path_mtu = mtu_of(env_u64("VERBS_CM_PATH_MTU", env_u64("ERNIC_PMTU", 4096)));
   cp.sq_psn = getenv("ERNIC_PSN") ? (uint32_t)env_u64("ERNIC_PSN", 0) : ERNIC_RDMA_PSN_AUTO;
   cp.advertise = area_mr;
   struct ernic_rdma_peer peer;

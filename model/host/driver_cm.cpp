@@ -3,6 +3,8 @@
 // listen, reject, disconnect; IBTA ch.12).
 #include "model/host/driver.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "model/regs/wqe.h"
@@ -212,6 +214,10 @@ void Driver::on_cm_req(const roce::IpAddr& src, const roce::cm::Req& req) {
   }
   Connection& c = *listener_;
   listener_ = nullptr;
+  // The path MTU the client asks for (IBTA 12.7.26, IB enum 1 = 256 ..
+  // 5 = 4096): both ends must use the same PMTU, so the server's QP takes
+  // the smaller of the two.
+  if (req.path_mtu >= 1 && req.path_mtu <= 5) c.params.pmtu = std::min(c.params.pmtu, 256u << (req.path_mtu - 1));
   c.qpn = alloc_qpn(c.params.qpn);
   c.local_psn = c.params.start_psn ? (*c.params.start_psn & 0xFFFFFF) : rand24();
   c.local_comm_id = rand32();

@@ -19,6 +19,8 @@ namespace R = regs;
 // ------------------------------------------------------------ data path
 
 void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_each, bool ring) {
+  if (c.state != VerbsState::Rts && !c.qpn)
+    fail("post on a connection that has no QP yet (its end still listens for a ConnectRequest)");
   if (c.state != VerbsState::Rts)
     fail(fmt::format("post on QP{} in state {}: the driver posts only in RTS", c.qpn, verbs_state_name(c.state)));
   const uint32_t depth = c.params.sq_depth;

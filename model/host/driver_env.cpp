@@ -46,8 +46,8 @@ DriverConfig driver_config_from_env(const std::function<const char*(const char*)
   if (!mac) throw DriverError("ERNIC_MAC is not set (the program step sets it; by hand: `ernic-sim serve` prints it)");
   if (auto m = roce::MacAddr::parse(mac)) c.mac = *m;
   else bad("ERNIC_MAC", mac, "a MAC address");
-  if (const char* v = get("ERNIC_IP")) {
-    if (auto a = roce::Ipv4Addr::parse(v)) c.ip = *a;
+  if (const char* v = get("ERNIC_IP")) {  // set and empty is malformed, not unset
+    if (auto a = roce::Ipv4Addr::parse(v); a && *v) c.ip = *a;
     else bad("ERNIC_IP", v, "an IPv4 address");
   }
   if (const char* v = get("ERNIC_IP6")) {
@@ -59,16 +59,22 @@ DriverConfig driver_config_from_env(const std::function<const char*(const char*)
     else if (std::string(v) == regs::kLayout4x.name) c.layout = regs::kLayout4x;
     else bad("ERNIC_LAYOUT", v, fmt::format("'{}' or '{}'", regs::kLayout31.name, regs::kLayout4x.name).c_str());
   }
-  if (const char* v = get("ERNIC_NUM_QP")) c.num_qp = uint32_t(number("ERNIC_NUM_QP", v, c.layout.max_qps));
+  if (const char* v = get("ERNIC_NUM_QP")) {
+    c.num_qp = uint32_t(number("ERNIC_NUM_QP", v, c.layout.max_qps));
+    if (c.num_qp < 2) bad("ERNIC_NUM_QP", v, "at least 2 (QP1 and one RC QP)");
+  }
   if (const char* v = get("ERNIC_CORE_MHZ")) {
     char* end = nullptr;
     const double f = std::strtod(v, &end);
-    if (!*v || *end || !(f > 0 && f < 100000)) bad("ERNIC_CORE_MHZ", v, "a clock in MHz");
+    if (!*v || *end || !(f >= 1 && f < 100000)) bad("ERNIC_CORE_MHZ", v, "a clock in MHz (1..99999)");
     c.core_mhz = f;
   }
   if (const char* v = get("ERNIC_SEED")) c.seed = number("ERNIC_SEED", v, ~uint64_t(0));
   if (const char* v = get("ERNIC_ACK_MODE")) c.ack_mode = uint32_t(number("ERNIC_ACK_MODE", v, 2));
-  if (const char* v = get("ERNIC_CM_TIMEOUT_US")) c.cm_timeout_us = uint32_t(number("ERNIC_CM_TIMEOUT_US", v, 1000000000));
+  if (const char* v = get("ERNIC_CM_TIMEOUT_US")) {
+    c.cm_timeout_us = uint32_t(number("ERNIC_CM_TIMEOUT_US", v, 1000000000));
+    if (!c.cm_timeout_us) bad("ERNIC_CM_TIMEOUT_US", v, "at least 1 us");
+  }
   if (const char* v = get("ERNIC_MR_CTX_TABLE")) c.mr_ctx_table = number("ERNIC_MR_CTX_TABLE", v, ~uint64_t(0));
   return c;
 }

@@ -51,6 +51,11 @@ void read_node_tuning(MapReader& r, NodeConfig& n) {
     } else {
       n.mr_cache_cam = read_enum(*m, kMrCache);
     }
+    // The CAM fetches MR contexts from a table the built-in driver keeps
+    // below the first MiB, where a program's memory does not reach.
+    if (n.mr_cache_cam && n.host_program)
+      m->fail("mr_cache: cam needs the built-in driver (its MR context table lies below a program's memory); "
+              "this node has host: program");
   }
   if (auto x = r.take("rx")) {
     MapReader xr(*x, {"buffer_bytes", "handler_gbps"});
@@ -337,10 +342,10 @@ void Parser::parse_node(const std::string& name, const Field& f) {
   read_node_addresses(r, n);
   n.num_qp = uint32_t(r.u64("num_qp", n.num_qp, 8, 256));
   n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 2, 4096));
+  static const EnumTable<bool> kHosts = {{"driver", false}, {"program", true}};
+  n.host_program = r.enm("host", false, kHosts);  // before the tuning: mr_cache depends on it
   read_node_tuning(r, n);
   read_node_test_hooks(r, n);
-  static const EnumTable<bool> kHosts = {{"driver", false}, {"program", true}};
-  n.host_program = r.enm("host", false, kHosts);
   if (auto q = r.take("qp_setup_fsm")) {
     if (n.host_program) q->fail("qp_setup_fsm needs the built-in driver; node '" + name + "' has host: program");
     n.qp_setup_fsm = read_qp_setup_fsm(*q, n);

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -121,6 +122,13 @@ std::vector<std::pair<std::string, std::string>> program_environment(
   if (const std::string lib = self_dir() + "/model/libernic_bridge.so"; ::access(lib.c_str(), R_OK) == 0)
     learn.emplace_back("ERNIC_BRIDGE_LIB", lib);
   for (const auto& kv : conn_env) learn.push_back(kv);
+  // The step's own entries may add, not contradict: what the simulator says
+  // about the node and its connections is what the NIC was built with.
+  for (const auto& kv : s.env)
+    for (const auto& [k, v] : learn)
+      if (k == kv.first)
+        throw std::invalid_argument("env " + k + "=" + kv.second + " would contradict the simulator's " + k + "=" + v +
+                                    " (set from the node and its connections: change those instead)");
   for (const auto& kv : s.env) learn.push_back(kv);
   return learn;
 }
@@ -221,7 +229,12 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
   } catch (const std::exception& e) {
     return fail(loc, std::string("program on node ") + s.node + ": " + e.what());
   }
-  const auto learn = program_environment(*n, scenario, listener->endpoint().str(), program_env[s.node], s);
+  std::vector<std::pair<std::string, std::string>> learn;
+  try {
+    learn = program_environment(*n, scenario, listener->endpoint().str(), program_env[s.node], s);
+  } catch (const std::invalid_argument& e) {
+    return fail(loc, "program on node " + s.node + ": " + e.what());
+  }
   pid_t pid = -1;
   std::string name = "the program";
   if (!serve_at.empty()) {
@@ -266,10 +279,21 @@ void System::handle(const ProgramStep& s, const SourceLoc& loc, Group*) {
     echo_output(s.node, run.output);
     if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
       error = "ended the session but then " + run.status;
-    else if (!error.empty())
+    else if (!error.empty() && error.find(run.status) == std::string::npos)
       error += " (" + run.status + ")";
   }
   run.stats = n->pcie_dev->stats();
+  // A connection with this program as an end must be up when it is done:
+  // with cm: true the built-in end listens and only the program's connect
+  // brings it to RTS (out of band it is RTS from the connect step on).
+  if (error.empty())
+    for (const auto& [cname, k] : conns_) {
+      const host::Connection* drv_end = k.client == s.node && !k.c ? k.s : k.server == s.node && !k.s ? k.c : nullptr;
+      if (drv_end && drv_end->state != host::VerbsState::Rts)
+        error = fmt::format("ended, but connection '{}' is not up: {}'s end is in {} (with cm: true the program must "
+                            "connect to it)", cname, k.client == s.node ? k.server : k.client,
+                            host::verbs_state_name(drv_end->state));
+    }
   run.ok = error.empty();
   if (!error.empty()) fail(loc, name + " of node " + s.node + ": " + error);
 }

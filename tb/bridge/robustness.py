@@ -30,7 +30,7 @@ nodes:
   B: {{ mac: "02:00:00:00:00:0b", ip: 10.0.0.2 }}
 steps:
   - init: [B]
-  - program: {{ node: A, run: {run}, timeout_s: {timeout} }}
+{pre}  - program: {{ node: A, run: {run}, timeout_s: {timeout}{extra} }}
 """
 
 
@@ -59,6 +59,13 @@ def cases(a):
          "peer speaks SimBricks protocol version 2, this simulator speaks 1"),
         ("stop_reading", [p, "stop-reading"], 3, 1, "send: no answer from the program within 3000 ms of wall time"),
         ("sync_flags", [p, "sync-flags"], 30, 1, "SYNC with flags 0x4 (known: bit 0 until an interrupt, bit 1"),
+        # A cm: true connect whose program client never connects; a step env
+        # that contradicts the node (the simulator's ERNIC_* facts).
+        ("cm_never_connects", [c, "ok"], 30, 1,
+         "ended, but connection 'c' is not up: B's end is in RESET (with cm: true the program must connect to it)",
+         "  - connect: { name: c, client: A, server: B }\n", ""),
+        ("env_contradicts", [c, "ok"], 30, 1,
+         "env ERNIC_NUM_QP=16 would contradict the simulator's ERNIC_NUM_QP=8", "", ', env: ["ERNIC_NUM_QP=16"]'),
     ]
 
 
@@ -76,10 +83,12 @@ def main():
     a = ap.parse_args()
     bad = 0
     with tempfile.TemporaryDirectory(prefix="ernic-bridge-rob-") as tmp:
-        for name, argv, timeout, want_rc, want_text in cases(a):
+        for case in cases(a):
+            name, argv, timeout, want_rc, want_text = case[:5]
+            pre, extra = case[5:7] if len(case) > 5 else ("", "")
             path = os.path.join(tmp, name + ".yaml")
             with open(path, "w") as f:
-                f.write(SCENARIO.format(name=name, run=json.dumps(argv), timeout=timeout))
+                f.write(SCENARIO.format(name=name, run=json.dumps(argv), timeout=timeout, pre=pre, extra=extra))
             out = os.path.join(tmp, name)
             rc, text, wall = run(a.sim, path, out)
             problems = []

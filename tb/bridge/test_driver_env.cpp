@@ -79,11 +79,12 @@ TEST(DriverEnv, DefaultsWhereUnsetAndMacRequired) {
 }
 
 TEST(DriverEnv, MalformedValuesNameTheVariable) {
-  const std::map<std::string, std::string> bad = {
+  const std::vector<std::pair<std::string, std::string>> bad = {
       {"ERNIC_MAC", "02:00:00:00:00"},  {"ERNIC_IP", "10.0.0.300"}, {"ERNIC_IP6", "fd00::g"},
       {"ERNIC_LAYOUT", "5.0"},          {"ERNIC_NUM_QP", "257"},     {"ERNIC_NUM_QP", "-1"},
       {"ERNIC_CORE_MHZ", "0"},          {"ERNIC_SEED", "12x"},       {"ERNIC_ACK_MODE", "3"},
-      {"ERNIC_CM_TIMEOUT_US", ""},      {"ERNIC_MR_CTX_TABLE", "0x"}};
+      {"ERNIC_CM_TIMEOUT_US", ""},      {"ERNIC_MR_CTX_TABLE", "0x"}, {"ERNIC_NUM_QP", "0"},
+      {"ERNIC_IP", ""},                 {"ERNIC_CORE_MHZ", "1e-300"}, {"ERNIC_CM_TIMEOUT_US", "0"}};
   for (const auto& [k, v] : bad) {
     Env e;
     e.v["ERNIC_MAC"] = "02:00:00:00:00:0b";

@@ -631,6 +631,7 @@ const BadCase kBadCases[] = {
     {"program_node_init.yaml", 8, 12, "steps[1].init[0]", "node 'A' has host: program: its program initialises it"},
     {"program_on_driver_node.yaml", 8, 22, "steps[1].program.node",
      "node 'B' has the built-in driver as its host; a program needs `host: program` on the node"},
+    {"program_mr_cache_cam.yaml", 4, 73, "nodes.A.mr_cache", "mr_cache: cam needs the built-in driver"},
     {"wait_both_keys.yaml", 6, 11, "steps[0].wait", "give exactly one of us (a duration) and until_us (a time)"},
     {"program_connect_cm.yaml", 8, 14, "steps[1].connect",
      "with cm: true a program end must be the client (its program connects, the built-in driver listens)"},
