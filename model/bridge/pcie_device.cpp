@@ -113,7 +113,14 @@ void PcieDevice::serve(Channel& ch, WallTimeout silence) {
       }
     }
   } catch (const ChannelError& e) {
-    if (dead_.empty()) dead_ = e.what();  // the first cause names the failure (a refused DMA answer, ...)
+    if (dead_.empty()) {  // the first cause names the failure (a refused DMA answer, ...)
+      dead_ = e.what();
+      // A close with no TERMINATE before it: the program ended (or closed
+      // its socket) without ernic_close.
+      if (dead_.find("the peer closed the connection") != std::string::npos &&
+          dead_.find("in the middle of a frame") == std::string::npos)
+        dead_ += " without a TERMINATE: the program ended or closed its socket without ernic_close";
+    }
     throw BridgeError("node " + cfg_.node + ": " + dead_);
   } catch (const BridgeError&) {
     // A refused message: the program hears TERMINATE (the reason is the

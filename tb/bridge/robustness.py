@@ -40,7 +40,7 @@ def cases(a):
         # name, argv, timeout_s, expected exit, text the run's output must hold
         ("ok", [c, "ok"], 30, 0, "result    pass"),
         ("crash", [c, "crash"], 30, 1, "killed by signal 11"),
-        ("exit_no_close", [c, "exit-no-close"], 30, 1, "the peer closed the connection"),
+        ("exit_no_close", [c, "exit-no-close"], 30, 1, "without a TERMINATE: the program ended or closed its socket without ernic_close"),
         ("hang", [c, "hang"], 2, 1, "within 2000 ms of wall time"),
         ("fail", [c, "fail"], 30, 1, "ended the session but then exit status 3"),
         ("dma_unallocated", [c, "dma-unallocated"], 30, 1, "DMA read of 0x3000000 (+64) waited for its data"),

@@ -15,6 +15,15 @@ outputs, byte for byte:
   aside for a program end) and node A's driver bookkeeping (connections) or
   program record (program, bridge).
 
+Where it holds: the two hosts make the same register accesses at the same
+times as long as no interrupt's handling overlaps other driver work. The
+built-in host serves rnic_intr in its own SystemC thread, concurrently with
+the step that waits; a program serves it inline, inside its waiting call,
+before it goes on. An interrupt during a wait that is followed by more
+driver work (e.g. a CNP interrupt while recv() waits, then RQCIi) therefore
+interleaves differently: the outputs differ then, as a single-threaded
+driver and a driver with an interrupt thread differ on real hardware.
+
   check.py --sim ERNIC_SIM --dir tb/bridge/equivalence [--datapath rtl|model|user:alt]
 Exit 0 when all hold; 1 naming the first difference of each kind.
   check.py ... --selftest    the program posts 1 us later: the check must
