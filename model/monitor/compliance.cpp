@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "model/regs/pg332_limits.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/packet.h"
 
 namespace ernic {
 
 namespace {
-constexpr uint64_t k8MiB = 8ull << 20;
+constexpr uint64_t k8MiB = pg332::kMaxMessageBytes;
 }
 
 const std::vector<std::string>& ComplianceChecker::rules() {
@@ -17,11 +18,11 @@ const std::vector<std::string>& ComplianceChecker::rules() {
 }
 
 const char* ComplianceChecker::rule_text(const std::string& rule) {
-  if (rule == "va_align") return "PG332: the VA of an incoming READ or WRITE must be 64-byte aligned";
-  if (rule == "len_64") return "PG332: WRITE and READ-response lengths must be a multiple of 64 bytes";
-  if (rule == "read_small") return "PG332: READs of 4 bytes or less are not supported";
-  if (rule == "send_zero") return "PG332: zero-length SENDs are not supported";
-  if (rule == "msg_8m") return "PG332: RDMA messages are limited to 8 MiB";
+  if (rule == "va_align") return pg332::kVaAlignText;
+  if (rule == "len_64") return pg332::kLen64Text;
+  if (rule == "read_small") return pg332::kReadSmallText;
+  if (rule == "send_zero") return pg332::kSendZeroText;
+  if (rule == "msg_8m") return pg332::kMsg8mText;
   return "?";
 }
 
@@ -48,11 +49,11 @@ void ComplianceChecker::on_frame(const std::vector<uint8_t>& frame, uint64_t t, 
   if ((oi->kind == roce::OpKind::Write || oi->kind == roce::OpKind::ReadRequest) && f->reth) {
     const roce::Reth& r = *f->reth;
     const bool read = oi->kind == roce::OpKind::ReadRequest;
-    if (r.va % 64)
+    if (r.va % pg332::kVaAlign)
       report(t, dir, qp, psn, "va_align", fmt::format("{} VA 0x{:x} is not 64-byte aligned", read ? "READ" : "WRITE", r.va));
-    if (r.dma_len % 64)
+    if (r.dma_len % pg332::kLenMultiple)
       report(t, dir, qp, psn, "len_64", fmt::format("{} length {} is not a multiple of 64", read ? "READ" : "WRITE", r.dma_len));
-    if (read && r.dma_len <= 4) report(t, dir, qp, psn, "read_small", fmt::format("READ of {} bytes", r.dma_len));
+    if (read && r.dma_len <= pg332::kReadSmallMaxBytes) report(t, dir, qp, psn, "read_small", fmt::format("READ of {} bytes", r.dma_len));
     if (r.dma_len > k8MiB) report(t, dir, qp, psn, "msg_8m", fmt::format("{} of {} bytes", read ? "READ" : "WRITE", r.dma_len));
   }
   if (oi->kind == roce::OpKind::Send) {
@@ -60,7 +61,7 @@ void ComplianceChecker::on_frame(const std::vector<uint8_t>& frame, uint64_t t, 
     if (oi->pos == roce::OpPos::First || oi->pos == roce::OpPos::Only) s = SendState{0, true};
     s.bytes += f->payload.size();
     if (oi->pos == roce::OpPos::Last || oi->pos == roce::OpPos::Only) {
-      if (s.bytes == 0) report(t, dir, qp, psn, "send_zero", "SEND with no payload");
+      if (s.bytes < pg332::kSendMinBytes) report(t, dir, qp, psn, "send_zero", "SEND with no payload");
       if (s.bytes > k8MiB) report(t, dir, qp, psn, "msg_8m", fmt::format("SEND of {} bytes", s.bytes));
       s.active = false;
     }

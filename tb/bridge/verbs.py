@@ -188,6 +188,21 @@ def main():
         report(served is not None, "the fatal interrupt was served over the bridge (INTSTS 0x80 read, cleared, 0)",
                regs[-2000:])
 
+        # A 2^62 ns wait saturates (ernic_delay_ns, ernic_wait_irq): the
+        # program is still waiting when the run reaches its time limit.
+        for which in ("delay", "wait_irq"):
+            scen = os.path.join(tmp, "huge_%s.yaml" % which)
+            with open(scen, "w") as f:
+                f.write("scenario: bridge_huge_%s\nseed: 1\nlimits: { sim_time_us: 300, watchdog_us: 1000 }\n"
+                        "nodes:\n  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1, host: program }\n"
+                        "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [B]\n"
+                        "  - program: { node: A, run: [\"{bin}/tb/bridge/bridge_verbs_checks\", \"%s\"], "
+                        "timeout_s: 60 }\n" % (which, which))
+            rc, text = run(a.sim, scen, os.path.join(tmp, "huge_" + which))
+            report(rc == 3 and "simulated time limit of 300 us reached" in text and "returned" not in text,
+                   "ernic_%s(2^62 ns) ran the simulation to its time limit: exit %d" %
+                   ("delay_ns" if which == "delay" else which, rc), text[-2000:])
+
         rc, text = run(a.sim, a.checks, os.path.join(tmp, "checks_model"), extra=("--datapath", "model"))
         report(rc == 0, "verbs_checks on the model datapath: exit %d" % rc, text[-3000:])
 

@@ -58,7 +58,8 @@ class BridgeBus : public host::HostBus {
   void report_error(const std::string& what) override;
 
   // Errors the driver reported from work it did on its own (an interrupt's),
-  // oldest first; the verbs layer turns them into failed calls.
+  // oldest first; the verbs layer fails its next call that reaches the
+  // driver with each one, once (ernic_verbs_impl.h: take_reported).
   const std::vector<std::string>& reported_errors() const { return reported_; }
   // Counters for tests and the curious.
   uint64_t interrupts_served() const { return irq_passes_; }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,7 @@ struct ernic_bridge {
   void* irq_ctx = nullptr;
   uint8_t* arena = nullptr;            // bus address kArenaBase + i is arena[i]
   uint64_t arena_bytes = 0, brk = 0;   // allocated: [kArenaBase, kArenaBase + brk)
+  std::map<uint64_t, uint64_t> allocs; // each ernic_dma_alloc: arena offset -> bytes
   uint64_t mem_bytes = 0;              // the node's host memory: bus addresses [0, mem_bytes)
   ernic_bridge_stats stats{};
 
@@ -290,6 +292,7 @@ uint64_t ernic_dma_alloc(ernic_bridge* b, size_t bytes, size_t align, void** va)
   const uint64_t start = (kArenaBase + b->brk + align - 1) / align * align;
   if (bytes == 0 || start - kArenaBase > b->arena_bytes || bytes > b->arena_bytes - (start - kArenaBase)) return 0;
   b->brk = start - kArenaBase + bytes;
+  b->allocs[start - kArenaBase] = bytes;
   if (va) *va = b->arena + (start - kArenaBase);
   return start;
 }
@@ -298,12 +301,21 @@ void* ernic_dma_ptr(ernic_bridge* b, uint64_t bus, size_t len) { return b ? b->m
 
 uint64_t ernic_now_ps(const ernic_bridge* b) { return b ? b->now_ps : 0; }
 
+namespace {
+// now + ns of simulated time in ps, saturated at the end of time (a
+// timeout too long to count never wraps into a short one).
+uint64_t deadline_after(const ernic_bridge* b, uint64_t ns) {
+  const uint64_t room = ~uint64_t(0) - b->now_ps;
+  return ns > room / 1000 ? ~uint64_t(0) : b->now_ps + ns * 1000;
+}
+}  // namespace
+
 int ernic_delay_ns(ernic_bridge* b, uint64_t ns) {
   return guarded(b, [&]() -> int {
     Msg s;
     s.type = MsgType::Sync;
     Msg q = s;
-    q.timestamp_ps = b->now_ps + ns * 1000;
+    q.timestamp_ps = deadline_after(b, ns);
     b->jitter();
     b->ch->send(encode(q));
     b->wait_for(MsgType::Sync, 0);
@@ -317,7 +329,7 @@ int ernic_wait_irq(ernic_bridge* b, uint64_t timeout_ns) {
       Msg q;
       q.type = MsgType::Sync;
       q.flags = kSyncUntilIrq;
-      q.timestamp_ps = b->now_ps + timeout_ns * 1000;
+      q.timestamp_ps = deadline_after(b, timeout_ns);
       b->jitter();
       b->ch->send(encode(q));
       b->wait_for(MsgType::Sync, 0);
@@ -357,14 +369,19 @@ int ernic_wait_until(ernic_bridge* b, uint64_t deadline_ps, unsigned what) {
 
 int ernic_wait_event(ernic_bridge* b, uint64_t timeout_ns, unsigned what) {
   if (!b) return -1;
-  const uint64_t span = timeout_ns > (~uint64_t(0) - b->now_ps) / 1000 ? ~uint64_t(0) - b->now_ps : timeout_ns * 1000;
-  return ernic_wait_until(b, b->now_ps + span, what);
+  return ernic_wait_until(b, deadline_after(b, timeout_ns), what);
 }
 
 uint64_t ernic_dma_bus(const ernic_bridge* b, const void* va, size_t len) {
   if (!b || !va || !b->arena) return 0;
   const uintptr_t p = reinterpret_cast<uintptr_t>(va), a = reinterpret_cast<uintptr_t>(b->arena);
   if (p < a || p - a > b->brk || len > b->brk - (p - a)) return 0;
+  // Inside one allocation (not an alignment gap, not across two).
+  auto it = b->allocs.upper_bound(p - a);
+  if (it == b->allocs.begin()) return 0;
+  --it;
+  const uint64_t off = (p - a) - it->first;
+  if (off >= it->second || len > it->second - off) return 0;
   return kArenaBase + (p - a);
 }
 

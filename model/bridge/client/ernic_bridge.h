@@ -72,8 +72,8 @@ void ernic_write64(ernic_bridge* b, uint32_t offset, uint64_t value);
 uint64_t ernic_dma_alloc(ernic_bridge* b, size_t bytes, size_t align, void** va);
 /* The program's pointer for bus address [bus, bus+len), or NULL. */
 void* ernic_dma_ptr(ernic_bridge* b, uint64_t bus, size_t len);
-/* The bus address of [va, va+len) when it lies in memory ernic_dma_alloc
- * gave, else 0 (the inverse of ernic_dma_ptr). */
+/* The bus address of [va, va+len) when it lies inside one allocation of
+ * ernic_dma_alloc, else 0 (the inverse of ernic_dma_ptr). */
 uint64_t ernic_dma_bus(const ernic_bridge* b, const void* va, size_t len);
 /* Bytes of the node's host memory (ERNIC_BRIDGE_MEM_MIB MiB): bus addresses
  * [0, this); ernic_dma_alloc hands out [1 MiB, this). */
@@ -81,7 +81,9 @@ uint64_t ernic_mem_bytes(const ernic_bridge* b);
 
 /* Simulated time (ps) as of the last call. */
 uint64_t ernic_now_ps(const ernic_bridge* b);
-/* Runs the simulation ns nanoseconds; 0 or -1. */
+/* Runs the simulation ns nanoseconds; 0 or -1. Here and in ernic_wait_irq
+ * and ernic_wait_event, a time whose picoseconds do not fit in 64 bits
+ * saturates (waits to the end of time), never wraps. */
 int ernic_delay_ns(ernic_bridge* b, uint64_t ns);
 /* Waits for the NIC's interrupt (MSI-X vector 0) up to timeout_ns of
  * simulated time: 1 interrupt (consumed), 0 timeout, -1 error. */

@@ -35,6 +35,17 @@ uint64_t env_uint(const char* name, uint64_t dflt, uint64_t max) {
   return x;
 }
 
+// [p, p+len) lies inside one buffer ernic_ibv_alloc_buf gave (not the
+// driver's own memory, not across two buffers).
+bool in_one_buffer(const ibv_context* c, const void* p, size_t len) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = c->bufs.upper_bound(a);
+  if (it == c->bufs.begin()) return false;
+  --it;
+  const uintptr_t off = a - it->first;
+  return off < it->second && len <= it->second - off;
+}
+
 // ERNIC's MR access code for remote read / write (ACCESSDESC[3:0]).
 uint32_t access_code(int access) {
   const bool r = access & IBV_ACCESS_REMOTE_READ, w = access & IBV_ACCESS_REMOTE_WRITE;
@@ -62,7 +73,14 @@ int fail(ibv_context* c, int err, const std::string& why) {
   return err;
 }
 
-void destroy(ibv_context* c, Object* o, const void* /*pub*/) { c->owned.erase(o); }
+void destroy(ibv_context* c, Object* o, const void* /*pub*/) {
+  auto it = c->owned.find(o);
+  if (it == c->owned.end()) return;
+  if (o->pubp) unenroll(o->pubp);
+  o->pubp = nullptr;
+  c->tombstones.push_back(std::move(it->second));
+  c->owned.erase(it);
+}
 
 uint64_t dma_bus(ibv_context* c, const void* p, uint64_t len) {
   if (!p || len > (uint64_t(1) << 48)) return 0;
@@ -151,6 +169,7 @@ int ibv_close_device(struct ibv_context* context) {
   ibv_context* c = find<ibv_context>(context);
   CTX_OR_EINVAL(c, EINVAL);
   c->owned.clear();
+  c->tombstones.clear();
   c->drv.reset();
   c->bus.reset();
   const bool ok = ernic_close(c->br) == 0 && !c->dead;
@@ -184,6 +203,7 @@ void* ernic_ibv_alloc_buf(struct ibv_context* context, size_t length, size_t ali
     return fail(c, ENOMEM, "ernic_ibv_alloc_buf: " + std::to_string(length) +
                                " bytes do not fit in the host memory (ERNIC_BRIDGE_MEM_MIB)"),
            nullptr;
+  c->bufs[reinterpret_cast<uintptr_t>(va)] = length;
   return va;
 }
 
@@ -239,10 +259,11 @@ struct ibv_mr* ibv_reg_mr(struct ibv_pd* pdp, void* addr, size_t length, int acc
            nullptr;
   if ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE))
     return fail(c, EINVAL, "ibv_reg_mr: IBV_ACCESS_REMOTE_WRITE needs IBV_ACCESS_LOCAL_WRITE"), nullptr;
-  const uint64_t bus = length ? dma_bus(c, addr, length) : 0;
+  const uint64_t bus = length && in_one_buffer(c, addr, length) ? dma_bus(c, addr, length) : 0;
   if (!bus)
     return fail(c, EINVAL, "ibv_reg_mr: [addr, +" + std::to_string(length) +
-                               ") is not DMA memory of this context (ernic_ibv_alloc_buf), or its length is 0"),
+                               ") does not lie inside one buffer of ernic_ibv_alloc_buf of this context, or its "
+                               "length is 0"),
            nullptr;
   auto m = std::make_unique<Mr>();
   m->pd = pd;

@@ -27,11 +27,15 @@
  * negative one, ibv_get_cq_event -1) and sets errno; ernic_ibv_last_error()
  * says why in words. Anything ERNIC cannot do (another QP type, an opcode
  * without a WQE opcode, more than one SGE, an attribute the hardware has no
- * register for, a value other than the one the driver programs) is EINVAL,
- * never ignored. A pointer the library did not hand out, or one already
- * destroyed, is EINVAL too (objects are looked up, never trusted).
+ * register for, a value other than the one the driver programs, a message
+ * length PG332 does not support) is EINVAL, never ignored. A pointer the
+ * library did not hand out, or one already destroyed, is EINVAL too
+ * (objects are looked up, never trusted; a destroyed object's address is
+ * not reused before ibv_close_device, so a stale handle stays invalid).
  * A failure of the session itself (the simulator gone) is EIO; every later
- * call fails the same way.
+ * call fails the same way. An error the driver reports from its interrupt
+ * handler fails the next call that reaches the driver (post, poll, event
+ * wait, modify, ...) with EIO and the driver's message, once per error.
  *
  * One thread at a time: the library has no locks.
  */
@@ -420,8 +424,8 @@ struct ibv_pd* ibv_alloc_pd(struct ibv_context* context);
 /* 0, or EBUSY while an MR or a QP uses it, EINVAL for an unknown pd. */
 int ibv_dealloc_pd(struct ibv_pd* pd);
 
-/* Registers [addr, addr+length) of DMA memory (ernic_ibv_alloc_buf: any
- * range inside one allocation).
+/* Registers [addr, addr+length) of DMA memory: a range inside one buffer
+ * of ernic_ibv_alloc_buf (not the driver's memory, not across two).
  * access: IBV_ACCESS_LOCAL_WRITE, _REMOTE_WRITE (needs LOCAL_WRITE),
  * _REMOTE_READ; any other flag is EINVAL.
  * - With remote access the driver registers an MR in the NIC's table over
@@ -454,9 +458,10 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel* channel);
 
 /* A software CQ (ERNIC's CQs are per QP and hold send completions only):
  * it collects the completions of the QPs that name it, send side from
- * their hardware CQs, receive side from their RQs. cqe: 1..65536;
- * comp_vector: 0. ENOMEM-style overflow cannot happen: completions wait
- * in the QPs until polled. */
+ * their hardware CQs, receive side from their RQs, whenever a call polls
+ * or waits. cqe: 1..65536; comp_vector: 0. A CQ that then holds more than
+ * cqe completions is overrun (rdma-core: IBV_EVENT_CQ_ERR): it is in error
+ * and every ibv_poll_cq on it fails with EOVERFLOW. */
 struct ibv_cq* ibv_create_cq(struct ibv_context* context, int cqe, void* cq_context,
                              struct ibv_comp_channel* channel, int comp_vector);
 /* EBUSY while a QP uses it or events are unacknowledged. */
@@ -479,7 +484,7 @@ void ibv_ack_cq_events(struct ibv_cq* cq, unsigned int nevents);
 
 /* Up to num_entries completions, oldest first (per QP in order; across QPs
  * in the order the library collected them). Returns how many, or a
- * negative errno. Send side: one per signaled WR (all with sq_sig_all),
+ * negative errno (-EOVERFLOW: the CQ was overrun, see ibv_create_cq). Send side: one per signaled WR (all with sq_sig_all),
  * and every WR that completed in error: ERNIC's CQE says only "error",
  * so the first such WR of a QP gets the status of the QP's PG332 fatal
  * code (vendor_err = the code): 0x06 retries exhausted
@@ -546,7 +551,10 @@ int ibv_query_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask, str
  * one buffer), send_flags IBV_SEND_SIGNALED and IBV_SEND_INLINE (SENDs of
  * up to max_inline_data bytes; the payload travels in the WQE). Every WR is
  * checked before it is posted; at the first bad one (EINVAL: opcode,
- * flags, num_sge, an lkey not of the QP's PD, a range outside its MR;
+ * flags, num_sge, a NULL sg_list, an lkey not of the QP's PD, a range
+ * outside its MR, a length PG332 does not support: a zero-length SEND,
+ * inline too, an RDMA READ of 4 bytes or less, a message over 8 MiB,
+ * model/regs/pg332_limits.h;
  * ENOMEM: more than max_send_wr outstanding) *bad_wr points at it, the WRs
  * before it are posted (one doorbell) and none after it. The 64-bit wr_id
  * is kept by the library; the WQE carries a 16-bit sequence number (WRID)

@@ -24,6 +24,7 @@ void complete_send(Qp& q, const SendEntry& e, ibv_wc_status st, uint32_t vendor_
   wc.qp_num = q.pub.qp_num;
   wc.src_qp = q.attr.dest_qp_num;
   q.scq->ready.push_back(wc);
+  if (q.scq->ready.size() > size_t(q.scq->pub.cqe)) q.scq->overrun = true;
 }
 
 void complete_recv(Qp& q, const RecvEntry& r, ibv_wc_status st, uint32_t byte_len) {
@@ -35,6 +36,7 @@ void complete_recv(Qp& q, const RecvEntry& r, ibv_wc_status st, uint32_t byte_le
   wc.qp_num = q.pub.qp_num;
   wc.src_qp = q.attr.dest_qp_num;
   q.rcq->ready.push_back(wc);
+  if (q.rcq->ready.size() > size_t(q.rcq->pub.cqe)) q.rcq->overrun = true;
 }
 
 void flush(Qp& q) {
@@ -251,6 +253,9 @@ int ibv_poll_cq(struct ibv_cq* cqp, int num_entries, struct ibv_wc* wc) {
         return 0;
       }))
     return -rc;
+  if (q->overrun)  // as a CQ overrun in rdma-core (IBV_EVENT_CQ_ERR): the CQ is in error from now on
+    return -fail(c, EOVERFLOW, "ibv_poll_cq: CQ overrun: more than cqe (" + std::to_string(q->pub.cqe) +
+                                   ") completions waited in it at once; the CQ is in error");
   int n = 0;
   while (n < num_entries && !q->ready.empty()) {
     wc[n++] = q->ready.front();

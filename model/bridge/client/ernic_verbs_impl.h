@@ -73,6 +73,7 @@ struct Cq : Object {
   uint32_t events = 0;       // delivered by ibv_get_cq_event
   std::deque<ibv_wc> ready;  // collected, not yet polled
   int users = 0;             // QPs
+  bool overrun = false;      // more than cqe completions waited at once: the CQ is in error
 };
 
 // A posted send WR: its 64-bit wr_id behind the WQE's 16-bit WRID.
@@ -120,6 +121,11 @@ struct ibv_context : ernic::verbs::Object {
   std::string last_error;
   bool dead = false;                 // the session failed: every call is EIO
   std::map<ernic::verbs::Object*, std::unique_ptr<ernic::verbs::Object>> owned;
+  // Destroyed objects, kept until ibv_close_device (unenrolled): their
+  // addresses are never handed out again, so a stale handle stays EINVAL.
+  std::vector<std::unique_ptr<ernic::verbs::Object>> tombstones;
+  std::map<uintptr_t, size_t> bufs;  // ernic_ibv_alloc_buf's buffers: start -> length
+  size_t reported_taken = 0;         // BridgeBus::reported_errors() already failed a call
   std::vector<ernic::verbs::Qp*> qps;  // creation order (collection order)
   std::map<uint32_t, ernic::verbs::Mr*> by_lkey;
   std::map<roce::IpAddr, roce::MacAddr> neighbours;
@@ -146,11 +152,20 @@ T& adopt(ibv_context* c, std::unique_ptr<T> o) {
 }
 void destroy(ibv_context* c, Object* o, const void* pub);
 
+// An error the driver reported from work of its own (its interrupt
+// handler: BridgeBus::report_error) that no call has failed with yet: EIO
+// with its message, each error once. 0 when there is none.
+inline int take_reported(ibv_context* c) {
+  if (!c->bus || c->reported_taken >= c->bus->reported_errors().size()) return 0;
+  return fail(c, EIO, "the driver's interrupt handler reported: " + c->bus->reported_errors()[c->reported_taken++]);
+}
+
 // Runs f; a bridge failure marks the context dead (EIO), a driver error is
 // `driver_err` with the driver's message. Returns f's errno-style result.
 template <class F>
 int guarded(ibv_context* c, int driver_err, F f) {
   if (c->dead) return fail(c, EIO, "the bridge session failed earlier: " + c->last_error);
+  if (const int rc = take_reported(c)) return rc;
   try {
     return f();
   } catch (const ernic::bridge::BridgeBusError& e) {

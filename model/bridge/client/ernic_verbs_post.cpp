@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "model/bridge/client/ernic_verbs_impl.h"
+#include "model/regs/pg332_limits.h"
 #include "model/regs/wqe.h"
 
 using namespace ernic;
@@ -71,15 +72,23 @@ int check_send(ibv_context* c, Qp& q, const ibv_send_wr& wr, size_t taken, SendE
   if (wr.send_flags & ~known)
     return fail(c, EINVAL, p + "send_flags " + std::to_string(wr.send_flags) +
                                ": ERNIC has no fence, solicited event or checksum offload (SIGNALED and INLINE only)");
-  if (wr.num_sge != 1 || !wr.sg_list)
+  if (wr.num_sge != 1)
     return fail(c, EINVAL, p + "num_sge " + std::to_string(wr.num_sge) +
                                ": an ERNIC WQE has exactly one buffer (one SGE per WR)");
+  if (!wr.sg_list) return fail(c, EINVAL, p + "num_sge 1 but sg_list is NULL");
+  const ibv_sge& s = wr.sg_list[0];
+  const bool send_kind = pg332::is_send(uint8_t(op.wqe));
+  // PG332's unsupported lengths (model/regs/pg332_limits.h): the NIC
+  // would not do what the WR asks.
+  if (send_kind && s.length < pg332::kSendMinBytes)
+    return fail(c, EINVAL, p + "a SEND of " + std::to_string(s.length) + " bytes: " + pg332::kSendZeroText);
+  if (op.wqe == WqeOpcode::read && s.length <= pg332::kReadSmallMaxBytes)
+    return fail(c, EINVAL, p + "an RDMA READ of " + std::to_string(s.length) + " bytes: " + pg332::kReadSmallText);
+  if (s.length > pg332::kMaxMessageBytes)
+    return fail(c, EINVAL, p + "a message of " + std::to_string(s.length) + " bytes: " + pg332::kMsg8mText);
   if (q.outstanding.size() + taken >= q.init.cap.max_send_wr)
     return fail(c, ENOMEM, p + "the send queue holds max_send_wr (" + std::to_string(q.init.cap.max_send_wr) +
                                ") WRs not yet completed");
-  const ibv_sge& s = wr.sg_list[0];
-  if (s.length > (1u << 31)) return fail(c, EINVAL, p + "length " + std::to_string(s.length) + " is over 2^31");
-  const bool send_kind = pg332::is_send(uint8_t(op.wqe));
   Mr* m = nullptr;
   uint64_t laddr = 0;
   if (wr.send_flags & IBV_SEND_INLINE) {
@@ -191,9 +200,11 @@ int ibv_post_recv(struct ibv_qp* qpp, struct ibv_recv_wr* wr, struct ibv_recv_wr
   for (ibv_recv_wr* p = err ? nullptr : wr; p; p = p->next) {
     RecvEntry r;
     r.wr_id = p->wr_id;
-    if (p->num_sge < 0 || p->num_sge > 1 || (p->num_sge == 1 && !p->sg_list)) {
+    if (p->num_sge < 0 || p->num_sge > 1) {
       err = fail(c, EINVAL, "ibv_post_recv: num_sge " + std::to_string(p->num_sge) +
                                 ": an ERNIC RQ element is one buffer (0 or 1 SGE)");
+    } else if (p->num_sge == 1 && !p->sg_list) {
+      err = fail(c, EINVAL, "ibv_post_recv: num_sge 1 but sg_list is NULL");
     } else if (q.recvs.size() + entries.size() >= q.init.cap.max_recv_wr) {
       err = fail(c, ENOMEM, "ibv_post_recv: max_recv_wr (" + std::to_string(q.init.cap.max_recv_wr) +
                                 ") receive WRs are waiting");

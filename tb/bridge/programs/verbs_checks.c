@@ -304,6 +304,87 @@ static void reset_cycle(struct ibv_pd* pd, struct ibv_cq* cq) {
         "destroying the second QP: QPCONFi 0x%08x", reg(ERNIC_QPREG(QPCONFi, n)));
 }
 
+/* PG332's unsupported lengths (model/regs/pg332_limits.h) are refused
+ * with EINVAL at the WR, the restriction named in the last error. */
+static void pg332_length_checks(struct ibv_qp* qp, uint8_t* src, struct ibv_mr* src_mr, uint8_t* rd,
+                                struct ibv_mr* rd_mr) {
+  struct ibv_send_wr w;
+  struct ibv_sge s = sge(src, 0, src_mr->lkey);
+  wr_init(&w, 7, IBV_WR_SEND, &s, IBV_SEND_SIGNALED);
+  refused(qp, &w, EINVAL, "a zero-length SEND");
+  CHECK(strstr(ernic_ibv_last_error(ctx), "PG332: zero-length SENDs") != NULL, "zero SEND: restriction not named");
+  wr_init(&w, 7, IBV_WR_SEND_WITH_IMM, &s, IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+  refused(qp, &w, EINVAL, "a zero-length inline SEND with immediate");
+  CHECK(strstr(ernic_ibv_last_error(ctx), "PG332: zero-length SENDs") != NULL, "zero inline SEND: not named");
+  for (uint32_t len = 0; len <= 4; len += 4) {
+    struct ibv_sge r = sge(rd, len, rd_mr->lkey);
+    wr_init(&w, 7, IBV_WR_RDMA_READ, &r, IBV_SEND_SIGNALED);
+    w.wr.rdma.remote_addr = env_u64("ERNIC_PEER_VA");
+    w.wr.rdma.rkey = (uint32_t)env_u64("ERNIC_PEER_RKEY");
+    refused(qp, &w, EINVAL, len ? "a 4-byte READ" : "a zero-length READ");
+    CHECK(strstr(ernic_ibv_last_error(ctx), "PG332: READs of 4 bytes or less") != NULL, "READ of %u: not named", len);
+  }
+  const enum ibv_wr_opcode big_ops[3] = {IBV_WR_RDMA_WRITE, IBV_WR_SEND, IBV_WR_RDMA_READ};
+  for (int i = 0; i < 3; ++i) {
+    struct ibv_sge b = sge(src, (8u << 20) + 1, src_mr->lkey);
+    wr_init(&w, 7, big_ops[i], &b, IBV_SEND_SIGNALED);
+    refused(qp, &w, EINVAL, "a message of 8 MiB + 1");
+    CHECK(strstr(ernic_ibv_last_error(ctx), "PG332: RDMA messages are limited to 8 MiB") != NULL,
+          "8 MiB + 1 (opcode %d): not named", (int)big_ops[i]);
+  }
+}
+
+/* A destroyed object's handle stays invalid for the life of the context:
+ * its address is not handed out again to the next object of its kind. */
+static void tombstone_checks(struct ibv_pd* pd, struct ibv_cq* cq, uint8_t* buf) {
+  struct ibv_wc wc;
+  struct ibv_qp_init_attr qia;
+  memset(&qia, 0, sizeof qia);
+  qia.send_cq = qia.recv_cq = cq;
+  qia.cap.max_send_wr = qia.cap.max_recv_wr = 4;
+  qia.qp_type = IBV_QPT_RC;
+  struct ibv_qp* q1 = ibv_create_qp(pd, &qia);
+  if (!q1 || ibv_destroy_qp(q1)) die("create_qp / destroy_qp (tombstones)");
+  struct ibv_qp* q2 = ibv_create_qp(pd, &qia);
+  if (!q2) die("create_qp (tombstones)");
+  struct ibv_qp_attr a;
+  struct ibv_qp_init_attr ia;
+  CHECK(q2 != q1 && ibv_query_qp(q1, &a, 0, &ia) == EINVAL && ibv_destroy_qp(q1) == EINVAL,
+        "a destroyed QP's handle: %s", q2 == q1 ? "reused" : "live");
+  CHECK(ibv_query_qp(q2, &a, 0, &ia) == 0 && ibv_destroy_qp(q2) == 0, "the new QP suffered from the stale handle");
+
+  struct ibv_cq* c1 = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+  if (!c1 || ibv_destroy_cq(c1)) die("create_cq / destroy_cq (tombstones)");
+  struct ibv_cq* c2 = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+  CHECK(c2 && c2 != c1 && ibv_poll_cq(c1, 1, &wc) == -EINVAL && ibv_destroy_cq(c1) == EINVAL,
+        "a destroyed CQ's handle is live again");
+  if (!c2 || ibv_destroy_cq(c2)) die("destroy_cq (tombstones)");
+
+  struct ibv_mr* m1 = ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+  if (!m1 || ibv_dereg_mr(m1)) die("reg_mr / dereg_mr (tombstones)");
+  struct ibv_mr* m2 = ibv_reg_mr(pd, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+  CHECK(m2 && m2 != m1 && ibv_dereg_mr(m1) == EINVAL,
+        "a deregistered MR's handle is live again");
+  if (!m2 || ibv_dereg_mr(m2)) die("dereg_mr (tombstones)");
+
+  struct ibv_pd* p1 = ibv_alloc_pd(ctx);
+  if (!p1 || ibv_dealloc_pd(p1)) die("alloc_pd / dealloc_pd (tombstones)");
+  struct ibv_pd* p2 = ibv_alloc_pd(ctx);
+  errno = 0;
+  CHECK(p2 && p2 != p1 && ibv_dealloc_pd(p1) == EINVAL && !ibv_reg_mr(p1, buf, 64, 0) && errno == EINVAL,
+        "a deallocated PD's handle is live again");
+  if (!p2 || ibv_dealloc_pd(p2)) die("dealloc_pd (tombstones)");
+
+  struct ibv_comp_channel* h1 = ibv_create_comp_channel(ctx);
+  if (!h1 || ibv_destroy_comp_channel(h1)) die("create / destroy comp_channel (tombstones)");
+  struct ibv_comp_channel* h2 = ibv_create_comp_channel(ctx);
+  errno = 0;
+  CHECK(h2 && h2 != h1 && ibv_destroy_comp_channel(h1) == EINVAL && !ibv_create_cq(ctx, 4, NULL, h1, 0) &&
+            errno == EINVAL,
+        "a destroyed channel's handle is live again");
+  if (!h2 || ibv_destroy_comp_channel(h2)) die("destroy comp_channel (tombstones)");
+}
+
 /* NULL and foreign pointers everywhere: errors, no crash. */
 static void null_checks(void) {
   struct ibv_send_wr* sb = NULL;
@@ -338,7 +419,24 @@ static void null_checks(void) {
   ernic_ibv_set_event_timeout(NULL, 1);
 }
 
-int main(void) {
+/* `bridge_verbs_checks delay|wait_irq` (tb/bridge/verbs.py): a wait of
+ * 2^62 ns, whose picoseconds do not fit in 64 bits, saturates: it runs the
+ * simulation to the scenario's time limit instead of wrapping to a short
+ * wait (the run ends there; the program must not get past the call). */
+static int huge_wait(const char* which) {
+  ernic_bridge* b = ernic_open(NULL);
+  if (!b) {
+    fprintf(stderr, "verbs_checks: %s\n", ernic_open_error());
+    return 1;
+  }
+  const int r = strcmp(which, "delay") == 0 ? ernic_delay_ns(b, 1ull << 62) : ernic_wait_irq(b, 1ull << 62);
+  printf("huge %s returned %d at %" PRIu64 " ps\n", which, r, ernic_now_ps(b));
+  ernic_close(b);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) return huge_wait(argv[1]);
   null_checks();
   ctx = ernic_ibv_open(NULL);
   if (!ctx) die("ernic_ibv_open");
@@ -367,6 +465,16 @@ int main(void) {
   static uint8_t not_dma[64];
   errno = 0;
   CHECK(!ibv_reg_mr(pd, not_dma, sizeof not_dma, 0) && errno == EINVAL, "memory outside DMA: errno %d", errno);
+  /* Only a range inside one buffer of ernic_ibv_alloc_buf: not the
+   * driver's memory just below the first buffer, not across two buffers. */
+  errno = 0;
+  CHECK(!ibv_reg_mr(pd, src - 1, 2, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) && errno == EINVAL,
+        "[buf - 1, +2) (the driver's memory) accepted: errno %d", errno);
+  errno = 0;
+  CHECK(!ibv_reg_mr(pd, rd + 4096 - 16, (size_t)(rx - (rd + 4096)) + 32, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+        "a range across two buffers accepted: errno %d", errno);
+  CHECK(ernic_dma_bus(ernic_ibv_bridge(ctx), rd + 4096 - 16, (size_t)(rx - (rd + 4096)) + 32) == 0,
+        "ernic_dma_bus of a range across two allocations");
 
   struct ibv_cq* cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
   if (!cq) die("create_cq");
@@ -481,7 +589,14 @@ int main(void) {
     wr_init(&w[0], 7, IBV_WR_SEND, &s[0], IBV_SEND_SIGNALED);
     CHECK(ibv_post_send((struct ibv_qp*)&qia, &w[0], &b2) == EINVAL && b2 == &w[0], "a QP the library never gave");
   }
-  struct ibv_wc wc[32];
+  {
+    /* A NULL sg_list with num_sge 1 is named as such. */
+    wr_init(&w[0], 7, IBV_WR_SEND, NULL, IBV_SEND_SIGNALED);
+    refused(qp, &w[0], EINVAL, "num_sge 1 with a NULL sg_list");
+    CHECK(strstr(ernic_ibv_last_error(ctx), "sg_list is NULL") != NULL, "NULL sg_list not named");
+  }
+  pg332_length_checks(qp, src, src_mr, rd, rd_mr);
+  struct ibv_wc wc[80];
   CHECK(collect(cq, wc, 1, 5000) == 0, "a refused WR completed (wr_id %" PRIu64 ")", wc[0].wr_id);
 
   /* A chain with a bad WR in the middle: the first is posted, the bad one
@@ -631,11 +746,40 @@ int main(void) {
           "a WR posted in ERR: wr_id 0x%" PRIx64 " %s", wc[0].wr_id, ibv_wc_status_str(wc[0].status));
   }
 
+  /* The CQ holds cqe (64) completions: WRs posted in ERR complete at once
+   * (flushed); 64 waiting are fine, a 65th is a CQ overrun: the CQ is in
+   * error and every poll fails (EOVERFLOW). */
+  {
+    int posted = 0;
+    for (int round = 0; round < 2; ++round) {
+      const int want = round ? 65 : 64;
+      posted = 0;
+      while (posted < want) {
+        const int k = want - posted < 7 ? want - posted : 7; /* max_send_wr 8 per chain */
+        for (int i = 0; i < k; ++i) {
+          wr_init(&w[i], 0x800 + (uint64_t)(posted + i), IBV_WR_SEND, &s[i], IBV_SEND_SIGNALED);
+          w[i].next = i + 1 < k ? &w[i + 1] : NULL;
+        }
+        if (ibv_post_send(qp, &w[0], &bad)) die("post_send in ERR");
+        posted += k;
+      }
+      n = ibv_poll_cq(cq, 80, wc);
+      if (round == 0)
+        CHECK(n == 64 && wc[63].wr_id == 0x800 + 63 && wc[63].status == IBV_WC_WR_FLUSH_ERR,
+              "64 completions in a CQ of 64: poll %d", n);
+      else
+        CHECK(n == -EOVERFLOW && errno == EOVERFLOW && strstr(ernic_ibv_last_error(ctx), "overrun") != NULL &&
+                  ibv_poll_cq(cq, 80, wc) == -EOVERFLOW,
+              "65 completions in a CQ of 64: poll %d errno %d", n, errno);
+    }
+  }
+
   /* Pointers the library does not know are EINVAL, not crashes. */
   CHECK(ibv_destroy_qp((struct ibv_qp*)&qia) == EINVAL, "destroying a QP the library never gave");
   CHECK(ibv_poll_cq((struct ibv_cq*)&qia, 1, wc) < 0, "polling a CQ the library never gave");
   CHECK(ibv_poll_cq(cq, -1, wc) < 0, "num_entries -1");
   CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD in use deallocated");
+  tombstone_checks(pd2, cq, src);
   CHECK(ibv_destroy_cq(cq) == EBUSY, "a CQ in use destroyed");
 
   /* Destroying the fatal QP: the driver's QP deletion disables it at once
