@@ -197,6 +197,31 @@ bool compute_results(const std::string& op, const std::vector<Phase>& phases, co
   return true;
 }
 
+// The machine's SystemC floor (tools/floor.h) from `self floor`, in its own
+// process (SystemC elaborates once a process): the best of `tries`, so a
+// busy moment of the machine does not pass for the floor. 0: it failed.
+double measure_floor_child(const std::string& self, const fs::path& dir, int tries) {
+  double best = 0;
+  for (int i = 0; i < tries; ++i) {
+    const fs::path out = dir / "floor.json";
+    const std::string cmd = quote(self) + " floor --json > " + quote(out.string());
+    if (std::system(cmd.c_str()) != 0) {
+      std::fprintf(stderr, "ernic-sim bench: `%s` failed\n", cmd.c_str());
+      return 0;
+    }
+    std::ifstream in(out);
+    json j;
+    try {
+      in >> j;
+    } catch (const std::exception&) {
+      return 0;
+    }
+    if (!j.value("counted", false)) return 0;
+    best = std::max(best, j.value("cycles_per_wall_second", 0.0));
+  }
+  return best;
+}
+
 // A run's wall-clock speed from its JSON report (`wall`).
 double speed_of(const json& j) { return j.contains("wall") ? j["wall"].value("sim_core_cycles_per_wall_second", 0.0) : 0.0; }
 
@@ -242,7 +267,9 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     std::fprintf(stderr, "ernic-sim bench: cannot write %s\n", speed_path.string().c_str());
     return 2;
   }
-  speed_csv << "run,datapath,sim_core_cycles_per_wall_second\n";
+  speed_csv << "run,datapath,sim_core_cycles_per_wall_second,floor_cycles_per_wall_second,ratio_to_floor\n";
+  // The floor, measured now (and again after the runs: the best of both).
+  double floor = opt.speed ? measure_floor_child(self, dir, 3) : 0;
   // Speed by run (rows, in order) and datapath (columns); < 0: the run failed.
   std::vector<std::pair<std::string, std::vector<double>>> speed_rows;
   int status = 0;
@@ -345,19 +372,29 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     }
     speed_rows.emplace_back("idle", speeds);
   }
-  // The speed table: one row per run, one column per datapath, and the
-  // ratio of the first two.
+  if (opt.speed) floor = std::max(floor, measure_floor_child(self, dir, 2));
+  if (opt.speed && floor <= 0) status = 1;
+  // The speed table: one row per run, one column per datapath (cycles per
+  // wall second and the ratio to the floor), and the ratio of the first two.
   if (!speed_rows.empty()) {
     std::printf("%s\n", fmt::format("{:^87}", "Simulation speed (simulated core cycles per wall second)").c_str());
+    if (floor > 0)
+      std::printf(" floor: %.0f cycles/s (a Verilated 32-bit counter under sc_clock, this run, best of 5: "
+                  "`ernic-sim floor`)\n",
+                  floor);
     std::string head = fmt::format(" {:<8}", "run");
-    for (const std::string& dp : dps) head += fmt::format(" {:>14}", dp + " cyc/s");
+    for (const std::string& dp : dps) head += fmt::format(" {:>14} {:>7}", dp + " cyc/s", "/floor");
     if (dps.size() >= 2) head += fmt::format(" {:>12}", dps[0] + "/" + dps[1]);
     std::printf("%s\n", head.c_str());
     for (const auto& [run, speeds] : speed_rows) {
       std::string line = fmt::format(" {:<8}", run);
       for (size_t d = 0; d < dps.size(); ++d) {
-        line += speeds[d] < 0 ? fmt::format(" {:>14}", "failed") : fmt::format(" {:>14.0f}", speeds[d]);
-        if (speeds[d] >= 0) speed_csv << fmt::format("{},{},{:.0f}\n", run, dps[d], speeds[d]);
+        const bool ok = speeds[d] >= 0;
+        line += ok ? fmt::format(" {:>14.0f}", speeds[d]) : fmt::format(" {:>14}", "failed");
+        line += ok && floor > 0 ? fmt::format(" {:>7.3f}", speeds[d] / floor) : fmt::format(" {:>7}", "-");
+        if (ok)
+          speed_csv << fmt::format("{},{},{:.0f},{:.0f},{:.4f}\n", run, dps[d], speeds[d], floor,
+                                   floor > 0 ? speeds[d] / floor : 0.0);
       }
       if (dps.size() >= 2)
         line += speeds[0] > 0 && speeds[1] > 0 ? fmt::format(" {:>12.3f}", speeds[0] / speeds[1])

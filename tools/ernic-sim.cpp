@@ -35,6 +35,7 @@
 #include "model/trace/trigger.h"
 #include "model/trace/txlog_view.h"
 #include "tools/bench.h"
+#include "tools/floor.h"
 #include "tools/failure_report.h"
 #include "tools/regress.h"
 #include "tools/random.h"
@@ -498,6 +499,12 @@ int sc_main(int argc, char** argv) {
   benchc->add_option("--speed-datapaths", bdps,
                      "datapaths to run each run with, side by side (comma-separated: rtl, model, user:<name>; the first gives "
                      "bench.csv)");
+  auto* floorc = app.add_subcommand(
+      "floor", "the machine's SystemC floor: a Verilated counter under sc_clock, cycles per wall second");
+  uint64_t floor_cycles = 2000000;
+  bool floor_json = false;
+  floorc->add_option("--cycles", floor_cycles, "clock cycles to run (default 2000000)")->check(CLI::Range(1000ull, 1000000000ull));
+  floorc->add_flag("--json", floor_json, "one JSON object instead of a sentence");
   auto* logc = app.add_subcommand("log", "print a transaction log as a timeline");
   std::string log_file;
   TimelineFilter filt;
@@ -523,6 +530,7 @@ int sc_main(int argc, char** argv) {
       if (!item.empty()) v.push_back(item);
     return v;
   };
+  if (floorc->parsed()) return floor_main(floor_cycles, floor_json);
   if (regc->parsed()) {
     if (!parse_shard(rshard, &ropt.shard_index, &ropt.shard_count)) {
       std::fprintf(stderr, "ernic-sim regress: --shard %s: want I/N with 0 <= I < N\n", rshard.c_str());

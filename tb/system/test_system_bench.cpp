@@ -11,6 +11,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "tb/system/system_test_util.h"
 
 namespace {
@@ -77,37 +80,50 @@ TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
   // speed.csv: run x datapath, positive.
   const auto rows = roce_test::split_lines(read_text(dir / "a" / "speed.csv"));
   ASSERT_EQ(rows.size(), 7u);
-  EXPECT_EQ(rows[0], "run,datapath,sim_core_cycles_per_wall_second");
+  EXPECT_EQ(rows[0], "run,datapath,sim_core_cycles_per_wall_second,floor_cycles_per_wall_second,ratio_to_floor");
+  double floor = 0;
   const std::vector<std::pair<std::string, std::string>> want = {{"read", "rtl"},  {"read", "model"},
                                                                  {"send", "rtl"},  {"send", "model"},
                                                                  {"idle", "rtl"},  {"idle", "model"}};
   for (size_t i = 0; i < want.size(); ++i) {
     const auto f = roce_test::split_csv(rows[i + 1]);
-    ASSERT_EQ(f.size(), 3u) << rows[i + 1];
+    ASSERT_EQ(f.size(), 5u) << rows[i + 1];
     EXPECT_EQ(f[0], want[i].first);
     EXPECT_EQ(f[1], want[i].second);
     EXPECT_GT(std::stod(f[2]), 0.0) << rows[i + 1];
+    // The floor measured in the run: the same on every row; the ratio is speed / floor.
+    if (i == 0) floor = std::stod(f[3]);
+    EXPECT_GT(floor, 0.0) << rows[i + 1];
+    EXPECT_EQ(std::stod(f[3]), floor) << rows[i + 1];
+    EXPECT_NEAR(std::stod(f[4]), std::stod(f[2]) / floor, 1e-4 + 1e-4 * std::stod(f[4])) << rows[i + 1];
   }
+  EXPECT_NE(a.out.find(fmt::format(" floor: {:.0f} cycles/s (a Verilated 32-bit counter under sc_clock", floor)),
+            std::string::npos)
+      << a.out;
   // The table on stdout: the header, then read, send and idle with two
   // positive speeds and their ratio.
   const std::string head = a.out.substr(a.out.find("Simulation speed (simulated core cycles per wall second)"));
   std::istringstream t(head);
   std::string line;
   std::getline(t, line);
+  std::getline(t, line);  // the floor line
   std::getline(t, line);
   std::istringstream h(line);
   std::vector<std::string> cols;
   for (std::string w; h >> w;) cols.push_back(w);
-  EXPECT_EQ(cols, (std::vector<std::string>{"run", "rtl", "cyc/s", "model", "cyc/s", "rtl/model"})) << line;
+  EXPECT_EQ(cols, (std::vector<std::string>{"run", "rtl", "cyc/s", "/floor", "model", "cyc/s", "/floor", "rtl/model"}))
+      << line;
   for (const char* run : {"read", "send", "idle"}) {
     ASSERT_TRUE(std::getline(t, line));
     std::istringstream r(line);
     std::string name;
-    double rtl = 0, model = 0, ratio = 0;
-    r >> name >> rtl >> model >> ratio;
+    double rtl = 0, rtl_f = 0, model = 0, model_f = 0, ratio = 0;
+    r >> name >> rtl >> rtl_f >> model >> model_f >> ratio;
     EXPECT_EQ(name, run) << line;
     EXPECT_GT(rtl, 0.0) << line;
     EXPECT_GT(model, 0.0) << line;
+    EXPECT_NEAR(rtl_f, rtl / floor, 0.001 + 0.001 * rtl_f) << line;
+    EXPECT_NEAR(model_f, model / floor, 0.001 + 0.001 * model_f) << line;
     EXPECT_NEAR(ratio, rtl / model, 0.001 + 0.001 * ratio) << line;
   }
   // --no-speed: the rtl runs only, no idle run.
@@ -115,6 +131,22 @@ TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
   ASSERT_EQ(brows.size(), 3u);
   EXPECT_EQ(brows[1].substr(0, 9), "read,rtl,");
   EXPECT_EQ(brows[2].substr(0, 9), "send,rtl,");
+}
+
+// `ernic-sim floor`: the Verilated counter counted every cycle, and the
+// figure is cycles over wall seconds.
+TEST(SystemBench, FloorCountsEveryCycle) {
+  const fs::path dir = test_dir("bench_floor");
+  SimResult r = run_sim(dir, {"floor", "--cycles", "200000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("cycles").get<uint64_t>(), 200000u);
+  EXPECT_TRUE(j.at("counted").get<bool>());
+  const double wall = j.at("wall_seconds").get<double>(), cps = j.at("cycles_per_wall_second").get<double>();
+  EXPECT_GT(wall, 0.0);
+  EXPECT_NEAR(cps, 200000 / wall, 1.0 + 1e-3 * cps);
+  SimResult bad = run_sim(dir, {"floor", "--cycles", "10"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;  // below the range: a usage error
 }
 
 // Bad --speed-datapaths values are usage errors.
