@@ -114,6 +114,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   void backdoor_write(uint32_t addr, uint32_t value);
   // A short description of each enabled QP's state (watchdog, failures).
   std::vector<std::string> qp_status() const;
+  // A QP's outstanding-request limit (16, 8 after a CNP: A-ERNIC-22) and
+  // the requests it has outstanding now (scenario step expect_qp).
+  uint32_t outstanding_limit(uint32_t qpn) const { return s_.qps.at(qpn).req.max_out; }
+  size_t outstanding(uint32_t qpn) const { return s_.qps.at(qpn).req.osq.size(); }
   const MrLookup& mr_lookup() const { return *s_.mr_lookup; }
 
  private:

@@ -118,6 +118,9 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
 
   Wire* wire_out = nullptr;            // to the port's node
   SwitchPortCounters counters;
+  // The counters as they stand now: paused_ns with a hold still running
+  // (counters.paused_ns adds a hold when it ends).
+  SwitchPortCounters counters_now() const;
   uint64_t queue_bytes() const { return q_bytes_; }
   uint64_t ingress_bytes() const { return ingress_bytes_; }
   uint16_t xoff_standing() const { return tx_pause_.standing; }
@@ -153,6 +156,7 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
   pfc::RxPause rx_pause_;
   bool holding_ = false;
   uint64_t hold_since_ps_ = 0;
+  bool oversize_seen_ = false;         // a frame larger than the buffer came (an event the first time)
   sc_core::sc_event wake_;
   int v_queue_, v_ingress_, v_xoff_, v_paused_;
 };

@@ -21,7 +21,8 @@ struct SwitchPortCounters {
   uint64_t pfc_xoff_sent = 0;               // to the node, for this port's ingress (refreshes counted)
   uint64_t pfc_xon_sent = 0;
   uint64_t pause_rx = 0;                    // pause frames (PAUSE / PFC) received from the node
-  uint64_t paused_ns = 0;                   // egress held by them
+  uint64_t paused_ns = 0;                   // egress held by them (a hold counts here once it ends;
+                                            // SwitchPort::counters_now() adds the one running)
   uint64_t max_queue_bytes = 0;             // peak of the egress queue
   uint64_t max_ingress_bytes = 0;           // peak of the PFC class's bytes from this port inside the switch
   uint64_t rx_bad_fcs = 0;                  // received with a bad FCS (dropped)

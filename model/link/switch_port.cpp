@@ -24,6 +24,12 @@ SwitchPort::SwitchPort(sc_module_name name, Switch& sw, size_t index)
   SC_THREAD(egress);
 }
 
+SwitchPortCounters SwitchPort::counters_now() const {
+  SwitchPortCounters c = counters;
+  if (holding_) c.paused_ns += (ClockDomain::now_ps() - hold_since_ps_) / 1000;
+  return c;
+}
+
 void SwitchPort::rx_arrive(FrameBytes frame, uint64_t, bool bad_fcs) { sw_.arrive(index_, std::move(frame), bad_fcs); }
 
 void SwitchPort::log(const char* what, const std::string& value) {
@@ -100,8 +106,17 @@ void SwitchPort::enqueue(Entry e) {
   if (q_bytes_ + n > sw_.cfg_.buffer_bytes) {
     ++counters.dropped;
     counters.dropped_bytes += n;
-    log("switch_drop", fmt::format("buffer full ({} of {} bytes queued): {} ({} bytes) from port {}", q_bytes_,
-                                   sw_.cfg_.buffer_bytes, describe(e.f), n, sw_.cfg_.ports[e.ingress].name));
+    if (n > sw_.cfg_.buffer_bytes) {  // never fits, however empty the queue: an event the first time
+      const std::string what = fmt::format("frame larger than the buffer ({} bytes): {} ({} bytes) from port {}",
+                                           sw_.cfg_.buffer_bytes, describe(e.f), n, sw_.cfg_.ports[e.ingress].name);
+      if (!oversize_seen_)
+        sw_.ctx_.event(sw_.scope_ + "." + sw_.cfg_.ports[index_].name, what + "; frames this long never pass");
+      oversize_seen_ = true;
+      log("switch_drop", what);
+    } else {
+      log("switch_drop", fmt::format("buffer full ({} of {} bytes queued): {} ({} bytes) from port {}", q_bytes_,
+                                     sw_.cfg_.buffer_bytes, describe(e.f), n, sw_.cfg_.ports[e.ingress].name));
+    }
     if (e.lossless) sw_.ports_[e.ingress]->ingress_release(n);
     return;
   }

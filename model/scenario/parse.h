@@ -432,6 +432,7 @@ class Parser {
   void step_expect_compliance(const Field& f, const SourceLoc& loc);
   void step_wait_until(const Field& f, const SourceLoc& loc);
   void step_expect_switch(const Field& f, const SourceLoc& loc);
+  void step_expect_qp(const Field& f, const SourceLoc& loc);
 
   // -- control: repeat, parallel, barrier (steps_control.cpp) --
 

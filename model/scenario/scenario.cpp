@@ -139,6 +139,7 @@ struct KindName {
   const char* operator()(const QpReleaseStep&) const { return "qp_release"; }
   const char* operator()(const QpAdoptStep&) const { return "qp_adopt"; }
   const char* operator()(const ExpectSwitchStep&) const { return "expect_switch"; }
+  const char* operator()(const ExpectQpStep&) const { return "expect_qp"; }
 };
 }  // namespace
 

@@ -39,6 +39,7 @@ const std::vector<std::pair<std::string, Parser::StepParser>>& Parser::step_kind
       {"wait_until", &Parser::step_wait_until},
       {"expect_compliance", &Parser::step_expect_compliance},
       {"expect_switch", &Parser::step_expect_switch},
+      {"expect_qp", &Parser::step_expect_qp},
       {"repeat", &Parser::step_repeat},
       {"parallel", &Parser::step_parallel},
       {"barrier", &Parser::step_barrier},

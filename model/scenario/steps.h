@@ -405,6 +405,20 @@ struct ExpectSwitchStep {
   std::vector<CounterCheck> checks;  // in file order
 };
 
+// expect_qp: an RC QP's requester state in the ERNIC model (no register
+// shows it) against values in CounterCheck's forms. The state's names:
+//   outstanding_limit  the QP's outstanding-request limit: 16 (PG332), 8 once
+//                      a CNP has arrived for it (PG332 "CNP"; back to 16 when
+//                      the QP is enabled again, A-ERNIC-22)
+//   outstanding        requests (WQEs) sent and not yet acknowledged
+inline constexpr const char* kQpStateNames[] = {"outstanding_limit", "outstanding"};
+struct ExpectQpStep {
+  SourceLoc loc;
+  std::string node;
+  uint32_t qp = 2;                 // 2..the node's num_qp
+  std::vector<CounterCheck> checks;  // in file order
+};
+
 struct BarrierStep {               // inside `parallel` branches: all branches meet here
   SourceLoc loc;
   std::string name;
@@ -488,7 +502,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           ConnectRejectStep, DisconnectStep, RecoverStep, HwHandshakeStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
                           BypassSendStep, ExpectBypassStep, QpSetupStep, QpReleaseStep, QpAdoptStep, ProgramStep,
-                          ExpectSwitchStep, std::shared_ptr<RepeatStep>,
+                          ExpectSwitchStep, ExpectQpStep, std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 
 struct RepeatStep {                // repeat: { count: N, steps: [...] }

@@ -1,6 +1,6 @@
 // model/scenario: the expectation steps (scenarios/README.md 5.6): frame
 // patterns, expect_frames, expect_idle, expect_compliance, wait_until,
-// expect_switch.
+// expect_switch, expect_qp.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -182,6 +182,29 @@ void Parser::step_expect_switch(const Field& f, const SourceLoc& loc) {
     std::string names;
     for (size_t i = 1; i < keys.size(); ++i) names += (i > 1 ? ", " : "") + keys[i];
     r.self().fail("give at least one counter to check: " + names);
+  }
+  r.finish();
+  emit(std::move(s));
+}
+
+// expect_qp: { node: NODE, qp: QPN, NAME: VALUE, ... } (kQpStateNames).
+void Parser::step_expect_qp(const Field& f, const SourceLoc& loc) {
+  std::vector<std::string> keys = {"node", "qp"};
+  for (const char* n : kQpStateNames) keys.push_back(n);
+  MapReader r(f, keys);
+  ExpectQpStep s;
+  s.loc = loc;
+  s.node = ref_node(r.req("node"), /*must_be_initialised=*/false);
+  s.qp = uint32_t(read_uint(r.req("qp"), 2, sc_.nodes[node_index_[s.node]].num_qp));
+  for (const auto& kv : f.node) {  // in file order (every key is known: MapReader checked)
+    const std::string key = kv.first.Scalar();
+    if (key == "node" || key == "qp") continue;
+    if (auto v = r.take(key)) s.checks.push_back(read_counter_check(*v, key));
+  }
+  if (s.checks.empty()) {
+    std::string names;
+    for (size_t i = 2; i < keys.size(); ++i) names += (i > 2 ? ", " : "") + keys[i];
+    r.self().fail("give at least one value to check: " + names);
   }
   r.finish();
   emit(std::move(s));

@@ -360,6 +360,9 @@ void Parser::read_node_addresses(MapReader& r, NodeConfig& n) {
   {
     const Field m = r.req("mac");
     const roce::MacAddr mac = parse_mac(m, read_string(m));
+    if (mac.b[0] & 1)  // the I/G bit: a group address names many stations, not one NIC
+      m.fail("MAC address " + mac.str() + " is a group (multicast or broadcast) address: a node's MAC must be "
+             "unicast (its first byte even)");
     for (const auto& o : sc_.nodes)
       if (o.mac == mac) m.fail("MAC address " + mac.str() + " is already used by node " + o.name);
     n.mac = mac;

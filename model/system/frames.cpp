@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/link/pfc.h"
 #include "model/roce/cm.h"
 #include "model/roce/opcodes.h"
 
@@ -63,6 +64,10 @@ FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
 
 int System::peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const {
   if (!net_switch) return nodes.size() == 2 ? int(1 - i) : -1;  // the one link's other end
+  // A pause frame ends at the MAC it is sent to: between a node and the
+  // switch, whatever MAC it carries (a node's own MAC may be the one a
+  // switch port sends its pause frames from).
+  if (pfc::is_mac_control(frame, len)) return -1;
   const size_t off = tx ? 0 : 6;                                 // destination / source MAC
   if (len < off + 6) return -1;
   const int p = net_switch->port_of(frame + off);

@@ -267,7 +267,7 @@ json switch_json(System& sys) {
   json ports = json::object(), totals = json::object();
   for (const SwitchCounterName& n : kSwitchCounters) totals[n.name] = uint64_t(0);
   for (size_t p = 0; p < sw.ports(); ++p) {
-    const SwitchPortCounters& c = sw.port(p).counters;
+    const SwitchPortCounters c = sw.port(p).counters_now();
     json pj = {{"rate_gbps", t.ports[p].rate_gbps}, {"delay_ns", t.ports[p].delay_ns},
                {"queue_bytes_at_end", sw.port(p).queue_bytes()}};
     for (const SwitchCounterName& n : kSwitchCounters) {

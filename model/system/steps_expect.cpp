@@ -1,7 +1,8 @@
 // model/system: the expectation steps on what happens in the system:
 // expect_frames (a direction's frames against patterns), expect_idle,
 // wait_until (a register value or a frame count), expect_compliance,
-// expect_switch (a switch port's counters).
+// expect_switch (a switch port's counters), expect_qp (a QP's requester
+// state).
 #include "model/system/system.h"
 
 #include <fmt/format.h>
@@ -174,13 +175,30 @@ void System::handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group*)
 void System::handle(const ExpectSwitchStep& s, const SourceLoc& loc, Group*) {
   if (!net_switch) return fail(loc, "expect_switch needs topology: switch");
   const int p = net_switch->port_of(node(s.port)->cfg.mac.b.data());
-  const SwitchPortCounters& c = net_switch->port(size_t(p)).counters;
+  const SwitchPortCounters c = net_switch->port(size_t(p)).counters_now();
   std::string bad;
   for (const CounterCheck& k : s.checks)
     for (const SwitchCounterName& n : kSwitchCounters)
       if (k.counter == n.name && !k.holds(c.*n.field))
         bad += fmt::format("{}{} is {}, expected {}", bad.empty() ? "" : "; ", k.counter, c.*n.field, k.str());
   if (!bad.empty()) fail(loc, fmt::format("switch port {}: {}", s.port, bad));
+}
+
+// expect_qp: an RC QP's requester state in the ERNIC model now.
+void System::handle(const ExpectQpStep& s, const SourceLoc& loc, Group*) {
+  const Ernic& e = *node(s.node)->ernic;
+  std::string bad;
+  for (const CounterCheck& k : s.checks) {  // the names of kQpStateNames (steps.h)
+    uint64_t v = 0;
+    if (k.counter == "outstanding_limit")
+      v = e.outstanding_limit(s.qp);
+    else if (k.counter == "outstanding")
+      v = e.outstanding(s.qp);
+    else
+      return fail(loc, "internal error: expect_qp has no value named " + k.counter);
+    if (!k.holds(v)) bad += fmt::format("{}{} is {}, expected {}", bad.empty() ? "" : "; ", k.counter, v, k.str());
+  }
+  if (!bad.empty()) fail(loc, fmt::format("node {} QP{}: {}", s.node, s.qp, bad));
 }
 
 }  // namespace ernic

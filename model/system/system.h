@@ -261,7 +261,8 @@ class System : public sc_core::sc_module {
   void open_taps(const std::string& pcap);
   // Frames (frames.cpp).
   // The node at the other end of a frame node i sent (tx: its destination
-  // MAC) or received (its source MAC); -1: the switch or no node.
+  // MAC) or received (its source MAC); -1: the switch (every pause frame,
+  // with a switch) or no node.
   int peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const;
   void on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, monitor::WireMonitor* wm, const FrameBytes& f,
                    uint64_t t);
@@ -326,6 +327,7 @@ class System : public sc_core::sc_module {
   void handle(const WaitUntilStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectSwitchStep& s, const SourceLoc& loc, Group* g);
+  void handle(const ExpectQpStep& s, const SourceLoc& loc, Group* g);
   void handle(const ProgramStep& s, const SourceLoc& loc, Group* g);
   void connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog);
  public:

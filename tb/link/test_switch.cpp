@@ -3,10 +3,12 @@
 // port's ingress at chosen times, as its node's wire would deliver them.
 // Forwarding by destination MAC (unknown: drop or flood; MAC control
 // frames end at the port), serialisation timing (each frame leaves at the
-// ps the line rate gives), buffer overflow, ECN marking at the threshold
-// (the IPv4 header checksum checked by RFC 1071 here, the ICRC still
-// valid), PFC XOFF at the ingress threshold and XON at or below the
-// other, and RED's marks as a function of the seed.
+// ps the line rate gives), buffer overflow (a frame longer than the buffer
+// named once in the events), ECN marking at the threshold (the IPv4 header
+// checksum checked by RFC 1071 here, the ICRC still valid), PFC XOFF at the
+// ingress threshold and XON at or below the other, the time a node's pause
+// holds a port (a hold still running counted), and RED's marks as a
+// function of the seed.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -248,6 +250,35 @@ TEST(Switch, DropsWhenTheBufferIsFull) {
   EXPECT_EQ(b.frames_out, 3u);
 }
 
+// A frame longer than the whole buffer never fits, even into an empty
+// queue: dropped and counted each time, and named once in the run's events.
+TEST(Switch, DropsAFrameLongerThanTheBuffer) {
+  SwitchConfig cfg = config(2);
+  cfg.buffer_bytes = 1024;
+  SwitchPortCounters b;
+  size_t got = 0;
+  std::vector<std::string> events;
+  run_bench({cfg}, [&](Bench& t) {
+    t.at(1000 * kNs);
+    t.arrive(0, raw_frame(0x0a, mac(0x0b), 1025));  // one byte too many: dropped
+    t.at(2000 * kNs);
+    t.arrive(0, raw_frame(0x0a, mac(0x0b), 4170));  // dropped again, no second event
+    t.at(3000 * kNs);
+    t.arrive(0, raw_frame(0x0a, mac(0x0b), 1024));  // fits exactly
+    t.at(4000 * kNs);
+    b = t.sw().port(1).counters;
+    got = t.sink(1).got.size();
+    for (const auto& e : t.ctx.events) events.push_back(e.where + ": " + e.what);
+  }, 5000 * kNs);
+  EXPECT_EQ(got, 1u);
+  EXPECT_EQ(b.dropped, 2u);
+  EXPECT_EQ(b.dropped_bytes, 1025u + 4170u);
+  EXPECT_EQ(b.max_queue_bytes, 1024u);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].find("top.sw0.B: frame larger than the buffer (1024 bytes)"), std::string::npos) << events[0];
+  EXPECT_NE(events[0].find("(1025 bytes) from port A; frames this long never pass"), std::string::npos) << events[0];
+}
+
 // threshold_bytes = one frame: the first frame (queue empty) and the second
 // (queue exactly at the threshold) leave as they came, the third and
 // fourth (queue above it) leave with ECN = CE. ECT(0) and ECT(1) are
@@ -386,6 +417,39 @@ TEST(Switch, HonoursPfcFromTheNode) {
   EXPECT_EQ(at_b[0].first_ps, resume + 8 * kPsPerByte100G + kDelay);
   EXPECT_EQ(paused_ns, (resume - (t1 + kLatency)) / 1000);
   EXPECT_GT(at_b[1].first_ps, at_b[0].t_ps);
+}
+
+// A hold that has not ended yet counts in counters_now() (what the report
+// and expect_switch read), not yet in counters; once it ends both agree.
+TEST(Switch, PausedNsCountsAHoldStillRunning) {
+  SwitchConfig cfg = config(2);
+  cfg.pfc.on = true;
+  cfg.pfc.xoff_bytes = 1 << 20;
+  cfg.pfc.xon_bytes = 0;
+  const uint64_t t1 = 1000 * kNs;
+  const uint64_t held_from = t1 + kLatency;            // the frame reaches its queue, held
+  const uint64_t resume = t1 + 0xFFFFull * 512 * 10;   // 0xFFFF quanta at 100 Gb/s: 335.5 us
+  SwitchPortCounters during, during_now, after, after_now;
+  run_bench({cfg}, [&](Bench& t) {
+    t.at(t1);
+    pfc::PauseFrame p;
+    p.pfc = true;
+    p.class_enable = 1u << 3;
+    p.time[3] = 0xFFFF;
+    t.sw().port(1).rx_arrive(pfc::build(mac(0x0b).b.data(), p), t1, false);
+    t.arrive(0, roce_frame(0x0a, 0x0b, 100, 0));
+    t.at(t1 + 100000 * kNs);
+    during = t.sw().port(1).counters;
+    during_now = t.sw().port(1).counters_now();
+    t.at(resume + 10000 * kNs);
+    after = t.sw().port(1).counters;
+    after_now = t.sw().port(1).counters_now();
+  }, resume + 20000 * kNs);
+  EXPECT_EQ(during.paused_ns, 0u);
+  EXPECT_EQ(during_now.paused_ns, (t1 + 100000 * kNs - held_from) / 1000);
+  EXPECT_EQ(after.paused_ns, (resume - held_from) / 1000);
+  EXPECT_EQ(after_now.paused_ns, after.paused_ns);
+  EXPECT_EQ(after.frames_out, 1u);
 }
 
 // RED: between min_bytes and max_bytes a frame is marked with probability

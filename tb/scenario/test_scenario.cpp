@@ -666,6 +666,15 @@ const BadCase kBadCases[] = {
     {"fault_switch_point_to_point.yaml", 7, 19, "steps[1].fault.dir",
      "'switch' in direction 'switch->B' is the switch of `topology: switch`, and this scenario has none"},
     {"fault_switch_to_switch.yaml", 8, 19, "steps[1].fault.dir", "a direction needs two different nodes"},
+    // expect_qp: a QP's outstanding-request limit (16, 8 after a CNP) and outstanding requests.
+    {"expect_qp_no_value.yaml", 8, 16, "steps[2].expect_qp",
+     "give at least one value to check: outstanding_limit, outstanding"},
+    {"expect_qp_qp_range.yaml", 7, 31, "steps[1].expect_qp.qp", "17 is out of range [2, 16]"},
+    {"expect_qp_unknown_value.yaml", 7, 34, "steps[1].expect_qp.outstanding_limt",
+     "unknown key 'outstanding_limt' (did you mean 'outstanding_limit'?)"},
+    {"expect_qp_bad_value.yaml", 7, 51, "steps[1].expect_qp.outstanding[1]", "max 8 is less than min 9"},
+    {"node_mac_multicast.yaml", 5, 13, "nodes.B.mac",
+     "MAC address 01:00:5e:00:00:0b is a group (multicast or broadcast) address: a node's MAC must be unicast"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),
@@ -1189,6 +1198,26 @@ steps:
                               "10.0.0.1}\nsteps:\n  - init: [A]\n",
                               "t.yaml")
                    .topology_switch.has_value());
+}
+
+// expect_qp: node, QPN and the values in file order, in expect_switch's forms.
+TEST(ScenarioParse, ExpectQp) {
+  const Scenario s = parse_scenario(R"(scenario: t
+nodes:
+  A: { mac: "02:00:00:00:00:0a", ip: 10.0.0.1, num_qp: 12 }
+steps:
+  - init: [A]
+  - expect_qp: { node: A, qp: 12, outstanding: "<= 8", outstanding_limit: 8 }
+)",
+                                    "t.yaml");
+  const auto& e = std::get<ExpectQpStep>(s.steps[1]);
+  EXPECT_EQ(e.node, "A");
+  EXPECT_EQ(e.qp, 12u);
+  ASSERT_EQ(e.checks.size(), 2u);
+  EXPECT_EQ(e.checks[0].counter, "outstanding");
+  EXPECT_EQ(e.checks[0].str(), "<= 8");
+  EXPECT_EQ(e.checks[1].counter, "outstanding_limit");
+  EXPECT_EQ(e.checks[1].str(), "== 8");
 }
 
 TEST(ScenarioDocs, ExamplesCoverTheLanguage) {

@@ -6,7 +6,10 @@
 // with the JSON report. In topology/incast_pfc.yaml the switch's PFC frames
 // are in the merged capture and the senders' taps. A fault on a switched
 // direction acts on that pair's frames only; a fault on switch->X on
-// everything X gets. A three-node run gives byte-identical outputs twice.
+// everything X gets. The switch's pause frames stay the switch's when a
+// node has a port's MAC; a PFC deadlock ends at the waiting step's timeout
+// with the ports' holds counted. expect_qp names every value that differs.
+// A three-node run gives byte-identical outputs twice.
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -170,6 +173,122 @@ TEST(SystemSwitch, FaultsActOnTheirDirection) {
   const std::string log = read_text(d / "out.log");
   EXPECT_NE(log.find("\"link\":\"A->C\",\"index\":4,\"rule\":\"lose_c\""), std::string::npos);
   EXPECT_NE(log.find("\"rule\":\"lose_b\""), std::string::npos);
+}
+
+// A node's MAC may be the one a switch port sends its pause frames from
+// (02:5a:00:00:00:<port + 1>): A here has port C's. The XOFFs and XONs the
+// switch sends C are still the switch's (switch->C), not A's (A->C).
+TEST(SystemSwitch, PauseFramesAreTheSwitchsWhateverTheNodesMacs) {
+  const fs::path d = test_dir();
+  write_text(d / "t.yaml", R"(scenario: t
+limits: { sim_time_us: 2000 }
+topology: { switch: { pfc: { xoff_bytes: 8192, xon_bytes: 4096 } } }
+nodes:
+  A: { mac: "02:5a:00:00:00:03", ip: 10.0.0.1 }
+  B: { mac: "02:00:00:00:00:0b", ip: 10.0.0.2 }
+  C: { mac: "02:00:00:00:00:0c", ip: 10.0.0.3 }
+steps:
+  - init: [A, B, C]
+  - reg_write: { node: A, reg: XRNIC_PAUSE_CONF, value: 0x831 }
+  - reg_write: { node: C, reg: XRNIC_PAUSE_CONF, value: 0x831 }
+  - register_mr: { node: A, name: src, length: 65536 }
+  - register_mr: { node: C, name: src, length: 65536 }
+  - register_mr: { node: B, name: da, length: 65536 }
+  - register_mr: { node: B, name: dc, length: 65536 }
+  - fill: { node: A, mr: src, pattern: random, seed: 1 }
+  - fill: { node: C, mr: src, pattern: random, seed: 2 }
+  - connect: { name: ab, client: A, server: B, client_mr: src, server_mr: da }
+  - connect: { name: cb, client: C, server: B, client_mr: src, server_mr: dc }
+  - post: { conn: ab, node: A, wqes: [ { opcode: write, wr_id: 1, local_mr: src, length: 65536 } ] }
+  - post: { conn: cb, node: C, wqes: [ { opcode: write, wr_id: 1, local_mr: src, length: 65536 } ] }
+  - wait_completions: { conn: ab, node: A, count: 1, timeout_us: 500, expect: [ { error: false } ] }
+  - wait_completions: { conn: cb, node: C, count: 1, timeout_us: 500, expect: [ { error: false } ] }
+  - check_memory: { node: B, mr: da, equals: { node: A, mr: src } }
+  - check_memory: { node: B, mr: dc, equals: { node: C, mr: src } }
+  - expect_switch: { port: C, pfc_xoff_sent: ">0" }
+  - expect_frames: { dir: switch->C, tap: rx, frames: [ { opcode: any, repeat: "+" } ] }
+  - expect_frames: { dir: A->C, tap: rx, frames: [] }
+)");
+  const SimResult r = run_sim(d, {"run", "t.yaml", "--json", "out.json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(read_text(d / "out.json"));
+  EXPECT_EQ(j["nodes"]["C"]["link"]["pause_frames_received"],
+            j["switch"]["ports"]["C"]["pfc_xoff_sent"].get<uint64_t>() +
+                j["switch"]["ports"]["C"]["pfc_xon_sent"].get<uint64_t>());
+}
+
+// A PFC deadlock: A and B READ from each other and pause the switch from
+// small RX buffers, and the switch pauses them back; the READ responses wait
+// behind the switch's XOFFs, which wait for the RX buffers, which wait for
+// the responses. Only refreshed pause frames move. The waiting step fails
+// at its own timeout (no hang), and the ports' paused_ns count the holds
+// still running at the end.
+TEST(SystemSwitch, PfcDeadlockEndsAtTheStepsTimeout) {
+  const fs::path d = test_dir();
+  write_text(d / "t.yaml", R"(scenario: t
+limits: { sim_time_us: 5000 }
+topology: { switch: { buffer_bytes: 65536, pfc: { xoff_bytes: 8192, xon_bytes: 4096 } } }
+nodes:
+  A: { mac: "02:00:00:00:00:0a", ip: 10.0.0.1, rx: { buffer_bytes: 16384, handler_gbps: 20 } }
+  B: { mac: "02:00:00:00:00:0b", ip: 10.0.0.2, rx: { buffer_bytes: 16384, handler_gbps: 20 } }
+steps:
+  - init: [A, B]
+  - reg_write: { node: A, reg: XRNIC_PAUSE_CONF, value: 0x831 }
+  - reg_write: { node: B, reg: XRNIC_PAUSE_CONF, value: 0x831 }
+  - reg_write: { node: A, reg: XRNIC_BUF_THRESHOLD_ROCE, value: 0x10000800 }
+  - reg_write: { node: B, reg: XRNIC_BUF_THRESHOLD_ROCE, value: 0x10000800 }
+  - register_mr: { node: A, name: m, length: 1048576, access: rw }
+  - register_mr: { node: B, name: m, length: 1048576, access: rw }
+  - register_mr: { node: A, name: l, length: 1048576, access: rw }
+  - register_mr: { node: B, name: l, length: 1048576, access: rw }
+  - connect: { name: ab, client: A, server: B, client_mr: m, server_mr: m }
+  - connect: { name: ba, client: B, server: A, client_mr: m, server_mr: m }
+  - post: { conn: ab, node: A, wqes: [ { opcode: read, wr_id: 1, local_mr: l, length: 1048576 },
+                                       { opcode: write, wr_id: 2, local_mr: m, length: 1048576 } ] }
+  - post: { conn: ba, node: B, wqes: [ { opcode: read, wr_id: 1, local_mr: l, length: 1048576 },
+                                       { opcode: write, wr_id: 2, local_mr: m, length: 1048576 } ] }
+  - wait_completions: { conn: ab, node: A, count: 2, timeout_us: 1000 }
+)");
+  const SimResult r = run_sim(d, {"run", "t.yaml", "--datapath", "model", "--json", "out.json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = nlohmann::json::parse(read_text(d / "out.json"));
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_NE(j["failures"][0]["what"].get<std::string>().find("expected 2 completion(s) on A QP2 within 1000 us, got 0"),
+            std::string::npos);
+  for (const char* p : {"A", "B"}) {
+    const auto& c = j["switch"]["ports"][p];
+    EXPECT_GT(c["pause_rx"].get<uint64_t>(), 3u) << p;        // the node's XOFF, refreshed
+    EXPECT_GT(c["pfc_xoff_sent"].get<uint64_t>(), 3u) << p;   // the switch's, refreshed
+    EXPECT_GT(c["paused_ns"].get<uint64_t>(), 900000u) << p;  // held from about 20 us on
+    EXPECT_GT(c["queue_bytes_at_end"].get<uint64_t>(), 0u) << p;
+  }
+}
+
+// expect_qp names every value that differs, with what it found: no CNP
+// came, so the limit is PG332's 16, and the WRITE is acknowledged.
+TEST(SystemSwitch, ExpectQpNamesEveryMismatch) {
+  const fs::path d = test_dir();
+  write_text(d / "t.yaml", R"(scenario: t
+topology: switch
+nodes:
+  A: { mac: "02:00:00:00:00:0a", ip: 10.0.0.1 }
+  B: { mac: "02:00:00:00:00:0b", ip: 10.0.0.2 }
+steps:
+  - init: [A, B]
+  - register_mr: { node: A, name: src, length: 4096 }
+  - register_mr: { node: B, name: dst, length: 4096 }
+  - connect: { name: ab, client: A, server: B, client_mr: src, server_mr: dst, client_qp: 2 }
+  - post: { conn: ab, node: A, wqes: [ { opcode: write, wr_id: 1, local_mr: src, length: 4096 } ] }
+  - wait_completions: { conn: ab, node: A, count: 1 }
+  - expect_qp: { node: A, qp: 2, outstanding_limit: 16, outstanding: 0 }
+  - expect_qp: { node: A, qp: 2, outstanding_limit: 8, outstanding: ">0" }
+)");
+  const SimResult r = run_sim(d, {"run", "t.yaml", "--json", "out.json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = nlohmann::json::parse(read_text(d / "out.json"));
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_EQ(j["failures"][0]["what"], "node A QP2: outstanding_limit is 16, expected == 8; outstanding is 0, expected > 0");
+  EXPECT_NE(j["failures"][0]["step"].get<std::string>().find("t.yaml:14:"), std::string::npos) << j["failures"][0];
 }
 
 TEST(SystemSwitch, TwoRunsGiveIdenticalOutputs) {
