@@ -71,6 +71,7 @@
 #include "model/link/cmac.h"
 #include "model/link/pfc.h"
 #include "model/link/switch_counters.h"
+#include "model/link/switch_params.h"
 #include "model/sim/clock.h"
 #include "model/sim/sim_context.h"
 #include "model/trace/pcap_writer.h"
@@ -87,21 +88,8 @@ struct SwitchConfig {
   uint64_t buffer_bytes = 262144;      // per egress port
   uint64_t latency_ps = 300000;        // last byte in -> queued at the egress port
   bool flood_unknown = false;          // unknown / group destination: flood (true) or drop
-  struct Ecn {
-    bool on = false;
-    bool red = false;                  // false: threshold_bytes; true: min/max/probability
-    uint64_t threshold_bytes = 0;
-    uint64_t min_bytes = 0, max_bytes = 0;
-    double probability = 1.0;
-    bool mark_not_ect = false;
-  } ecn;
-  struct Pfc {
-    bool on = false;
-    uint64_t xoff_bytes = 0, xon_bytes = 0;
-    uint8_t priority = 3;
-    // The pause time sent and its refresh (the CMAC's, LinkParams; A-PFC-2).
-    uint16_t quanta = 0xFFFF, refresh_quanta = 0x8000;
-  } pfc;
+  SwitchEcn ecn;                       // model/link/switch_params.h
+  SwitchPfc pfc;
   uint64_t seed = 1;                   // RED's random stream
   std::array<uint8_t, 6> mac{0x02, 0x5A, 0x00, 0x00, 0x00, 0x00};  // port p: last byte p + 1
 };

@@ -80,7 +80,7 @@ bool SwitchPort::held(const Entry& e, uint16_t stat) const {
 
 // The ECN decision for a frame queued now behind q_bytes_ (switch.h).
 bool SwitchPort::mark_ecn(FrameBytes& f) {
-  const SwitchConfig::Ecn& c = sw_.cfg_.ecn;
+  const SwitchEcn& c = sw_.cfg_.ecn;
   if (!c.on) return false;
   const auto cp = ecn::field(f.data(), f.size());
   if (!cp || *cp == ecn::kCe || (*cp == ecn::kNotEct && !c.mark_not_ect)) return false;
@@ -151,7 +151,7 @@ void SwitchPort::transmit(FrameBytes f, bool own) {
 // The port's line: pause frames first at a frame boundary, then the head
 // of the queue unless a pause holds it; asleep while there is nothing to do.
 void SwitchPort::egress() {
-  const SwitchConfig::Pfc& pc = sw_.cfg_.pfc;
+  const SwitchPfc& pc = sw_.cfg_.pfc;
   for (;;) {
     uint64_t now = ClockDomain::now_ps();
     if (line_free_ps_ > now) {

@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/link/switch_params.h"
 #include "model/regs/regs.h"
 #include "model/roce/types.h"
 #include "model/scenario/source_loc.h"
@@ -66,18 +67,8 @@ struct SwitchTopology {
   uint64_t latency_ns = 300;     // last byte in -> queued at the egress port
   uint64_t buffer_bytes = 262144;  // per egress port
   bool flood_unknown = false;    // `unknown: flood` (else drop)
-  struct Ecn {
-    bool on = false;
-    bool red = false;            // min_bytes / max_bytes / probability; else threshold_bytes
-    uint64_t threshold_bytes = 0, min_bytes = 0, max_bytes = 0;
-    double probability = 1.0;
-    bool mark_not_ect = false;
-  } ecn;
-  struct Pfc {
-    bool on = false;
-    uint64_t xoff_bytes = 0, xon_bytes = 0;
-    uint32_t priority = 3;
-  } pfc;
+  SwitchEcn ecn;                 // the switch's own description (model/link/switch_params.h)
+  SwitchPfc pfc;
   SourceLoc loc;                 // the `topology` key
 };
 

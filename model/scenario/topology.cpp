@@ -281,7 +281,7 @@ void Parser::parse_topology(const Field& f) {
       if (t.pfc.xoff_bytes > t.buffer_bytes)
         xoff.fail(fmt::format("xoff_bytes {} exceeds buffer_bytes {}: a port would drop before it pauses",
                               t.pfc.xoff_bytes, t.buffer_bytes));
-      t.pfc.priority = uint32_t(pr.u64("priority", t.pfc.priority, 0, 7));
+      t.pfc.priority = uint8_t(pr.u64("priority", t.pfc.priority, 0, 7));
       pr.finish();
     }
     r.finish();
