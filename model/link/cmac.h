@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "model/link/fault.h"
+#include "model/link/line.h"
 #include "model/link/pfc.h"
 #include "model/trace/pcap_writer.h"
 #include "model/sim/clock.h"
@@ -312,11 +313,17 @@ class Cmac : public sc_core::sc_module, public FrameSink {
 // each with its own fault rules, link state and frame count: the scenario's
 // directions "A->B" on a switched path. Frames of no flow meet the line's
 // own rules (faults()).
+//
+// The sending half of the line (line.h): what it decides goes to `out`,
+// by default its own receiving half (rx(), whose dst is the FrameSink the
+// line delivers to); a split run points `out` at the link end that carries
+// the copies to another process (model/bridge/net_link.h).
 class Wire : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(Wire);
   Wire(sc_core::sc_module_name name, uint64_t delay_ps, double rate_gbps, uint64_t seed);
-  FrameSink* dst = nullptr;
+  LineOut* out = nullptr;
+  LineRx& rx() { return rx_; }
+  void set_dst(FrameSink* d) { rx_.dst = d; }
   std::string label;                        // "A->B"
   // Every fault applied (and every frame lost to a down link), as it
   // happens, with the label of the line or flow it happened on.
@@ -336,8 +343,6 @@ class Wire : public sc_core::sc_module {
   FaultInjector& faults(int id) { return flows_.at(id).inj; }
 
  private:
-  void thread();
-  struct Item { FrameBytes f; uint64_t first_ps; bool bad_fcs; };
   struct Flow {
     std::string label;
     FaultInjector inj;
@@ -346,10 +351,8 @@ class Wire : public sc_core::sc_module {
   LineRate line_;
   FaultInjector inj_;
   std::map<int, Flow> flows_;
-  std::map<std::pair<uint64_t, uint64_t>, Item> q_;   // (arrival of last byte, sequence)
-  uint64_t seq_ = 0, lost_ = 0;
-  uint64_t rx_line_free_ = 0;   // the receiving line is busy until then
-  sc_core::sc_event ev_;
+  uint64_t lost_ = 0;
+  LineRx rx_;
 };
 
 }  // namespace ernic

@@ -307,9 +307,9 @@ void System::join_wires(const LinkParams& lp) {
   wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps, lp.rate_gbps, scenario.seed * 0xD1B54A32D192ED03ull + 1);
   wire_ba = std::make_unique<Wire>("wire_ba", lp.delay_ps, lp.rate_gbps, scenario.seed * 0xD1B54A32D192ED03ull + 2);
   nodes[0]->cmac->wire_out = wire_ab.get();
-  wire_ab->dst = nodes[1]->cmac.get();
+  wire_ab->set_dst(nodes[1]->cmac.get());
   nodes[1]->cmac->wire_out = wire_ba.get();
-  wire_ba->dst = nodes[0]->cmac.get();
+  wire_ba->set_dst(nodes[0]->cmac.get());
   wire_ab->label = nodes[0]->cfg.name + "->" + nodes[1]->cfg.name;
   wire_ba->label = nodes[1]->cfg.name + "->" + nodes[0]->cfg.name;
   // A node's cmac_link_up (stat_rx_status): the direction into it is up.
@@ -368,9 +368,9 @@ void System::join_switch(const std::vector<LinkParams>& lps) {
     up->label = x + "->switch";
     down->label = "switch->" + x;
     nodes[i]->cmac->wire_out = up;
-    up->dst = &net_switch->port(i);
+    up->set_dst(&net_switch->port(i));
     net_switch->port(i).wire_out = down;
-    down->dst = nodes[i]->cmac.get();
+    down->set_dst(nodes[i]->cmac.get());
     Switch* sw = net_switch.get();
     up->flow_of = [sw](const FrameBytes& f) { return f.size() >= 6 ? sw->port_of(f.data()) : -1; };
     for (size_t j = 0; j < n; ++j)

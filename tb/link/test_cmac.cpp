@@ -35,8 +35,8 @@ struct Bench : sc_core::sc_module {
         ab("ab", 100000, 100.0, 1), ba("ba", 100000, 100.0, 2), body(std::move(f)) {
     a.node = "A", b.node = "B";
     a.mac[5] = 0x0a, b.mac[5] = 0x0b;
-    a.wire_out = &ab, ab.dst = &b;
-    b.wire_out = &ba, ba.dst = &a;
+    a.wire_out = &ab, ab.set_dst(&b);
+    b.wire_out = &ba, ba.set_dst(&a);
     a.on_rx = [this](const FrameBytes& f, uint64_t t) { a_rx.push_back({t, f}); };
     b.on_rx = [this](const FrameBytes& f, uint64_t t) { b_rx.push_back({t, f}); };
     a.on_tx = [this](const FrameBytes& f, uint64_t t) { a_tx.push_back({t, f}); };

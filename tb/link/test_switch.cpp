@@ -80,7 +80,7 @@ struct Bench : sc_core::sc_module {
         wires.push_back(std::make_unique<Wire>(fmt::format("w{}_{}", s, p).c_str(), kDelay,
                                                cfgs[s].ports[p].rate_gbps, 1));
         sinks[s].push_back(std::make_unique<Sink>());
-        wires.back()->dst = sinks[s].back().get();
+        wires.back()->set_dst(sinks[s].back().get());
         sws[s]->port(p).wire_out = wires.back().get();
       }
     }
