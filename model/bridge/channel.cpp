@@ -68,12 +68,15 @@ void Channel::close() {
 }
 
 bool Channel::read_some() {
-  if (!error_.empty()) return false;
+  if (!error_.empty() && !write_failed_) return false;  // after a failed write, what the peer sent is still read
   boost::system::error_code ec;
   const size_t n = io_->sock.read_some(asio::buffer(io_->rbuf), ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
   if (ec) {
-    if (ec != asio::error::eof)
+    write_failed_ = false;
+    if (ec == asio::error::connection_reset)
+      error_ = "the peer closed the connection (reset)";
+    else if (ec != asio::error::eof)
       error_ = "transport error: " + ec.message();
     else if (buf_.empty())
       error_ = "the peer closed the connection";
@@ -139,6 +142,7 @@ void Channel::send(const std::vector<uint8_t>& frame, WallTimeout timeout) {
       error_ = ec == asio::error::broken_pipe || ec == asio::error::connection_reset
                    ? "the peer closed the connection"
                    : "transport error: " + ec.message();
+      write_failed_ = true;
       throw ChannelError("send to " + peer_ + ": " + error_);
     }
     // No room: take in what the peer sends meanwhile, then try again.
@@ -147,6 +151,11 @@ void Channel::send(const std::vector<uint8_t>& frame, WallTimeout timeout) {
     }
   }
   ++sent_;
+}
+
+void Channel::receive_available() {
+  while (read_some()) {
+  }
 }
 
 std::vector<uint8_t> Channel::recv(WallTimeout timeout) {

@@ -64,6 +64,10 @@ class Channel {
   std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout);
   // A frame already received and queued (no waiting)?
   bool pending() const { return !inq_.empty(); }
+  // Takes in whatever the socket holds now, without waiting; then pending()
+  // tells whether a whole frame is there. A close or an error is kept for
+  // the next recv() (frames received before it are still handed out).
+  void receive_available();
   void close();
   const std::string& peer() const { return peer_; }
 
@@ -82,6 +86,7 @@ class Channel {
   std::vector<uint8_t> buf_;            // bytes received, not yet whole frames
   std::deque<std::vector<uint8_t>> inq_;
   std::string error_;                   // a transport error or the close, once seen
+  bool write_failed_ = false;           // error_ came from a write: reading goes on until its own end
   uint64_t sent_ = 0, received_ = 0;
 };
 

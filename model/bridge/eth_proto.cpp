@@ -1,9 +1,14 @@
 // model/bridge: SimBricks Ethernet messages to and from bytes (eth_proto.h).
 #include "model/bridge/eth_proto.h"
 
+#include <cstring>
 #include <stdexcept>
 
 namespace ernic::bridge {
+
+namespace {
+constexpr char kSyncMagic[4] = {'E', 'R', 'N', '1'};
+}  // namespace
 
 std::vector<uint8_t> encode_net(const NetMsg& m) {
   if (m.kind != NetMsg::Packet && !m.frame.empty())
@@ -14,7 +19,13 @@ std::vector<uint8_t> encode_net(const NetMsg& m) {
   if (m.kind == NetMsg::Packet) {
     put_le(b, 0, m.frame.size(), 2);
     b[2] = m.port;
+    b[3] = m.bad_fcs ? 1 : 0;
     std::copy(m.frame.begin(), m.frame.end(), b.begin() + kHeaderBytes);
+  }
+  if (m.kind == NetMsg::Sync && m.sync_info) {
+    std::memcpy(b.data(), kSyncMagic, 4);
+    put_le(b, 8, m.sync_info->next_ps, 8);
+    put_le(b, 16, m.sync_info->acked, 8);
   }
   return b;
 }
@@ -35,6 +46,8 @@ std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
       if (data) return fail(std::string(type == kTypeSync ? "SYNC" : "TERMINATE") + " with " + std::to_string(data) +
                             " bytes after its header");
       m.kind = NetMsg::Kind(type);
+      if (type == kTypeSync && std::memcmp(p, kSyncMagic, 4) == 0)
+        m.sync_info = NetSyncInfo{get_le(p, 8, 8), get_le(p, 16, 8)};
       return m;
     case kNetTypePacket: {
       const size_t len = size_t(get_le(p, 0, 2));
@@ -42,6 +55,7 @@ std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
         return fail("PACKET says len " + std::to_string(len) + " but carries " + std::to_string(data) + " bytes");
       m.kind = NetMsg::Packet;
       m.port = p[2];
+      m.bad_fcs = (p[3] & 1) != 0;
       m.frame.assign(p + kHeaderBytes, p + n);
       return m;
     }

@@ -10,6 +10,17 @@
 //   first byte reaches the receiver), own_type @63, the frame from @64.
 // The upper-layer intro is empty (SimbricksProtoNetIntro has no fields):
 // the base intro's upper-layer offset is its own size.
+// Two extensions in bytes SimBricks leaves as padding (an unmodified
+// SimBricks peer neither writes nor reads them; ours write zeros there
+// otherwise):
+//   - PACKET byte 3 bit 0: the frame's FCS is bad (its transmitter aborted
+//     it); the receiving MAC counts and drops it as a real one would.
+//   - SYNC bytes 0-3 "ERN1", then next_ps u64 @8 and acked u64 @16: the
+//     sender's next local activity (ps; ~0 = none) as of this SYNC, not
+//     counting input it has not received, and how many PACKETs of the
+//     receiver's it had taken in. Two ERNIC processes use them to jump
+//     over quiet time together (net_link.h); without them the SYNC's stamp
+//     alone is the promise, as SimBricks has it.
 // SimBricks' own components use 1536 + 64-byte queue entries; ERNIC's
 // largest frame is 4,170 bytes (PMTU 4096 with headers), so an ERNIC
 // listener announces entries of at least kNetEntryBytes.
@@ -27,12 +38,21 @@ constexpr uint8_t kNetTypePacket = 0x40;
 constexpr size_t kNetMaxFrame = 0xFFFF;                  // len is u16 on the wire
 constexpr size_t kNetEntryBytes = kHeaderBytes + 4352;   // a 4,170-byte frame fits, rounded to 256
 
+// A SYNC's extension (see above).
+struct NetSyncInfo {
+  uint64_t next_ps = ~uint64_t(0);
+  uint64_t acked = 0;
+  bool operator==(const NetSyncInfo& o) const { return next_ps == o.next_ps && acked == o.acked; }
+};
+
 struct NetMsg {
   enum Kind : uint8_t { Sync = kTypeSync, Terminate = kTypeTerminate, Packet = kNetTypePacket };
   Kind kind = Sync;
   uint64_t timestamp_ps = 0;
   uint8_t port = 0;            // PACKET
+  bool bad_fcs = false;        // PACKET (extension)
   std::vector<uint8_t> frame;  // PACKET
+  std::optional<NetSyncInfo> sync_info;  // SYNC (extension)
 };
 
 // Throws std::invalid_argument for a frame longer than kNetMaxFrame, or a

@@ -52,24 +52,35 @@ void NetPeer::send(const NetMsg& m) {
   sent_any_ = true;
 }
 
-void NetPeer::send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t>& frame) {
+void NetPeer::send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t>& frame, bool bad_fcs) {
   NetMsg m;
   m.kind = NetMsg::Packet;
   m.timestamp_ps = t_ps;
   m.port = port;
+  m.bad_fcs = bad_fcs;
   m.frame = frame;
   send(m);
   ++packets_sent_;
+  unacked_.push_back(t_ps);
+  last_info_sent_.reset();
 }
 
-bool NetPeer::promise(uint64_t t_ps) {
-  if (sent_any_ && t_ps <= last_sent_) return false;
+bool NetPeer::promise(uint64_t t_ps, const std::optional<NetSyncInfo>& info) {
+  const bool later = !sent_any_ || t_ps > last_sent_;
+  if (!later && (!info || info == last_info_sent_)) return false;
   NetMsg m;
   m.kind = NetMsg::Sync;
-  m.timestamp_ps = t_ps;
+  m.timestamp_ps = std::max(t_ps, sent_any_ ? last_sent_ : 0);
+  m.sync_info = info;
   send(m);
+  last_info_sent_ = info;
   ++syncs_sent_;
   return true;
+}
+
+std::optional<uint64_t> NetPeer::earliest_unacked() const {
+  if (unacked_.empty()) return std::nullopt;
+  return unacked_.front();
 }
 
 void NetPeer::terminate(uint64_t t_ps) {
@@ -91,6 +102,14 @@ void NetPeer::take(const std::vector<uint8_t>& bytes) {
   switch (m->kind) {
     case NetMsg::Sync:
       ++syncs_received_;
+      peer_info_ = m->sync_info;
+      if (peer_info_) {
+        if (peer_info_->acked > packets_sent_ || peer_info_->acked < acked_)
+          throw NetPeerError(name_ + ": a SYNC acknowledging " + std::to_string(peer_info_->acked) + " PACKETs, " +
+                             std::to_string(packets_sent_) + " sent and " + std::to_string(acked_) +
+                             " acknowledged before (a protocol violation)");
+        while (acked_ < peer_info_->acked) unacked_.pop_front(), ++acked_;
+      }
       break;
     case NetMsg::Terminate:
       ended_ = true;
@@ -98,16 +117,27 @@ void NetPeer::take(const std::vector<uint8_t>& bytes) {
       break;
     case NetMsg::Packet:
       ++packets_received_;
-      in_.push_back(NetPacket{m->timestamp_ps, channel_, seq_++, m->port, std::move(m->frame)});
+      peer_info_.reset();
+      in_.push_back(NetPacket{m->timestamp_ps, channel_, seq_++, m->port, m->bad_fcs, std::move(m->frame)});
       break;
   }
 }
 
 void NetPeer::poll() {
   try {
+    if (!ended_) ch_->receive_available();
     while (!ended_ && ch_->pending()) take(ch_->recv(WallTimeout(1)));
   } catch (const ChannelError& e) {
     throw NetPeerError(name_ + ": " + e.what());
+  }
+}
+
+void NetPeer::recv_one(WallTimeout timeout) {
+  if (ended_) return;
+  try {
+    take(ch_->recv(timeout));
+  } catch (const ChannelError& e) {
+    throw NetPeerError(name_ + ": waiting beyond its promise of " + std::to_string(horizon_) + " ps: " + e.what());
   }
 }
 

@@ -44,6 +44,7 @@ struct NetPacket {
   uint32_t channel = 0;  // which peer (the owner numbers them)
   uint64_t seq = 0;      // order on that channel
   uint8_t port = 0;
+  bool bad_fcs = false;
   std::vector<uint8_t> frame;
   bool operator<(const NetPacket& o) const {
     if (t_ps != o.t_ps) return t_ps < o.t_ps;
@@ -64,10 +65,17 @@ class NetPeer {
 
   // Sends a frame arriving at the peer at t_ps. t_ps below this end's last
   // stamp breaks its own promise: NetPeerError (the caller's bug).
-  void send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t>& frame);
+  void send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t>& frame, bool bad_fcs = false);
   // Promises that nothing stamped before t_ps follows; sends a SYNC only if
-  // t_ps is beyond the last stamp (returns whether it sent one).
-  bool promise(uint64_t t_ps);
+  // t_ps is beyond the last stamp or `info` (eth_proto.h's extension)
+  // differs from the last sent (returns whether it sent one).
+  bool promise(uint64_t t_ps, const std::optional<NetSyncInfo>& info = std::nullopt);
+  // The extension of the peer's latest SYNC, if it sent one since its
+  // latest PACKET (a PACKET makes it stale).
+  const std::optional<NetSyncInfo>& peer_info() const { return peer_info_; }
+  // The stamp of the oldest PACKET this end sent that the peer had not
+  // taken in by its latest SYNC extension (nullopt: none).
+  std::optional<uint64_t> earliest_unacked() const;
   // TERMINATE: this end is done (the peer's horizon becomes infinite).
   void terminate(uint64_t t_ps);
 
@@ -76,7 +84,10 @@ class NetPeer {
   void wait_horizon(uint64_t t_ps, WallTimeout timeout);
   // Takes in what has already arrived, without waiting.
   void poll();
+  // Waits for the next message and takes it in (timeout: NetPeerError).
+  void recv_one(WallTimeout timeout);
   uint64_t horizon() const { return horizon_; }
+  const std::string& name() const { return name_; }
   bool peer_ended() const { return ended_; }
   // The oldest received packet stamped at or before t_ps, if any.
   std::optional<NetPacket> pop_until(uint64_t t_ps);
@@ -86,7 +97,7 @@ class NetPeer {
   uint64_t last_sent() const { return last_sent_; }
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t syncs_sent() const { return syncs_sent_; }
-  uint64_t packets_received() const { return packets_received_; }
+  uint64_t packets_received() const { return packets_received_; }  // what this end acknowledges
   uint64_t syncs_received() const { return syncs_received_; }
   static constexpr uint64_t kEnded = ~uint64_t(0);
 
@@ -101,6 +112,9 @@ class NetPeer {
   uint64_t last_sent_ = 0, horizon_ = 0, seq_ = 0;
   bool sent_any_ = false, ended_ = false;
   std::deque<NetPacket> in_;
+  std::optional<NetSyncInfo> peer_info_, last_info_sent_;
+  std::deque<uint64_t> unacked_;   // stamps of sent PACKETs from index acked_ on
+  uint64_t acked_ = 0;
   uint64_t packets_sent_ = 0, syncs_sent_ = 0, packets_received_ = 0, syncs_received_ = 0;
 };
 

@@ -1,0 +1,100 @@
+// model/bridge: a process's link ends towards other processes (issue 16,
+// items 1-2): the SystemC side of SimBricks' Ethernet conversation
+// (net_peer.h), between a line's sending half in this process and the
+// receiving half in the other (model/link/line.h).
+//
+// Sending: each copy a Wire hands to out(i) goes to peer i as a PACKET
+// stamped with its first byte's arrival at the receiver. Copies go out in
+// stamp order (a copy a fault delays waits for the frames that overtake
+// it); a copy is sent once it can no longer be overtaken, at the latest
+// when local time reaches its stamp minus the lookahead.
+// Receiving: a PACKET is carried into the peer's LineRx when local time
+// reaches its stamp; the receiving line does the rest exactly as in one
+// process, so the same scenario gives the same bytes either way.
+//
+// Conservative synchronisation (SimBricks: a message stamped T promises
+// nothing earlier follows). One SystemC thread blocks the whole kernel when
+// local time reaches the earliest peer horizon and, before it blocks and
+// whenever it wakes, promises each peer
+//   min(next local activity, queued input, earliest possible input) + lookahead
+// (next local activity: sc_time_to_pending_activity; lookahead: the
+// propagation delay of the line to that peer, > 0). With one peer that is
+// also an ERNIC process, the SYNC extension (eth_proto.h: next activity and
+// PACKETs taken in) lets each side compute the other's next possible send
+// exactly, so two processes jump over quiet time together: a 655 ms RNR
+// wait costs a few messages, not one per lookahead. With a SimBricks peer
+// the plain stamps rule.
+//
+// Errors: a peer that closes, stops answering for the wall-clock timeout,
+// breaks the protocol, or sends a PACKET stamped before the local time: the
+// thread records it (error()), stops the simulation (sc_stop) and the
+// caller reports it and exits non-zero. A peer that has sent TERMINATE has
+// left the link: frames to it are counted (dropped_after_end) and lost.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "model/bridge/net_peer.h"
+#include "model/link/line.h"
+
+namespace ernic::bridge {
+
+struct NetLinkStats {
+  uint64_t packets_sent = 0, packets_received = 0, syncs_sent = 0, syncs_received = 0;
+  uint64_t blocks = 0;            // times the kernel waited for a peer
+  double wall_blocked_s = 0;      // wall time spent waiting for peers
+  uint64_t dropped_after_end = 0; // frames to a peer that had ended
+};
+
+class NetLink : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(NetLink);
+  // timeout: the longest a peer may stay silent while this process waits.
+  NetLink(sc_core::sc_module_name name, WallTimeout timeout);
+  ~NetLink() override;
+  // Before sc_start. lookahead_ps: the propagation delay of the line to the
+  // peer (a copy is stamped at least that far after it was sent); 0 is
+  // refused (std::invalid_argument: conservative sync needs a positive
+  // lookahead). preamble_ps: preamble + SFD on the line (a copy sent at t
+  // is stamped at least t + preamble + lookahead, so copies up to that
+  // stamp go out at once). rx: where frames from the peer go (the
+  // receiving half of the line into this process). Returns the peer's index.
+  size_t add_peer(std::unique_ptr<NetPeer> peer, uint64_t lookahead_ps, uint64_t preamble_ps, LineRx* rx);
+  LineOut& out(size_t i);
+  // End of run: every peer gets TERMINATE at the current time; returns
+  // once every peer has sent its own (a peer still running is waited for,
+  // its frames dropped; a silent one for the timeout at most).
+  void finish();
+  const std::string& error() const { return error_; }
+  NetLinkStats stats() const;
+  // Test only: sleep a random 0..max_us of wall time before each message
+  // sent and each blocking read (results must not change).
+  void set_chaos(uint64_t seed, uint32_t max_us);
+
+ private:
+  struct Out;
+  struct Peer;
+  void thread();
+  void send_due(Peer& p, uint64_t upto_ps);   // queued copies stamped <= upto_ps, in order
+  void deliver(uint64_t now);                 // PACKETs stamped <= now into their LineRx
+  uint64_t next_activity(uint64_t now) const; // local, including queued input and output
+  uint64_t horizon(const Peer& p, uint64_t t_self) const;  // the earliest stamp p can still send
+  void promise(uint64_t now);
+  void block(uint64_t now);
+  void chaos();
+  bool gone(Peer& p);
+  std::vector<std::unique_ptr<Peer>> peers_;
+  WallTimeout timeout_;
+  std::string error_;
+  NetLinkStats st_;
+  std::mt19937_64 chaos_rng_;
+  uint32_t chaos_us_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace ernic::bridge
