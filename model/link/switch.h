@@ -26,7 +26,9 @@
 //
 // ECN (RFC 3168), decided when a frame is queued, from q = the egress
 // queue's bytes before it: `threshold` marks when q > threshold_bytes;
-// RED marks when q >= max_bytes, never when q < min_bytes, and between with
+// RED (with min_bytes/max_bytes) uses the average queue (weight < 1,
+// switch_params.h) or q itself (weight 1, the default) as q here: it
+// marks when q >= max_bytes, never when q < min_bytes, and between with
 // probability * (q - min_bytes) / (max_bytes - min_bytes), drawn from the
 // switch's own random stream (std::mt19937_64 seeded with `seed`, u =
 // (rng() >> 11) * 2^-53, marked when u < p; drawn only for a frame that
@@ -36,7 +38,8 @@
 // Not-ECT frames are left alone unless mark_not_ect (then they are marked
 // too); CE stays CE; non-IP frames are never marked.
 //
-// PFC (IEEE 802.1Qbb), with `pfc`: RoCEv2 frames (UDP port 4791) are the
+// PFC (IEEE 802.1Qbb), with `pfc` (the scenario parser checks the
+// thresholds leave headroom: switch_params.h, pfc_headroom_bytes): RoCEv2 frames (UDP port 4791) are the
 // lossless class, priority pfc.priority; every other frame is best effort
 // (never paused, never counted here). Ingress side: the class's bytes that
 // came in on a port and are still inside the switch (forwarding or in any
@@ -145,6 +148,9 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
   bool holding_ = false;
   uint64_t hold_since_ps_ = 0;
   bool oversize_seen_ = false;         // a frame larger than the buffer came (an event the first time)
+  double red_avg_ = 0;                 // RED's average queue (bytes), ecn.weight < 1
+  uint64_t idle_since_ps_ = 0;         // the queue has been empty since then
+  void red_arrival();                  // RED's average at a frame's arrival
   sc_core::sc_event wake_;
   int v_queue_, v_ingress_, v_xoff_, v_paused_;
 };

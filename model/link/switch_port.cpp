@@ -6,6 +6,8 @@
 #include "model/link/cmac_describe.h"
 #include "model/link/ecn.h"
 #include "model/link/switch.h"
+
+#include <cmath>
 #include "model/roce/packet.h"
 
 namespace ernic {
@@ -88,6 +90,14 @@ bool SwitchPort::mark_ecn(FrameBytes& f) {
   bool mark;
   if (!c.red) {
     mark = q > c.threshold_bytes;
+  } else if (c.weight < 1.0) {  // the average queue
+    const double a = red_avg_;
+    if (a < double(c.min_bytes))
+      mark = false;
+    else if (a >= double(c.max_bytes))
+      mark = true;
+    else
+      mark = sw_.draw() < c.probability * (a - double(c.min_bytes)) / double(c.max_bytes - c.min_bytes);
   } else if (q < c.min_bytes) {
     mark = false;
   } else if (q >= c.max_bytes) {
@@ -101,8 +111,23 @@ bool SwitchPort::mark_ecn(FrameBytes& f) {
   return true;
 }
 
+// RED's average at an arrival (Floyd and Jacobson 1993): after an idle
+// period it first decays as if frames of kRedIdleFrameBytes had left at
+// line rate meanwhile, then avg <- (1 - w) avg + w q.
+void SwitchPort::red_arrival() {
+  const SwitchEcn& c = sw_.cfg_.ecn;
+  if (!c.on || !c.red || c.weight >= 1.0) return;
+  if (q_bytes_ == 0) {
+    const uint64_t idle = ClockDomain::now_ps() - idle_since_ps_;
+    const double m = double(idle) / double(line_.frame_ps(kRedIdleFrameBytes) + line_.ifg_ps());
+    red_avg_ *= std::pow(1.0 - c.weight, m);
+  }
+  red_avg_ = (1.0 - c.weight) * red_avg_ + c.weight * double(q_bytes_);
+}
+
 void SwitchPort::enqueue(Entry e) {
   const uint64_t n = e.f.size();
+  red_arrival();
   if (q_bytes_ + n > sw_.cfg_.buffer_bytes) {
     ++counters.dropped;
     counters.dropped_bytes += n;
@@ -122,7 +147,10 @@ void SwitchPort::enqueue(Entry e) {
   }
   if (mark_ecn(e.f)) {
     ++counters.ecn_marked;
-    log("ecn_mark", fmt::format("CE at {} bytes queued: {}", q_bytes_, describe(e.f)));
+    if (sw_.cfg_.ecn.red && sw_.cfg_.ecn.weight < 1.0)
+      log("ecn_mark", fmt::format("CE at {} bytes queued (average {:.0f}): {}", q_bytes_, red_avg_, describe(e.f)));
+    else
+      log("ecn_mark", fmt::format("CE at {} bytes queued: {}", q_bytes_, describe(e.f)));
   }
   q_bytes_ += n;
   counters.max_queue_bytes = std::max(counters.max_queue_bytes, q_bytes_);
@@ -185,6 +213,7 @@ void SwitchPort::egress() {
         const uint64_t n = e.f.size();
         transmit(std::move(e.f), /*own=*/false);
         q_bytes_ -= n;  // its last byte is out
+        if (q_bytes_ == 0) idle_since_ps_ = ClockDomain::now_ps();
         sw_.ctx_.set(v_queue_, q_bytes_);
         if (e.lossless) sw_.ports_[e.ingress]->ingress_release(n);
         continue;

@@ -53,6 +53,15 @@ constexpr unsigned kMaxNodes = 16;
 // ("switch->A": frames the switch sends A's node on its own, and A's port).
 constexpr const char* kSwitchEnd = "switch";
 constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
+// Bounds on what a file may expand to (scenarios/README.md section 7): YAML
+// aliases are expanded each time they are used, and nested repeats multiply.
+// The largest scenario in the repository reads ~3,300 nodes and 352 steps.
+constexpr uint64_t kMaxYamlNodes = 1000000;     // list items and map entries read, aliases included
+constexpr uint64_t kMaxParsedSteps = 100000;    // steps parsed, aliases included
+constexpr uint64_t kMaxStepRuns = 100000000;    // steps run, each once per repetition of its repeats
+// Names longer than this get no "did you mean" (the search is quadratic)
+// and are shortened in messages.
+constexpr size_t kMaxSuggestName = 64;
 constexpr uint32_t kMaxPsn = 0xFFFFFF;
 constexpr uint32_t kMaxQpn = 0xFFFFFF;    // BTH DestQP is 24 bits
 // corrupt byte offsets: below the CMAC's default maximum frame length
@@ -68,11 +77,24 @@ const std::string* close_match(const std::string& got, const std::vector<std::st
 std::string suggest(const std::string& got, const std::vector<std::string>& known,
                     const char* list_intro = "expected one of");
 bool valid_name(const std::string& s);
+// `s` for a message: as is up to kMaxSuggestName characters, else its start,
+// "..." and its length.
+std::string shown(const std::string& s);
 
 // ---- positions and fields (fields.cpp) --------------------------------------
 
 struct Ctx {
   std::string file;
+  mutable uint64_t nodes_read = 0;  // list items and map entries, aliases counted each use
+
+  // One more list item or map entry read (at m, key path `key`): refused
+  // past kMaxYamlNodes (an alias bomb: nested aliases expanding without bound).
+  void count_node(const YAML::Mark& m, const std::string& key) const {
+    if (++nodes_read > kMaxYamlNodes)
+      fail(m, key, fmt::format("the file expands to more than {} YAML nodes (an alias is expanded each time it is "
+                               "used): refused",
+                               kMaxYamlNodes));
+  }
 
   SourceLoc loc(const YAML::Mark& m) const {
     if (m.is_null() || m.line < 0) return SourceLoc{file, 0, 0};
@@ -275,6 +297,7 @@ class Parser {
   void parse_clocks(const Field& f);
   void parse_link(const Field& f);
   void parse_topology(const Field& f);  // after the nodes (a switch's ports name them)
+  void check_pfc_headroom(const SwitchTopology& t, const Field& xoff);  // topology.cpp
   void parse_pcie(const Field& f);
   void parse_nodes(const Field& f);
   void parse_node(const std::string& name, const Field& f);
@@ -291,6 +314,11 @@ class Parser {
     // Directly in a parallel branch's steps: its barriers, in order, with
     // their values (for error positions). nullptr elsewhere.
     std::vector<Field>* barriers = nullptr;
+    // How many times a step here runs: the product of the enclosing repeats'
+    // counts (saturating), and the innermost count's position (to blame).
+    uint64_t runs = 1;
+    YAML::Mark repeat_count_mark;
+    std::string repeat_count_path;
   };
 
   template <class S>
@@ -444,6 +472,12 @@ class Parser {
   Scenario sc_;
   std::vector<Step>* out_ = nullptr;  // where emit() puts steps
   Scope scope_;
+  // Expansion bounds (kMaxParsedSteps, kMaxStepRuns): steps parsed and run so
+  // far, and the top-level step being parsed (blamed for an alias bomb).
+  uint64_t steps_parsed_ = 0;
+  uint64_t step_runs_ = 0;
+  int step_depth_ = 0;
+  Field top_step_;
   std::map<std::string, size_t> node_index_;
   std::map<std::string, int> initialised_;  // node -> line of its init step
   bool program_node(const std::string& n) const {  // host: program

@@ -245,13 +245,14 @@ void Parser::parse_topology(const Field& f) {
       pr.finish();
     }
     if (auto e = r.take("ecn")) {
-      MapReader er(*e, {"threshold_bytes", "min_bytes", "max_bytes", "probability", "mark_not_ect"});
+      MapReader er(*e, {"threshold_bytes", "min_bytes", "max_bytes", "probability", "weight", "mark_not_ect"});
       t.ecn.on = true;
       auto th = er.take("threshold_bytes");
       auto mn = er.take("min_bytes");
       auto mx = er.take("max_bytes");
       auto pr = er.take("probability");
-      const std::optional<Field> red = mn ? mn : mx ? mx : pr;
+      auto wt = er.take("weight");
+      const std::optional<Field> red = mn ? mn : mx ? mx : pr ? pr : wt;
       if (th && red)
         later(*th, *red).fail_key("give either threshold_bytes or min_bytes / max_bytes / probability (RED), not both");
       if (th) {
@@ -265,12 +266,16 @@ void Parser::parse_topology(const Field& f) {
         if (t.ecn.max_bytes <= t.ecn.min_bytes)
           mx->fail(fmt::format("max_bytes {} must be greater than min_bytes {}", t.ecn.max_bytes, t.ecn.min_bytes));
         if (pr) t.ecn.probability = read_double(*pr, 0.0, 1.0);
+        if (wt) {
+          t.ecn.weight = read_double(*wt, 0.0, 1.0);
+          if (!(t.ecn.weight > 0.0)) wt->fail("weight must be above 0 (RED's average would never move); 1 = the instantaneous queue");
+        }
       }
       if (auto m = er.take("mark_not_ect")) t.ecn.mark_not_ect = read_bool(*m);
       er.finish();
     }
     if (auto p = r.take("pfc")) {
-      MapReader pr(*p, {"xoff_bytes", "xon_bytes", "priority"});
+      MapReader pr(*p, {"xoff_bytes", "xon_bytes", "priority", "headroom_check"});
       t.pfc.on = true;
       const Field xoff = pr.req("xoff_bytes");
       const Field xon = pr.req("xon_bytes");
@@ -282,11 +287,37 @@ void Parser::parse_topology(const Field& f) {
         xoff.fail(fmt::format("xoff_bytes {} exceeds buffer_bytes {}: a port would drop before it pauses",
                               t.pfc.xoff_bytes, t.buffer_bytes));
       t.pfc.priority = uint8_t(pr.u64("priority", t.pfc.priority, 0, 7));
+      if (auto h = pr.take("headroom_check")) t.pfc.headroom_check = read_bool(*h);
       pr.finish();
+      if (t.pfc.headroom_check) check_pfc_headroom(t, xoff);
     }
     r.finish();
   }
   sc_.topology_switch = std::move(t);
+}
+
+// Lossless means no egress queue can overflow: every other port may send
+// into one egress up to xoff_bytes plus its headroom (switch_params.h).
+void Parser::check_pfc_headroom(const SwitchTopology& t, const Field& xoff) {
+  const size_t n = t.ports.size();
+  for (size_t e = 0; e < n; ++e) {
+    uint64_t need = 0, worst = 0;
+    size_t worst_port = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (i == e) continue;
+      const uint64_t h = pfc_headroom_bytes(t.ports[i].rate_gbps, t.ports[i].delay_ns * 1000);
+      need += t.pfc.xoff_bytes + h;
+      if (h > worst) worst = h, worst_port = i;
+    }
+    if (need > t.buffer_bytes)
+      xoff.fail(fmt::format(
+          "xoff_bytes {} is not lossless with buffer_bytes {}: the egress to {} can receive from {} ports up to "
+          "xoff_bytes + headroom each, {} bytes in all (headroom of port {}: 2 x {} ns at {} Gb/s + two "
+          "{}-byte frames on the wire = {} bytes); raise buffer_bytes to {} or lower xoff_bytes, or set "
+          "headroom_check: false to study the drops",
+          t.pfc.xoff_bytes, t.buffer_bytes, sc_.nodes[e].name, n - 1, need, sc_.nodes[worst_port].name,
+          t.ports[worst_port].delay_ns, t.ports[worst_port].rate_gbps, kPfcLargestWireBytes, worst, need));
+  }
 }
 
 void Parser::parse_pcie(const Field& f) {

@@ -497,3 +497,58 @@ TEST(Switch, RedMarksAreAFunctionOfTheSeed) {
   for (size_t k = 0; k < 5; ++k) EXPECT_EQ(marks[0][k], 2) << "below min_bytes";
   for (size_t k = 50; k < n; ++k) EXPECT_EQ(marks[0][k], 3) << "at or above max_bytes";
 }
+
+// RED on the average queue (weight 1/4): frames queued at one instant see
+// q = 0, s, 2s, ...; the average follows avg <- 3/4 avg + 1/4 q (computed
+// here by hand), lags behind q, and marks where it crosses the thresholds
+// (the random draws in between from the switch's stream, in order). After
+// 2 ms of idle line the average has decayed to 0: the next frame, arriving
+// at an empty queue, is never marked although the instantaneous-queue RED
+// would have marked the burst's late frames.
+TEST(Switch, RedOnTheAverageQueueLagsAndDecays) {
+  const FrameBytes f = roce_frame(0x0a, 0x0b, 200, 0x02);
+  const uint64_t s = f.size();
+  const size_t n = 60;
+  SwitchConfig a = config(2);
+  a.ecn.on = a.ecn.red = true;
+  a.ecn.min_bytes = 5 * s;
+  a.ecn.max_bytes = 20 * s;
+  a.ecn.probability = 0.5;
+  a.ecn.weight = 0.25;
+  a.seed = 77;
+  std::vector<int> marks, after_idle;
+  run_bench({a}, [&](Bench& t) {
+    t.at(1000 * kNs);
+    for (size_t k = 0; k < n; ++k) t.arrive(0, f);
+    t.at(100000 * kNs);
+    for (const auto& r : t.sink(1).got) marks.push_back(r.f[15] & 3);
+    t.at(2100000 * kNs);
+    t.arrive(0, f);
+    t.at(2200000 * kNs);
+    after_idle.push_back(t.sink(1).got.back().f[15] & 3);
+  }, 2300000 * kNs);
+  ASSERT_EQ(marks.size(), n);
+  std::mt19937_64 rng(77);
+  std::vector<int> want;
+  double avg = 0;
+  size_t first_mark = n;
+  for (size_t k = 0; k < n; ++k) {
+    avg = 0.75 * avg + 0.25 * double(k * s);
+    bool m = false;
+    if (avg >= double(20 * s)) {
+      m = true;
+    } else if (avg >= double(5 * s)) {
+      m = double(rng() >> 11) * 0x1.0p-53 < 0.5 * (avg - double(5 * s)) / double(15 * s);
+    }
+    if (m && first_mark == n) first_mark = k;
+    want.push_back(m ? 3 : 2);
+  }
+  EXPECT_EQ(marks, want);
+  // The average lags: frame 5 sees q = 5s but avg is about 2.1s, so nothing
+  // before frame 8 can be marked (avg first reaches 5s at frame 8).
+  for (size_t k = 0; k < 8; ++k) EXPECT_EQ(marks[k], 2) << k;
+  EXPECT_GE(first_mark, 8u);
+  // avg >= max_bytes from frame 23 on (avg_k = k s - 3 s (1 - 0.75^k)).
+  for (size_t k = 23; k < n; ++k) EXPECT_EQ(marks[k], 3) << k;
+  EXPECT_EQ(after_idle, std::vector<int>{2});
+}

@@ -657,6 +657,10 @@ const BadCase kBadCases[] = {
      "xon_bytes 16384 must be below xoff_bytes 8192"},
     {"topology_pfc_xoff_over_buffer.yaml", 8, 24, "topology.switch.pfc.xoff_bytes",
      "xoff_bytes 32768 exceeds buffer_bytes 16384"},
+    {"topology_pfc_not_lossless.yaml", 9, 24, "topology.switch.pfc.xoff_bytes",
+     "xoff_bytes 16384 is not lossless with buffer_bytes 40000: the egress to A can receive from 2 ports up to "
+     "xoff_bytes + headroom each, 54624 bytes in all (headroom of port B: 2 x 100 ns at 100 Gb/s + two 4214-byte "
+     "frames on the wire = 10928 bytes); raise buffer_bytes to 54624"},
     {"topology_node_named_switch.yaml", 4, 11, "nodes.switch", "a node may not be named 'switch' with topology: switch"},
     {"expect_switch_point_to_point.yaml", 7, 20, "steps[1].expect_switch", "expect_switch needs a switch"},
     {"expect_switch_bad_value.yaml", 8, 55, "steps[1].expect_switch.ecn_marked",
