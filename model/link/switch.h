@@ -16,7 +16,7 @@
 // the port's egress, below); a frame with a bad FCS is dropped
 // (rx_bad_fcs). Frames arriving at the same ps are queued in port order.
 //
-// Egress (output queued): one FIFO per port holding at most buffer_bytes
+// Egress (output queued): one queue per class per port, all holding at most buffer_bytes
 // of frames (Ethernet header .. ICRC as carried); a frame counts from its
 // queueing until its last byte has left. A frame that does not fit is
 // dropped (dropped, dropped_bytes). The port sends one frame at a time at
@@ -49,9 +49,11 @@
 // back at or below xon_bytes (pfc::TxPause, as the CMAC does; frames by
 // pfc::build). Pause frames go ahead of queued frames at the next frame
 // boundary, from the port's MAC (mac with last byte = port + 1). Pause
-// frames received from a node hold the port's egress: a class frame at
-// the head waits while its priority is paused (an 802.3x PAUSE holds every
-// frame), and every frame behind it (one FIFO, as the CMAC); without `pfc`
+// frames received from a node hold the port's egress: a frame of the class
+// waits while its priority is paused (an 802.3x PAUSE holds every frame),
+// and the class's frames behind it with it; best-effort frames behind it
+// go on (a queue per class sharing the port's buffer, served oldest first:
+// paused_ns counts the time the oldest frame was held); without `pfc`
 // they are counted and ignored.
 //
 // Counters per port: model/link/switch_counters.h. The transaction log gets

@@ -176,8 +176,8 @@ void SwitchPort::transmit(FrameBytes f, bool own) {
   wait(ps(last - t0));
 }
 
-// The port's line: pause frames first at a frame boundary, then the head
-// of the queue unless a pause holds it; asleep while there is nothing to do.
+// The port's line: pause frames first at a frame boundary, then the oldest
+// queued frame no pause holds; asleep while there is nothing to do.
 void SwitchPort::egress() {
   const SwitchPfc& pc = sw_.cfg_.pfc;
   for (;;) {
@@ -201,15 +201,26 @@ void SwitchPort::egress() {
     uint64_t wake = tx_pause_.next_ps(now);
     if (!q_.empty()) {
       const uint16_t stat = rx_pause_.stat(now);
-      if (!held(q_.front(), stat)) {
-        if (holding_) {
-          holding_ = false;
-          counters.paused_ns += (now - hold_since_ps_) / 1000;
-          sw_.ctx_.set(v_paused_, 0);
-          log("pfc_release", fmt::format("sending again after {} ns", (now - hold_since_ps_) / 1000));
-        }
-        Entry e = std::move(q_.front());
-        q_.pop_front();
+      const bool head_held = held(q_.front(), stat);
+      if (!head_held && holding_) {
+        holding_ = false;
+        counters.paused_ns += (now - hold_since_ps_) / 1000;
+        sw_.ctx_.set(v_paused_, 0);
+        log("pfc_release", fmt::format("sending again after {} ns", (now - hold_since_ps_) / 1000));
+      }
+      if (head_held && !holding_) {
+        holding_ = true;
+        hold_since_ps_ = now;
+        sw_.ctx_.set(v_paused_, 1);
+        log("pfc_hold", fmt::format("paused 0x{:03x}: {} waits", stat, describe(q_.front().f)));
+      }
+      // The oldest frame no pause holds: the head, or a frame of another
+      // class behind a held one (a queue per class, served oldest first).
+      auto it = q_.begin();
+      while (it != q_.end() && held(*it, stat)) ++it;
+      if (it != q_.end()) {
+        Entry e = std::move(*it);
+        q_.erase(it);
         const uint64_t n = e.f.size();
         transmit(std::move(e.f), /*own=*/false);
         q_bytes_ -= n;  // its last byte is out
@@ -217,12 +228,6 @@ void SwitchPort::egress() {
         sw_.ctx_.set(v_queue_, q_bytes_);
         if (e.lossless) sw_.ports_[e.ingress]->ingress_release(n);
         continue;
-      }
-      if (!holding_) {
-        holding_ = true;
-        hold_since_ps_ = now;
-        sw_.ctx_.set(v_paused_, 1);
-        log("pfc_hold", fmt::format("paused 0x{:03x}: {} waits", stat, describe(q_.front().f)));
       }
       wake = std::min(wake, rx_pause_.next_expiry(now));
     }

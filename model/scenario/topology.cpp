@@ -266,10 +266,7 @@ void Parser::parse_topology(const Field& f) {
         if (t.ecn.max_bytes <= t.ecn.min_bytes)
           mx->fail(fmt::format("max_bytes {} must be greater than min_bytes {}", t.ecn.max_bytes, t.ecn.min_bytes));
         if (pr) t.ecn.probability = read_double(*pr, 0.0, 1.0);
-        if (wt) {
-          t.ecn.weight = read_double(*wt, 0.0, 1.0);
-          if (!(t.ecn.weight > 0.0)) wt->fail("weight must be above 0 (RED's average would never move); 1 = the instantaneous queue");
-        }
+        if (wt) t.ecn.weight = read_double(*wt, 0.0, 1.0);  // (0, 1]
       }
       if (auto m = er.take("mark_not_ect")) t.ecn.mark_not_ect = read_bool(*m);
       er.finish();

@@ -390,6 +390,8 @@ TEST(Switch, PfcXoffAtTheThresholdXonBelow) {
 // A pause frame from a node holds the port's lossless class until it runs
 // out or an XON comes; frames of no class (non-RoCE) are not held by a PFC
 // frame.
+// A pause from the node holds the class's frames (in their order) and lets
+// best-effort frames behind them go on.
 TEST(Switch, HonoursPfcFromTheNode) {
   SwitchConfig cfg = config(2);
   cfg.pfc.on = true;
@@ -407,16 +409,22 @@ TEST(Switch, HonoursPfcFromTheNode) {
     t.sw().port(1).rx_arrive(pfc::build(mac(0x0b).b.data(), p), t1, false);
     t.arrive(0, roce_frame(0x0a, 0x0b, 100, 0));
     t.at(t1 + 1000 * kNs);
-    t.arrive(0, raw_frame(0x0a, mac(0x0b), 100));  // behind the held frame (one FIFO)
+    t.arrive(0, raw_frame(0x0a, mac(0x0b), 100));  // best effort, behind the held frame: goes on
+    t.arrive(0, roce_frame(0x0a, 0x0b, 200, 0));   // the class again: waits behind the first
     t.at(20000 * kNs);
     at_b = t.sink(1).got;
     paused_ns = t.sw().port(1).counters.paused_ns;
   }, 21000 * kNs);
-  ASSERT_EQ(at_b.size(), 2u);
+  ASSERT_EQ(at_b.size(), 3u);
   const uint64_t resume = t1 + 1000 * 512 * 10;  // 5.12 us
-  EXPECT_EQ(at_b[0].first_ps, resume + 8 * kPsPerByte100G + kDelay);
+  // The best-effort frame leaves as soon as it is queued.
+  EXPECT_EQ(at_b[0].f.size(), 100u);
+  EXPECT_EQ(at_b[0].first_ps, t1 + 1000 * kNs + kLatency + 8 * kPsPerByte100G + kDelay);
+  // The class's frames in their order once the pause expires.
+  EXPECT_EQ(at_b[1].first_ps, resume + 8 * kPsPerByte100G + kDelay);
+  EXPECT_GT(at_b[2].first_ps, at_b[1].t_ps);
+  EXPECT_GT(at_b[2].f.size(), at_b[1].f.size());
   EXPECT_EQ(paused_ns, (resume - (t1 + kLatency)) / 1000);
-  EXPECT_GT(at_b[1].first_ps, at_b[0].t_ps);
 }
 
 // A hold that has not ended yet counts in counters_now() (what the report

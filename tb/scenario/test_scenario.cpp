@@ -657,6 +657,7 @@ const BadCase kBadCases[] = {
      "xon_bytes 16384 must be below xoff_bytes 8192"},
     {"topology_pfc_xoff_over_buffer.yaml", 8, 24, "topology.switch.pfc.xoff_bytes",
      "xoff_bytes 32768 exceeds buffer_bytes 16384"},
+    {"topology_red_weight_zero.yaml", 7, 54, "topology.switch.ecn.weight", "0 is out of range (0, 1]"},
     {"topology_pfc_not_lossless.yaml", 9, 24, "topology.switch.pfc.xoff_bytes",
      "xoff_bytes 16384 is not lossless with buffer_bytes 40000: the egress to A can receive from 2 ports up to "
      "xoff_bytes + headroom each, 54624 bytes in all (headroom of port B: 2 x 100 ns at 100 Gb/s + two 4214-byte "
@@ -1152,10 +1153,10 @@ nodes:
 topology:
   switch:
     latency_ns: 500
-    buffer_bytes: 65536
+    buffer_bytes: 131072
     unknown: flood
     ports: { C: { rate_gbps: 25, delay_ns: 1000 } }
-    ecn: { min_bytes: 1000, max_bytes: 9000, probability: 0.25, mark_not_ect: true }
+    ecn: { min_bytes: 1000, max_bytes: 9000, probability: 0.25, weight: 0.125, mark_not_ect: true }
     pfc: { xoff_bytes: 30000, xon_bytes: 20000, priority: 5 }
 steps:
   - init: [A, B, C]
@@ -1172,16 +1173,18 @@ steps:
   EXPECT_EQ(t.ports[2].rate_gbps, 25u);
   EXPECT_EQ(t.ports[2].delay_ns, 1000u);
   EXPECT_EQ(t.latency_ns, 500u);
-  EXPECT_EQ(t.buffer_bytes, 65536u);
+  EXPECT_EQ(t.buffer_bytes, 131072u);
   EXPECT_TRUE(t.flood_unknown);
   EXPECT_TRUE(t.ecn.on && t.ecn.red && t.ecn.mark_not_ect);
   EXPECT_EQ(t.ecn.min_bytes, 1000u);
   EXPECT_EQ(t.ecn.max_bytes, 9000u);
   EXPECT_DOUBLE_EQ(t.ecn.probability, 0.25);
+  EXPECT_DOUBLE_EQ(t.ecn.weight, 0.125);
   EXPECT_TRUE(t.pfc.on);
   EXPECT_EQ(t.pfc.xoff_bytes, 30000u);
   EXPECT_EQ(t.pfc.xon_bytes, 20000u);
   EXPECT_EQ(t.pfc.priority, 5u);
+  EXPECT_TRUE(t.pfc.headroom_check);
   const auto& e = std::get<ExpectSwitchStep>(s.steps[1]);
   EXPECT_EQ(e.port, "C");
   ASSERT_EQ(e.checks.size(), 4u);  // file order
