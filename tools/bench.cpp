@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -260,6 +262,11 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     return 2;
   }
   csv << "op,bytes,iterations,bw_peak_gbps,bw_average_gbps,msg_rate_mpps,sim_time_us\n";
+  // A write error (a full device) is told now, before minutes of runs.
+  if (!csv.flush()) {
+    std::fprintf(stderr, "ernic-sim bench: --csv %s: write error: %s\n", csv_path.string().c_str(), std::strerror(errno));
+    return 2;
+  }
   // Simulation speed is wall-clock: it goes to its own file, so that
   // bench.csv holds simulated figures only (the same on every run).
   std::ofstream speed_csv(speed_path);
@@ -402,6 +409,14 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
       std::printf("%s\n", line.c_str());
     }
     std::printf(" (idle: 20 ms of a quiet link around one 4 KiB WRITE)\n%s\n", rule().c_str());
+  }
+  // Both tables complete on disk, or exit 2 naming the file.
+  for (auto [f, p] : {std::pair<std::ofstream*, const fs::path*>{&csv, &csv_path}, {&speed_csv, &speed_path}}) {
+    f->close();
+    if (f->fail()) {
+      std::fprintf(stderr, "ernic-sim bench: write error on %s\n", p->string().c_str());
+      return 2;
+    }
   }
   std::printf(" CSV: %s (simulated figures, datapath %s), %s (simulation speed, wall clock)\n",
               csv_path.string().c_str(), dps[0].c_str(), speed_path.string().c_str());

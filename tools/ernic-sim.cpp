@@ -15,6 +15,7 @@
 #include <verilated.h>
 
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -49,6 +50,21 @@ std::string self_exe(const char* argv0) {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   return ec ? std::string(argv0) : self;
+}
+
+// Do paths a and b name the same file? Lexically (as written, normalised),
+// or, when both exist, as the same inode (symlinks, hard links, ./x vs x).
+bool same_file(const std::string& a, const std::string& b) {
+  if (std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal()) return true;
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
+  // Not both existing yet: compare the absolute paths with symlinks resolved
+  // as far as they exist.
+  ec.clear();
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return false;
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  return !ec && ca == cb;
 }
 
 // --datapath NAME: a registered datapath (rtl, model, user:<name>); else a
@@ -194,6 +210,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     return 2;
   }
   // Output paths: distinct, and creatable, before any simulation.
+  bool vcd_existed = false;  // --vcd named a file that was there before the run: never removed
   {
     std::vector<std::pair<std::string, std::string>> outs;  // path, option
     if (!opt.pcap.empty()) {
@@ -209,10 +226,18 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     }
     if (!json_path.empty()) outs.push_back({json_path, "--json"});
     if (!log_path.empty()) outs.push_back({log_path, "--log"});
+    // No output may be the scenario itself (`--json S` would overwrite the
+    // input), nor another output: compared as written, and as files (a
+    // symlink, another spelling of the same path, a hard link).
+    for (const auto& [p, o] : outs)
+      if (same_file(p, path)) {
+        std::fprintf(stderr, "ernic-sim: %s %s is the scenario file itself: refusing to overwrite the input\n",
+                     o.c_str(), p.c_str());
+        return 2;
+      }
     for (size_t i = 0; i < outs.size(); ++i)
       for (size_t j = i + 1; j < outs.size(); ++j)
-        if (std::filesystem::path(outs[i].first).lexically_normal() ==
-            std::filesystem::path(outs[j].first).lexically_normal()) {
+        if (same_file(outs[i].first, outs[j].first)) {
           std::fprintf(stderr, "ernic-sim: %s and %s would both write %s\n", outs[i].second.c_str(),
                        outs[j].second.c_str(), outs[i].first.c_str());
           return 2;
@@ -224,6 +249,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
         return 2;
       }
       const bool existed = std::filesystem::exists(p, ec);
+      if (p == opt.vcd) vcd_existed = existed;
       FILE* f = std::fopen(p.c_str(), "ab");
       if (!f) {
         std::fprintf(stderr, "ernic-sim: %s %s: cannot write: %s\n", o.c_str(), p.c_str(), std::strerror(errno));
@@ -337,7 +363,9 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
         trace::FileSink sink(opt.vcd);
         vcd_bytes = vcd->write_merged(sink, rtl_vcd, end_ps, wave.trigger.empty() ? nullptr : &windows);
       } catch (...) {
-        std::remove(opt.vcd.c_str());  // no half-written waveform
+        // No half-written waveform, but never remove what the run did not
+        // create (a file or a device node such as /dev/full given as --vcd).
+        if (!vcd_existed) std::remove(opt.vcd.c_str());
         throw;
       }
       if (wave.measure_full) {
@@ -476,7 +504,16 @@ int sc_main(int argc, char** argv) {
   regc->add_flag("--log", ropt.log, "keep a transaction log per scenario in --out");
   regc->add_flag("--list", ropt.list, "print the selected scenarios and their labels, run nothing");
   regc->add_option("--timeout", ropt.timeout_s, "seconds of wall time per scenario before it is killed")
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // CLI::Range lets nan through (every comparison with nan is
+            // false): a finite number in [1, 1e6] or refused, as inf is.
+            double d = 0;
+            if (!CLI::detail::lexical_cast(v, d) || !std::isfinite(d) || d < 1.0 || d > 1e6)
+              return "Value " + v + " not in range 1.000000 to 1000000.000000";
+            return {};
+          },
+          "FLOAT in [1 - 1e6]"));
   runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
   random_mode::Options rnd_opt;
   auto* randc = random_mode::add_command(app, rnd_opt);
@@ -515,6 +552,21 @@ int sc_main(int argc, char** argv) {
   logc->add_option("--kind", kinds, "only these kinds: reg,dma,frame,cqe,intr,fault,state,step (comma-separated)");
   logc->add_option("--from", filt.from_us, "from this simulated time (us)");
   logc->add_option("--to", filt.to_us, "up to this simulated time (us)");
+  // An unknown subcommand: CLI11 would only say "A subcommand is required".
+  if (argc >= 2 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(first);
+    }
+    if (!known) {
+      std::fprintf(stderr, "ernic-sim: unknown subcommand '%s' (subcommands: %s)\nRun with --help for more information.\n",
+                   first.c_str(), names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

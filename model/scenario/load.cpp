@@ -6,11 +6,85 @@
 #include <fstream>
 #include <sstream>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include "model/scenario/parse.h"
 
 namespace ernic::scenario_parse {
 
+namespace {
+
+// Records where each document starts, and its root node; builds nothing.
+struct DocStarts : YAML::EventHandler {
+  std::vector<YAML::Mark> starts, roots;
+  void node(const YAML::Mark& m) {
+    if (roots.size() < starts.size()) roots.push_back(m);
+  }
+  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { node(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+};
+
+// What a character at a stuck position is, for the message.
+std::string token_text(const std::string& text, const YAML::Mark& m) {
+  if (m.pos < 0 || size_t(m.pos) >= text.size()) return "this token";
+  const char c = text[size_t(m.pos)];
+  if (c == ',') return "',' (a separator of [ ] and { } lists, here outside one)";
+  return fmt::format("'{}'", c);
+}
+
+}  // namespace
+
+// Before yaml-cpp builds the documents, two inputs it mishandles:
+// - a lone CR (classic Mac line ends): yaml-cpp does not break lines there,
+//   so a file of CR-only lines read as one comment line, "empty file";
+// - a token that cannot start a node where a document starts (a ',' outside
+//   [ ] and { }: ",a", or "- a\n,b"): yaml-cpp 0.7's LoadAll neither consumes
+//   nor rejects it and appends empty documents without end (a 3-byte file
+//   allocated gigabytes; jbeder/yaml-cpp#1040, fixed upstream in #1319).
+//   A first pass with an event handler that builds nothing stops at the
+//   second document, or where a document starts at the same place as the
+//   one before (nothing consumed).
+void Parser::precheck(const std::string& text) {
+  int line = 1;
+  for (size_t i = 0, col = 1; i < text.size(); ++i, ++col) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 0;
+    } else if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) {
+      throw ScenarioError(ctx_.file, line, int(col), "",
+                          "line ends with a lone carriage return (CR, classic Mac line ends), which YAML readers "
+                          "here do not take as a line break: use LF or CR LF line ends");
+    }
+  }
+  std::istringstream in(text);
+  DocStarts h;
+  try {
+    YAML::Parser p(in);
+    while (h.starts.size() < 3 && p.HandleNextDocument(h)) {
+      const size_t n = h.starts.size();
+      if (n >= 2 && h.starts[n - 1].pos == h.starts[n - 2].pos)
+        ctx_.fail(h.starts[n - 1], "", "YAML syntax error: unexpected " + token_text(text, h.starts[n - 1]));
+    }
+  } catch (const YAML::Exception& e) {
+    ctx_.fail(e.mark, "", "YAML syntax error: " + e.msg);
+  }
+  if (h.starts.size() > 1)
+    ctx_.fail(h.roots.size() > 1 ? h.roots[1] : h.starts[1], "", "a scenario file holds exactly one YAML document");
+}
+
 Scenario Parser::parse(const std::string& text) {
+  precheck(text);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);

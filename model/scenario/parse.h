@@ -272,6 +272,9 @@ class Parser {
   explicit Parser(std::string file) { ctx_.file = std::move(file); }
 
   Scenario parse(const std::string& text);  // load.cpp
+  // Refuses what yaml-cpp mishandles (load.cpp): lone CRs, a token that
+  // stops its document parser (an endless LoadAll), more than one document.
+  void precheck(const std::string& text);
 
  private:
   struct MrSym {
@@ -477,7 +480,9 @@ class Parser {
   uint64_t steps_parsed_ = 0;
   uint64_t step_runs_ = 0;
   int step_depth_ = 0;
-  Field top_step_;
+  // A pointer, not a copy: assigning a Field assigns its YAML::Node, which
+  // in yaml-cpp rewrites the node it referred to (the tree would change).
+  const Field* top_step_ = nullptr;
   std::map<std::string, size_t> node_index_;
   std::map<std::string, int> initialised_;  // node -> line of its init step
   bool program_node(const std::string& n) const {  // host: program

@@ -61,7 +61,12 @@ void Parser::parse_steps(const Field& f, std::vector<Step>& out, const Scope& sc
 
   const std::vector<Field> items = read_list(f);
   if (items.empty()) f.fail("at least one step is required");
-  for (const Field& item : items) parse_step(item, kind_names);
+  ++step_depth_;
+  for (const Field& item : items) {
+    if (step_depth_ == 1) top_step_ = &item;
+    parse_step(item, kind_names);
+  }
+  --step_depth_;
   out_ = saved_out;
   scope_ = saved_scope;
 }
@@ -97,7 +102,21 @@ void Parser::parse_step(const Field& item, const std::vector<std::string>& kind_
   StepParser fn = nullptr;
   for (const auto& k : step_kinds())
     if (k.first == kind) fn = k.second;
-  if (!fn) ctx_.fail(key.Mark(), path, "unknown step kind '" + kind + "'" + suggest(kind, kind_names));
+  if (!fn) ctx_.fail(key.Mark(), path, "unknown step kind '" + shown(kind) + "'" + suggest(kind, kind_names));
+  // Expansion bounds: steps parsed (a YAML alias is parsed again at each
+  // use: nested aliases multiply), blamed on the top-level step that holds
+  // them; and steps run (nested repeats multiply), blamed on the innermost
+  // repeat's count.
+  if (++steps_parsed_ > kMaxParsedSteps)
+    top_step_->fail(fmt::format("this step expands to more than {} steps in all (a YAML alias is expanded each time "
+                               "it is used; nested aliases multiply): refused",
+                               kMaxParsedSteps));
+  step_runs_ = scope_.runs > kMaxStepRuns - step_runs_ ? kMaxStepRuns + 1 : step_runs_ + scope_.runs;
+  if (step_runs_ > kMaxStepRuns)
+    ctx_.fail(scope_.repeat_count_mark, scope_.repeat_count_path,
+              fmt::format("with this count the scenario would run more than {} steps in all (a step inside repeats "
+                          "runs once per repetition of each): lower the counts",
+                          kMaxStepRuns));
   if (scope_.repeat_line > 0)
     for (const auto& o : kOnce)
       if (o.first == kind)

@@ -10,12 +10,16 @@ void Parser::step_repeat(const Field& f, const SourceLoc& loc) {
   MapReader r(f, {"count", "steps"});
   auto s = std::make_shared<RepeatStep>();
   s->loc = loc;
-  s->count = uint32_t(r.req_u64("count", 1, kMaxU32));
+  const Field cf = r.req("count");
+  s->count = uint32_t(read_uint(cf, 1, kMaxU32));
   const Field sf = r.req("steps");
   r.finish();
   Scope inner = scope_;
   inner.repeat_line = loc.line;
   inner.repeat_count = s->count;
+  inner.runs = scope_.runs > kMaxU64 / s->count ? kMaxU64 : scope_.runs * s->count;
+  inner.repeat_count_mark = cf.mark;
+  inner.repeat_count_path = cf.path;
   inner.barriers = nullptr;
   parse_steps(sf, s->steps, inner);
   emit(std::move(s));

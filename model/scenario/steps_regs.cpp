@@ -33,7 +33,8 @@ Parser::RegTarget Parser::read_reg_ref(MapReader& r) {
         rf.fail("unknown register '" + name + "' (did you mean '" + n + "'? register names are case-sensitive)");
     if (const std::string* best = close_match(name, names))
       rf.fail("unknown register '" + name + "' (did you mean '" + *best + "'?)");
-    rf.fail("unknown register '" + name + "' (register names as PG332 spells them: see model/regs/ernic_regs.def)");
+    rf.fail("unknown register '" + shown(name) +
+            "' (register names as PG332 spells them: see model/regs/ernic_regs.def)");
   }
   t.ref.reg = name;
   auto qf = r.take("qp");

@@ -3,6 +3,9 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace ernic {
@@ -67,21 +70,37 @@ void PcapWriter::write_held() {
   held_.clear();
 }
 
+// Flushes the dumper's stdio stream; false when this or any earlier write
+// failed (a failed buffer flush inside pcap_dump sets only the stream's error
+// flag: a later fflush of the then empty buffer succeeds). `err`: the reason.
+namespace {
+bool flush_ok(pcap_dumper_t* d, std::string& err) {
+  FILE* f = pcap_dump_file(d);
+  errno = 0;
+  const bool flushed = std::fflush(f) == 0;
+  const int e = errno;
+  if (flushed && !std::ferror(f)) return true;
+  err = !flushed && e ? std::strerror(e) : "a write failed";
+  return false;
+}
+}  // namespace
+
 void PcapWriter::flush() {
   write_held();
-  if (dumper_ && pcap_dump_flush(dumper_) != 0)
-    throw pcap_error("write error on", path_, nullptr);
+  std::string why;
+  if (dumper_ && !flush_ok(dumper_, why)) throw pcap_error("write error on", path_, why.c_str());
 }
 
 void PcapWriter::close() {
   if (!dumper_) return;
   write_held();
-  const bool ok = pcap_dump_flush(dumper_) == 0;
+  std::string why;
+  const bool ok = flush_ok(dumper_, why);
   pcap_dump_close(dumper_);
   dumper_ = nullptr;
   pcap_close(pcap_);
   pcap_ = nullptr;
-  if (!ok) throw pcap_error("write error on", path_, nullptr);
+  if (!ok) throw pcap_error("write error on", path_, why.c_str());
 }
 
 PcapReader::PcapReader(const std::string& path) : path_(path) {

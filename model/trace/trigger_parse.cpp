@@ -69,21 +69,30 @@ std::vector<Token> lex(const std::string& s) {
       int base = 10;
       if (c == '0' && i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X')) base = 16, j += 2;
       else if (c == '0' && i + 1 < s.size() && (s[i + 1] == 'b' || s[i + 1] == 'B')) base = 2, j += 2;
-      const size_t digits = j;
       uint64_t v = 0;
+      size_t ndigits = 0;
+      // '_' separates digits (1_000, 0xff_ff): between two digits only, so
+      // 0x_, 1_ and 1__0 are refused as 0x is.
+      bool prev_digit = false;
       while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) {
         const char d = static_cast<char>(std::tolower(static_cast<unsigned char>(s[j])));
         int dv = d >= '0' && d <= '9' ? d - '0' : d >= 'a' && d <= 'f' ? d - 'a' + 10 : 99;
         if (d == '_') {
+          const bool next_digit = j + 1 < s.size() && std::isalnum(static_cast<unsigned char>(s[j + 1]));
+          if (ndigits == 0) err(i, "number without digits");
+          if (!prev_digit || !next_digit) err(j, "'_' in a number goes between two digits");
+          prev_digit = false;
           ++j;
           continue;
         }
         if (dv >= base) err(j, fmt::format("'{}' is not a digit of a base-{} number", s[j], base));
         if (v > (~uint64_t{0} - uint64_t(dv)) / uint64_t(base)) err(i, "number does not fit in 64 bits");
         v = v * uint64_t(base) + uint64_t(dv);
+        ++ndigits;
+        prev_digit = true;
         ++j;
       }
-      if (j == digits) err(i, "number without digits");
+      if (ndigits == 0) err(i, "number without digits");
       t.k = Tok::Number;
       t.num = v;
       t.text = s.substr(i, j - i);

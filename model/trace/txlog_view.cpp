@@ -267,6 +267,13 @@ int print_timeline(const std::string& path, const TimelineFilter& f, std::ostrea
     err << fmt::format("{}: cannot read the transaction log: is a directory\n", path);
     return 2;
   }
+  // A log is a regular file (as `run` asks of a scenario): /dev/zero or a
+  // FIFO would be read forever.
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    err << fmt::format("{}: cannot read the transaction log: not a regular file\n", path);
+    return 2;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     err << fmt::format("{}: cannot read the transaction log: {}\n", path, std::strerror(errno));
@@ -283,6 +290,12 @@ int print_timeline(const std::string& path, const TimelineFilter& f, std::ostrea
         o = json::parse(line);
       } catch (const json::parse_error& e) {
         throw Bad{fmt::format("not valid JSON (byte {})", e.byte)};
+      } catch (const json::exception& e) {
+        // e.g. out_of_range.406: a number such as 1e400 that no double holds.
+        std::string what = e.what();
+        if (const size_t b = what.find("] "); what.rfind("[json.exception.", 0) == 0 && b != std::string::npos)
+          what.erase(0, b + 2);
+        throw Bad{"not valid JSON (" + what + ")"};
       }
       if (!o.is_object()) throw Bad{"not a JSON object"};
       Row r;
@@ -302,6 +315,9 @@ int print_timeline(const std::string& path, const TimelineFilter& f, std::ostrea
       rows.push_back(std::move(r));
     } catch (const Bad& b) {
       err << fmt::format("{}:{}: malformed transaction log record: {}\n", path, lineno, b.what);
+      return 2;
+    } catch (const json::exception& e) {  // a value of a type body_of did not expect
+      err << fmt::format("{}:{}: malformed transaction log record: {}\n", path, lineno, e.what());
       return 2;
     }
   }

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -680,6 +681,24 @@ const BadCase kBadCases[] = {
     {"expect_qp_bad_value.yaml", 7, 51, "steps[1].expect_qp.outstanding[1]", "max 8 is less than min 9"},
     {"node_mac_multicast.yaml", 5, 13, "nodes.B.mac",
      "MAC address 01:00:5e:00:00:0b is a group (multicast or broadcast) address: a node's MAC must be unicast"},
+    // Issue 20, tried as a user would: inputs that made yaml-cpp or the
+    // parser run without bound. ",a" (3 bytes): yaml-cpp 0.7's LoadAll
+    // appended empty documents without end (gigabytes in seconds).
+    {"yaml_leading_comma_unbounded_alloc.yaml", 1, 1, "",
+     "YAML syntax error: unexpected ',' (a separator of [ ] and { } lists, here outside one)"},
+    // Nested anchors and aliases: 10^7 wait steps (> 4 GB, then exit 3 on
+    // the simulated-time limit); refused at the top-level step that expands.
+    {"yaml_nested_aliases.yaml", 22, 5, "steps[6]",
+     "this step expands to more than 100000 steps in all (a YAML alias is expanded each time it is used; nested "
+     "aliases multiply): refused"},
+    // Nested repeats: 10^10 step runs; the inner count is blamed.
+    {"repeat_runs_total.yaml", 13, 20, "steps[1].repeat.steps[0].repeat.count",
+     "with this count the scenario would run more than 100000000 steps in all (a step inside repeats runs once per "
+     "repetition of each): lower the counts"},
+    // CR-only line ends: was "empty file" (the whole file one comment line).
+    {"cr_only_line_endings.yaml", 1, 61, "",
+     "line ends with a lone carriage return (CR, classic Mac line ends), which YAML readers here do not take as a "
+     "line break: use LF or CR LF line ends"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, ScenarioBadFile, ::testing::ValuesIn(kBadCases),
@@ -979,6 +998,70 @@ TEST(ScenarioErrors, TopLevel) {
       parse_error("scenario: t\nnodes: {A: {mac: '02:00:00:00:00:0a', ip: 10.0.0.1}}\nsteps: []\n");
   EXPECT_EQ(nosteps.key(), "steps");
   EXPECT_NE(nosteps.message().find("at least one step"), std::string::npos);
+}
+
+// More of issue 20: a token that stops yaml-cpp's document parser anywhere
+// (after a first document too) is refused, not looped on; two documents are
+// still "exactly one YAML document"; CR LF line ends are fine.
+TEST(ScenarioErrors, YamlInputsYamlCppMishandles) {
+  const ScenarioError after_seq = parse_error("- a\n,b\n");
+  EXPECT_EQ(after_seq.line(), 2);
+  EXPECT_EQ(after_seq.column(), 1);
+  EXPECT_EQ(after_seq.message(), "YAML syntax error: unexpected ',' (a separator of [ ] and { } lists, here outside one)");
+  const ScenarioError lone = parse_error(",");
+  EXPECT_EQ(lone.line(), 1);
+  EXPECT_NE(lone.message().find("unexpected ','"), std::string::npos) << lone.what();
+  const ScenarioError two = parse_error("scenario: a\n---\n,\n");
+  EXPECT_EQ(two.line(), 3);
+  const ScenarioError cr = parse_error("scenario: t\r\nnodes: {}\rsteps: []\n");
+  EXPECT_EQ(cr.line(), 2);
+  EXPECT_EQ(cr.column(), 10);
+  EXPECT_NE(cr.message().find("lone carriage return"), std::string::npos) << cr.what();
+  // CR LF throughout parses as LF does (the error is the missing init, on line 3).
+  const ScenarioError crlf = parse_error("scenario: t\r\nnodes: {A: {mac: '02:00:00:00:00:0a', ip: 10.0.0.1}}\r\n"
+                                         "steps: []\r\n");
+  EXPECT_EQ(crlf.key(), "steps");
+  EXPECT_EQ(crlf.line(), 3);
+}
+
+// A 1 MB unknown register name took ~28 s to refuse (a quadratic "did you
+// mean" per known name): names over 64 characters get no suggestion, and
+// the message shows the first 64 and the length.
+TEST(ScenarioErrors, HugeUnknownNameIsRefusedAtOnce) {
+  const std::string name(1u << 20, 'X');
+  const auto t0 = std::chrono::steady_clock::now();
+  const ScenarioError e = parse_error(std::string(kHead) + "  - reg_expect: { node: A, reg: " + name + ", value: 0 }\n");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 5.0) << "28 s per MB before the bound";
+  EXPECT_EQ(e.key(), "steps[3].reg_expect.reg");
+  EXPECT_EQ(e.line(), 9);
+  EXPECT_EQ(e.message(), "unknown register '" + std::string(64, 'X') +
+                             "... (1048576 characters)' (register names as PG332 spells them: see "
+                             "model/regs/ernic_regs.def)");
+  // Short names keep their suggestions.
+  EXPECT_NE(parse_error(std::string(kHead) + "  - reg_expect: { node: A, reg: STATQPI, qp: 2, value: 0 }\n")
+                .message()
+                .find("did you mean"),
+            std::string::npos);
+  // Through the command line: exit 2, naming the place, at once.
+  const std::string path = ::testing::TempDir() + "/huge_register_name.yaml";
+  {
+    std::ofstream f(path);
+    f << kHead << "  - reg_expect: { node: A, reg: " << name << ", value: 0 }\n";
+  }
+  const std::string cmd = std::string(ERNIC_SIM_PROGRAM) + " run '" + path + "' --quiet 2>&1 >/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string err;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) err.append(buf, n);
+  const int st = pclose(p);
+  ASSERT_TRUE(WIFEXITED(st)) << err;
+  EXPECT_EQ(WEXITSTATUS(st), 2) << err;
+  EXPECT_NE(err.find(path + ":9:33: key 'steps[3].reg_expect.reg': unknown register 'XXXX"), std::string::npos) << err;
+  EXPECT_LT(err.size(), 1000u);
+  std::remove(path.c_str());
 }
 
 TEST(ScenarioErrors, UnreadableFile) {

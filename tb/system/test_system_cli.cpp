@@ -10,6 +10,10 @@
 // The expected positions are found in the files themselves by text search
 // (scenarios/README.md section 7: the position of a misspelt key, of a value
 // of the wrong type, of the enclosing map for a missing key; 1-based).
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include <regex>
 
 #include "tb/system/system_test_util.h"
@@ -87,8 +91,123 @@ TEST(SystemCli, BadOptionExits2) {
   EXPECT_FALSE(fs::exists(dir / "out.pcap"));
   // No subcommand, an unknown subcommand, a missing option value.
   EXPECT_EQ(run_sim(dir, {}).exit_code, 2);
-  EXPECT_EQ(run_sim(dir, {"frobnicate", kDefaultScenario}).exit_code, 2);
   EXPECT_EQ(run_sim(dir, {"run", kDefaultScenario, "--json"}).exit_code, 2);
+}
+
+// ---- issue 20: defects found when tried as a user would ---------------------
+
+const char kSubcommands[] = "run, serve, regress, random, bench, floor, log";
+
+// An unknown subcommand is named (CLI11 said only "A subcommand is required").
+TEST(SystemCli, UnknownSubcommandIsNamed) {
+  const fs::path dir = test_dir();
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"frobnicate"},
+                                               std::vector<std::string>{"frobnicate", kDefaultScenario}}) {
+    SimResult r = run_sim(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, std::string("ernic-sim: unknown subcommand 'frobnicate' (subcommands: ") + kSubcommands +
+                         ")\nRun with --help for more information.\n");
+  }
+}
+
+// A failed --vcd write never removes what the run did not create: a symlink
+// to /dev/full given as --vcd stays (std::remove took it, and as root took a
+// device node such as /dev/full itself); the error names the file, exit 2.
+TEST(SystemCli, FailedVcdWriteKeepsAPreexistingFile) {
+  const fs::path dir = test_dir();
+  fs::create_symlink("/dev/full", dir / "out.vcd");
+  SimResult r = run_sim(dir, {"run", kDefaultScenario, "--vcd", "out.vcd", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "ernic-sim: writing the outputs failed: vcd: write error on 'out.vcd': No space left on device\n");
+  EXPECT_TRUE(fs::is_symlink(dir / "out.vcd")) << "the pre-existing out.vcd was removed";
+  EXPECT_FALSE(fs::exists(dir / "out.vcd.rtl.tmp"));
+  // As root: a device node of our own (a copy of /dev/full: char 1,7) is
+  // written to, fails, and stays.
+  if (::geteuid() == 0 && ::mknod((dir / "full").c_str(), S_IFCHR | 0600, makedev(1, 7)) == 0) {
+    r = run_sim(dir, {"run", kDefaultScenario, "--vcd", "full", "--quiet"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, "ernic-sim: writing the outputs failed: vcd: write error on 'full': No space left on device\n");
+    EXPECT_TRUE(fs::is_character_file(dir / "full")) << "the device node given as --vcd was removed";
+  }
+  // A fresh path is written as before.
+  r = run_sim(dir, {"run", kDefaultScenario, "--vcd", "fresh.vcd", "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(dir / "fresh.vcd"));
+}
+
+// --pcap and bench --csv on a full device: exit 2 naming the file (the write
+// error was ignored, exit 0).
+TEST(SystemCli, PcapAndBenchCsvWriteErrorsExit2) {
+  const fs::path dir = test_dir();
+  fs::create_symlink("/dev/full", dir / "out.pcap");
+  SimResult r = run_sim(dir, {"run", kDefaultScenario, "--pcap", "out.pcap", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "ernic-sim: writing the outputs failed: pcap: write error on 'out.pcap': a write failed\n");
+  EXPECT_TRUE(fs::is_symlink(dir / "out.pcap"));
+  // bench: told at once, before any run (and no speed.csv beside /dev/full).
+  r = run_sim(dir, {"bench", "--op", "write", "--sizes", "64", "--out", "bench", "--csv", "/dev/full"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "ernic-sim bench: --csv /dev/full: write error: No space left on device\n");
+  EXPECT_FALSE(fs::exists(dir / "bench" / "bench_write.yaml")) << "bench ran before telling the write error";
+}
+
+// regress --timeout nan: refused like inf (CLI::Range let nan through).
+TEST(SystemCli, RegressTimeoutNanRefused) {
+  const fs::path dir = test_dir();
+  for (const char* v : {"nan", "inf", "NaN", "0.5"}) {
+    SimResult r = run_sim(dir, {"regress", fs::path(kDefaultScenario).parent_path().string(), "--list", "--timeout", v});
+    EXPECT_EQ(r.exit_code, 2) << v << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err, std::string("--timeout: Value ") + v +
+                         " not in range 1.000000 to 1000000.000000\nRun with --help for more information.\n");
+  }
+  EXPECT_EQ(run_sim(dir, {"regress", fs::path(kDefaultScenario).parent_path().string(), "--list", "--timeout", "5"})
+                .exit_code,
+            0);
+}
+
+// No output may be the scenario itself (--json S overwrote the input), or
+// another output, however spelt.
+TEST(SystemCli, OutputThatIsTheScenarioOrAnotherOutputRefused) {
+  const fs::path dir = test_dir();
+  const std::string text = read_text(kDefaultScenario);
+  write_text(dir / "s.yaml", text);
+  fs::create_symlink("s.yaml", dir / "link.yaml");
+  struct Case {
+    std::vector<std::string> args;
+    const char* err;
+  };
+  const Case cases[] = {
+      {{"run", "s.yaml", "--json", "s.yaml"},
+       "ernic-sim: --json s.yaml is the scenario file itself: refusing to overwrite the input\n"},
+      {{"run", "s.yaml", "--pcap", "./s.yaml"},
+       "ernic-sim: --pcap ./s.yaml is the scenario file itself: refusing to overwrite the input\n"},
+      {{"run", "link.yaml", "--log", "s.yaml"},
+       "ernic-sim: --log s.yaml is the scenario file itself: refusing to overwrite the input\n"},
+      {{"run", "s.yaml", "--vcd", "link.yaml"},
+       "ernic-sim: --vcd link.yaml is the scenario file itself: refusing to overwrite the input\n"},
+      {{"run", "s.yaml", "--log", "o.log", "--json", "./o.log"}, "ernic-sim: --json and --log would both write ./o.log\n"},
+  };
+  for (const Case& c : cases) {
+    SimResult r = run_sim(dir, c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args[3] << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err, c.err);
+    EXPECT_EQ(read_text(dir / "s.yaml"), text) << "the scenario was overwritten";
+    EXPECT_FALSE(fs::exists(dir / "o.log"));
+  }
+}
+
+// `log`: a number out of double range names the line (an uncaught JSON
+// exception, exit 1, before); a non-regular file is refused (/dev/zero was
+// read forever).
+TEST(SystemCli, LogBadNumberAndNonRegularFileExit2) {
+  const fs::path dir = test_dir();
+  const std::string bad = (fs::path(kSystemDir) / "bad" / "log_number_overflow.log").string();
+  SimResult r = run_sim(dir, {"log", bad});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, bad + ":1: malformed transaction log record: not valid JSON (number overflow parsing '1e400')\n");
+  r = run_sim(dir, {"log", "/dev/zero"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "/dev/zero: cannot read the transaction log: not a regular file\n");
 }
 
 // A copy of the default scenario with one text replaced; returns its path.

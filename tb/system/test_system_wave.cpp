@@ -507,6 +507,13 @@ TEST(SystemWave, TriggerErrorsNameTheColumn) {
       {"op(A->B) = 0x11", 10, "compare with '=='"},
       {"op(A-B) == 0x11", 5, "direction"},
       {"op(A->B) == 0x1G", 16, "not a digit"},
+      // '_' separates digits: 0x_ has none (as 0x), 1_ and 1__0 misplace it.
+      {"op(A->B) == 0x", 13, "number without digits"},
+      {"op(A->B) == 0x_", 13, "number without digits"},
+      {"op(A->B) == 0b_1", 13, "number without digits"},
+      {"op(A->B) == 1_", 14, "'_' in a number goes between two digits"},
+      {"op(A->B) == 1__0", 14, "'_' in a number goes between two digits"},
+      {"op(A->B) == 0x1_", 16, "'_' in a number goes between two digits"},
       {"(qp(A,2).fatal", 15, "')'"},
       {"qp(A,2).fatal)", 14, "end of the expression"},
       {"foo(A)", 1, "unknown function 'foo'"},

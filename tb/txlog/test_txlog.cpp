@@ -509,6 +509,9 @@ TEST(TimelineErrors, MalformedLineIsNamed) {
       {R"({"t_ps":-1,"kind":"intr"})", "1: malformed transaction log record: \"t_ps\" is not an unsigned integer\n"},
       {R"({"t_ps":1,"kind":"frame","dir":"tx","link":"A->B","index":1,"len":60,"roce":"yes"})",
        "1: malformed transaction log record: \"roce\" is not a boolean\n"},
+      // A number no double holds: nlohmann's out_of_range (was uncaught, exit 1).
+      {std::string(kGood) + R"({"t_ps": 1e400})" + "\n",
+       "2: malformed transaction log record: not valid JSON (number overflow parsing '1e400')\n"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(i);
@@ -531,6 +534,12 @@ TEST(TimelineErrors, UnreadableFile) {
   v = view(testing::TempDir(), {});
   EXPECT_EQ(v.rc, 2);
   EXPECT_NE(v.err.find("is a directory"), std::string::npos) << v.err;
+  // Not a regular file: refused, as `run` refuses such a scenario (/dev/zero
+  // was read forever).
+  v = view("/dev/zero", {});
+  EXPECT_EQ(v.rc, 2);
+  EXPECT_EQ(v.out, "");
+  EXPECT_EQ(v.err, "/dev/zero: cannot read the transaction log: not a regular file\n");
 }
 
 TEST(TimelineErrors, EmptyFileIsFine) {
