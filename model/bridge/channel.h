@@ -48,9 +48,28 @@ constexpr size_t kMaxFrame = 64 + 0xFFFF;
 using WallTimeout = std::chrono::milliseconds;
 constexpr WallTimeout kNoTimeout = WallTimeout::zero();  // wait for ever
 
-class Channel {
+// What a SimBricks conversation needs of its carrier, whichever it is: this
+// stream (Channel) or SimBricks' shared-memory queues (shm_channel.h).
+// Messages are whole SimBricks messages (64-byte header and data), the
+// ownership bit clear. The intros: on a stream, messages like the others;
+// on shared memory, over the Unix socket beside the queues (the listener's
+// with the queues' file descriptor, its queue fields filled in by the
+// transport).
+class Transport {
  public:
-  ~Channel();
+  virtual ~Transport() = default;
+  virtual void send(const std::vector<uint8_t>& msg, WallTimeout timeout = kNoTimeout) = 0;
+  virtual std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout) = 0;
+  virtual bool pending() const = 0;      // a whole message can be received without waiting
+  virtual void receive_available() = 0;  // takes in what is there, without waiting
+  virtual const std::string& peer() const = 0;
+  virtual void send_intro(const std::vector<uint8_t>& intro, WallTimeout timeout) { send(intro, timeout); }
+  virtual std::vector<uint8_t> recv_intro(WallTimeout timeout) { return recv(timeout); }
+};
+
+class Channel : public Transport {
+ public:
+  ~Channel() override;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -59,17 +78,17 @@ class Channel {
   static std::unique_ptr<Channel> connect(const Endpoint& ep, WallTimeout timeout);
 
   // timeout: the longest wait for room (a peer that stops reading).
-  void send(const std::vector<uint8_t>& frame, WallTimeout timeout = kNoTimeout);
+  void send(const std::vector<uint8_t>& frame, WallTimeout timeout = kNoTimeout) override;
   // The next frame; throws ChannelError on timeout, close or error.
-  std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout);
+  std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout) override;
   // A frame already received and queued (no waiting)?
-  bool pending() const { return !inq_.empty(); }
+  bool pending() const override { return !inq_.empty(); }
   // Takes in whatever the socket holds now, without waiting; then pending()
   // tells whether a whole frame is there. A close or an error is kept for
   // the next recv() (frames received before it are still handed out).
-  void receive_available();
+  void receive_available() override;
   void close();
-  const std::string& peer() const { return peer_; }
+  const std::string& peer() const override { return peer_; }
 
   uint64_t frames_sent() const { return sent_; }
   uint64_t frames_received() const { return received_; }

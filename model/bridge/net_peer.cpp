@@ -4,29 +4,29 @@
 
 namespace ernic::bridge {
 
-NetPeer::NetPeer(std::unique_ptr<Channel> ch, uint32_t channel, std::string name)
+NetPeer::NetPeer(std::unique_ptr<Transport> ch, uint32_t channel, std::string name)
     : ch_(std::move(ch)), channel_(channel), name_(std::move(name)) {}
 
 namespace {
-std::vector<uint8_t> recv_intro(Channel& ch, const std::string& name, WallTimeout timeout) {
+std::vector<uint8_t> recv_intro(Transport& ch, const std::string& name, WallTimeout timeout) {
   try {
-    return ch.recv(timeout);
+    return ch.recv_intro(timeout);
   } catch (const ChannelError& e) {
     throw NetPeerError(name + ": no intro: " + e.what());
   }
 }
 }  // namespace
 
-std::unique_ptr<NetPeer> NetPeer::as_listener(std::unique_ptr<Channel> ch, uint32_t channel, std::string name,
+std::unique_ptr<NetPeer> NetPeer::as_listener(std::unique_ptr<Transport> ch, uint32_t channel, std::string name,
                                               WallTimeout timeout) {
-  ch->send(encode_net_listener_intro(kNetEntryBytes, kIntroFlagSync), timeout);
+  ch->send_intro(encode_net_listener_intro(kNetEntryBytes, kIntroFlagSync), timeout);
   const std::vector<uint8_t> intro = recv_intro(*ch, name, timeout);
   std::string why;
   if (!decode_net_connecter_intro(intro.data(), intro.size(), &why)) throw NetPeerError(name + ": " + why);
   return std::unique_ptr<NetPeer>(new NetPeer(std::move(ch), channel, std::move(name)));
 }
 
-std::unique_ptr<NetPeer> NetPeer::as_connecter(std::unique_ptr<Channel> ch, uint32_t channel, std::string name,
+std::unique_ptr<NetPeer> NetPeer::as_connecter(std::unique_ptr<Transport> ch, uint32_t channel, std::string name,
                                                WallTimeout timeout) {
   const std::vector<uint8_t> intro = recv_intro(*ch, name, timeout);
   std::string why;
@@ -35,7 +35,7 @@ std::unique_ptr<NetPeer> NetPeer::as_connecter(std::unique_ptr<Channel> ch, uint
   if (li->c2l.elen && li->c2l.elen < kHeaderBytes + 4170)
     throw NetPeerError(name + ": the peer takes messages of " + std::to_string(li->c2l.elen) +
                        " bytes at most; a 4,170-byte frame needs " + std::to_string(kHeaderBytes + 4170));
-  ch->send(encode_net_connecter_intro(kIntroFlagSync), timeout);
+  ch->send_intro(encode_net_connecter_intro(kIntroFlagSync), timeout);
   return std::unique_ptr<NetPeer>(new NetPeer(std::move(ch), channel, std::move(name)));
 }
 

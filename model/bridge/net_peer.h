@@ -58,9 +58,9 @@ class NetPeer {
   // After the intros: the listener announces entries of kNetEntryBytes and
   // asks for synchronisation; both refuse a peer of another protocol or
   // version (the intro's message says which). name: for messages ("node B").
-  static std::unique_ptr<NetPeer> as_listener(std::unique_ptr<Channel> ch, uint32_t channel, std::string name,
+  static std::unique_ptr<NetPeer> as_listener(std::unique_ptr<Transport> ch, uint32_t channel, std::string name,
                                               WallTimeout timeout);
-  static std::unique_ptr<NetPeer> as_connecter(std::unique_ptr<Channel> ch, uint32_t channel, std::string name,
+  static std::unique_ptr<NetPeer> as_connecter(std::unique_ptr<Transport> ch, uint32_t channel, std::string name,
                                                WallTimeout timeout);
 
   // Sends a frame arriving at the peer at t_ps. t_ps below this end's last
@@ -102,11 +102,11 @@ class NetPeer {
   static constexpr uint64_t kEnded = ~uint64_t(0);
 
  private:
-  NetPeer(std::unique_ptr<Channel> ch, uint32_t channel, std::string name);
+  NetPeer(std::unique_ptr<Transport> ch, uint32_t channel, std::string name);
   void take(const std::vector<uint8_t>& bytes);
   void send(const NetMsg& m);
 
-  std::unique_ptr<Channel> ch_;
+  std::unique_ptr<Transport> ch_;
   uint32_t channel_;
   std::string name_;
   uint64_t last_sent_ = 0, horizon_ = 0, seq_ = 0;

@@ -3,7 +3,8 @@
 // items 1-2), with faults on the line (a duplicate, a delayed copy that is
 // overtaken, a drop), a bad FCS, traffic both ways (B echoes what it gets)
 // and a 655 ms quiet gap that costs a few messages, not one per lookahead;
-// the same under random wall-clock delays in the transport; a peer killed
+// over a Unix socket, TCP and SimBricks' shared-memory queues; the same
+// under random wall-clock delays in the transport; a peer killed
 // mid-run, a silent peer, a PACKET stamped in the past, a zero lookahead:
 // named errors, never a hang.
 //
@@ -11,6 +12,7 @@
 // reference (both stations, one kernel), or one half of the split run.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include <systemc>
 
 #include "model/bridge/net_link.h"
+#include "model/bridge/shm_channel.h"
 #include "model/link/cmac.h"
 
 using namespace ernic;
@@ -158,6 +161,7 @@ int run_reference(const std::string& out) {
 
 struct HalfOpts {
   bool listener = false;
+  bool shm = false;             // SimBricks' shared-memory queues (ep: the Unix socket's path)
   std::string ep;
   uint32_t chaos_us = 0;
   uint64_t die_at_ps = 0;       // B: _exit at this simulated time (a peer killed mid-run)
@@ -177,9 +181,14 @@ int run_half(bool is_a, const HalfOpts& o, const std::string& out) {
   if (is_a) st.script = script_a();
   else st.echo = true;
   st.start();
-  const Endpoint ep = Endpoint::parse(o.ep);
   std::unique_ptr<NetPeer> peer;
-  if (o.listener) {
+  if (o.shm) {
+    if (o.listener)
+      peer = NetPeer::as_listener(ShmChannel::listen(o.ep, o.ep + ".shm", 64, kNetEntryBytes, o.timeout, "node B"), 0,
+                                  "node B", o.timeout);
+    else
+      peer = NetPeer::as_connecter(ShmChannel::connect(o.ep, o.timeout, "node A"), 0, "node A", o.timeout);
+  } else if (const Endpoint ep = Endpoint::parse(o.ep); o.listener) {
     Listener l(ep);
     peer = NetPeer::as_listener(l.accept(o.timeout, "node B"), 0, "node B", o.timeout);
   } else {
@@ -316,11 +325,41 @@ TEST(NetLink, SplitOverTcpIsByteIdentical) {
   EXPECT_EQ(s.got, ref);
 }
 
+// SimBricks' shared-memory queues: the pool's descriptor over the Unix
+// socket, entries of 4,416 bytes (a 4,170-byte frame fits), 64 a queue.
+TEST(NetLink, SplitOverSharedMemoryIsByteIdentical) {
+  const std::string ref = reference();
+  const std::string sock = tmp("shm") + ".sock";
+  HalfOpts a = listener(sock), b = connecter(sock);
+  a.shm = b.shm = true;
+  const Split s = run_split("shm", a, b);
+  ASSERT_EQ(s.rc_a, 0) << s.err_a << " / B: " << s.err_b;
+  ASSERT_EQ(s.rc_b, 0) << s.err_b;
+  EXPECT_EQ(s.got, ref);
+  EXPECT_EQ(s.packets, 14u + 13u);
+  struct stat st {};
+  EXPECT_NE(::stat((sock + ".shm").c_str(), &st), 0) << "the listener removes its pool";
+}
+
+TEST(NetLink, APeerKilledOverSharedMemoryIsNamed) {
+  const std::string sock = tmp("shmkill") + ".sock";
+  HalfOpts a = listener(sock), b = connecter(sock);
+  a.shm = b.shm = true;
+  b.die_at_ps = 2 * kUs;
+  const Split s = run_split("shmkill", a, b);
+  EXPECT_EQ(s.rc_b, 42);
+  EXPECT_EQ(s.rc_a, 3);
+  EXPECT_NE(s.err_a.find("node B closed the connection"), std::string::npos) << s.err_a;
+  EXPECT_LT(s.wall_s, 10.0);
+}
+
 TEST(NetLink, RandomWallClockDelaysChangeNothing) {
   const std::string ref = reference();
-  for (int run = 0; run < 3; ++run) {
-    const std::string ep = "unix:" + tmp("chaos" + std::to_string(run)) + ".sock";
+  for (int run = 0; run < 4; ++run) {
+    const bool shm = run == 3;  // the last over SimBricks' shared memory
+    const std::string ep = (shm ? "" : "unix:") + tmp("chaos" + std::to_string(run)) + ".sock";
     HalfOpts a = listener(ep), b = connecter(ep);
+    a.shm = b.shm = shm;
     a.chaos_us = b.chaos_us = 300;
     const Split s = run_split("chaos", a, b);
     ASSERT_EQ(s.rc_a, 0) << s.err_a << " / B: " << s.err_b;
@@ -420,4 +459,57 @@ TEST(NetLink, AZeroLookaheadIsRefused) {
               return 2;
             }),
             0);
+}
+
+// The queues themselves: a ring of 4 entries carries 200 messages both ways
+// (each side waits for the other to hand entries back), in order, with
+// their bytes; a message longer than an entry is refused; the connecter
+// sees the listener's queue sizes.
+TEST(ShmChannel, RingOfFourCarriesTwoHundredMessagesInOrder) {
+  const std::string sock = tmp("ring") + ".sock";
+  constexpr int kMsgs = 200;
+  auto msg = [](int i) {
+    NetMsg m;
+    m.kind = NetMsg::Packet, m.timestamp_ps = uint64_t(i) * 1000, m.port = uint8_t(i);
+    m.frame.assign(size_t(60 + i), uint8_t(i));
+    return encode_net(m);
+  };
+  auto peer = std::async(std::launch::async, [&] {
+    return in_child([&] {
+      auto c = ShmChannel::connect(sock, milliseconds(5000));
+      const auto intro = c->recv_intro(milliseconds(5000));
+      if (c->out_entry_bytes() != 512) return 10;
+      for (int i = 0; i < kMsgs; ++i) {
+        const auto got = c->recv(milliseconds(5000));
+        if (got != msg(i)) return 11;
+        c->send(got, milliseconds(5000));  // echoed back
+      }
+      return 0;
+    });
+  });
+  auto l = ShmChannel::listen(sock, sock + ".shm", 4, 512, milliseconds(5000), "the echo");
+  l->send_intro(encode_net_listener_intro(512, kIntroFlagSync), milliseconds(5000));
+  int back = 0;
+  for (int i = 0; i < kMsgs; ++i) {
+    l->send(msg(i), milliseconds(5000));
+    while (l->pending()) {
+      ASSERT_EQ(l->recv(milliseconds(5000)), msg(back));
+      ++back;
+    }
+  }
+  while (back < kMsgs) {
+    ASSERT_EQ(l->recv(milliseconds(5000)), msg(back));
+    ++back;
+  }
+  EXPECT_EQ(peer.get(), 0);
+  NetMsg big;
+  big.kind = NetMsg::Packet;
+  big.frame.assign(512, 0);
+  try {
+    l->send(encode_net(big), milliseconds(100));
+    FAIL() << "a 576-byte message went into 512-byte entries";
+  } catch (const ChannelError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit the echo's queue entries of 512 bytes"), std::string::npos)
+        << e.what();
+  }
 }
