@@ -40,6 +40,7 @@
 #include "tools/failure_report.h"
 #include "tools/regress.h"
 #include "tools/random.h"
+#include "tools/pcap_cmd.h"
 
 using namespace ernic;
 
@@ -552,6 +553,11 @@ int sc_main(int argc, char** argv) {
   logc->add_option("--kind", kinds, "only these kinds: reg,dma,frame,cqe,intr,fault,state,step (comma-separated)");
   logc->add_option("--from", filt.from_us, "from this simulated time (us)");
   logc->add_option("--to", filt.to_us, "up to this simulated time (us)");
+  // pcap is dispatched in main() before CLI11 (tools/pcap_cmd.h); listed here
+  // for --help and the names below.
+  app.add_subcommand("pcap", "a real capture: `pcap decode FILE` (one line a frame), `pcap lint FILE` (IBTA checks); "
+                             "ernic-sim pcap --help")
+      ->allow_extras();
   // An unknown subcommand: CLI11 would only say "A subcommand is required".
   if (argc >= 2 && argv[1][0] != '-') {
     const std::string first = argv[1];
@@ -699,6 +705,7 @@ int sc_main(int argc, char** argv) {
 // Our own main so that SystemC's banner is off before the kernel starts
 // (libsystemc's main prints it before calling sc_main).
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "pcap") return pcap_cmd::main(argc - 1, argv + 1);  // tools/pcap_cmd.h
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -132,6 +132,9 @@ void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, con
         s.msn_bound = s.first - 1;
         for (const auto& [ak, sk] : answers_)
           if (sk == key) s.paired = true, s.req_qp = ak.second;
+        // Joined mid-connection: a MIDDLE or LAST continues a message begun before.
+        if (mid_connection_ && (oi->pos == roce::OpPos::Middle || oi->pos == roce::OpPos::Last))
+          s.msg_kind = oi->kind == roce::OpKind::Send ? 0 : oi->kind == roce::OpKind::Write ? 1 : -1;
         it = streams_.emplace(key, std::move(s)).first;
       }
       if (acks_from_delivery_) apply_deliveries(reverse(dir), t_committed.value_or(t_ps));
@@ -139,7 +142,11 @@ void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, con
       break;
     }
     default:
-      if (Stream* s = stream_for_response(dir, f->bth.dest_qp, f->bth.psn)) response(*s, *f, dir);
+      if (Stream* s = stream_for_response(dir, f->bth.dest_qp, f->bth.psn)) {
+        // Joined mid-connection: an answer to a request before the first one seen is not judged.
+        if (mid_connection_ && unwrap(*s, f->bth.psn) < s->first) break;
+        response(*s, *f, dir);
+      }
       break;
   }
 }
@@ -188,6 +195,7 @@ WireMonitor::Stream* WireMonitor::stream_for_response(const std::string& resp_di
     if (!pick && u >= s.first && u < s.high) pick = &s;
   }
   if (!pick && unpaired == 1) pick = only;
+  if (!pick && mid_connection_) return nullptr;  // its requests went before the capture began
   if (!pick) {
     flag(resp_dir, "ack_psn",
          fmt_s("answer psn=0x%06x to QP %u: no request stream on %s it could answer", psn, qp, req_dir.c_str()));

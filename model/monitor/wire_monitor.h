@@ -97,6 +97,14 @@ class WireMonitor {
   void on_delivered(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir);
   void on_delivered(const roce::Frame& f, uint64_t t_ps, const std::string& dir);
 
+  // A capture that starts mid-connection (pcap lint): a stream's first
+  // request may continue a message begun before it (MIDDLE/LAST), answers
+  // to requests before a stream's first one are not judged (nor answers
+  // on a connection none of whose requests was seen), and a stream's first
+  // MSN is taken as its start whatever its value. Off in the simulator,
+  // which sees every connection begin.
+  void set_mid_connection(bool on) { mid_connection_ = on; }
+
   const std::vector<Violation>& violations() const { return violations_; }
   uint64_t frames_seen() const { return frames_; }
 
@@ -197,6 +205,7 @@ class WireMonitor {
   static std::string reverse(const std::string& dir);
 
   bool acks_from_delivery_;
+  bool mid_connection_ = false;
   uint64_t frames_ = 0;
   std::map<std::string, uint64_t> index_;   // next frame index per direction
   uint64_t cur_t_ = 0, cur_index_ = 0;

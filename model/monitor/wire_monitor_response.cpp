@@ -78,7 +78,7 @@ void WireMonitor::response_msn(Stream& s, const roce::Frame& f, const std::strin
   const uint32_t m = f.aeth->msn & roce::kPsnMask;
   const uint32_t prev = s.msn_seen ? s.msn : 0;
   const uint32_t d = (m - prev) & roce::kPsnMask;
-  if (!s.msn_seen && (d & roce::kPsnHalf)) {
+  if (!s.msn_seen && ((d & roce::kPsnHalf) || mid_connection_)) {
     // The first MSN of a connection in the upper half of the 24-bit
     // space: not a decrease from 0 but a responder whose MSN was preset
     // below the wrap (PG332 STATMSNi under SW override). Taken as the

@@ -96,7 +96,7 @@ TEST(SystemCli, BadOptionExits2) {
 
 // ---- issue 20: defects found when tried as a user would ---------------------
 
-const char kSubcommands[] = "run, serve, regress, random, bench, floor, log";
+const char kSubcommands[] = "run, serve, regress, random, bench, floor, log, pcap";
 
 // An unknown subcommand is named (CLI11 said only "A subcommand is required").
 TEST(SystemCli, UnknownSubcommandIsNamed) {
