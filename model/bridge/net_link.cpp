@@ -123,7 +123,8 @@ void NetLink::deliver(uint64_t now) {
       if (pk->t_ps < now)
         throw NetPeerError(p->peer->name() + ": a PACKET stamped " + std::to_string(pk->t_ps) +
                            " ps arrived when this process was already at " + std::to_string(now) +
-                           " ps (a protocol violation)");
+                           " ps (a protocol violation; a SimBricks peer whose sync interval exceeds its link "
+                           "latency does this, SimBricks issue #16)");
       if (p->rx) p->rx->carry(LineFrame{std::move(pk->frame), pk->t_ps, pk->bad_fcs});
     }
 }

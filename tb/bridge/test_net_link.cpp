@@ -12,6 +12,7 @@
 // reference (both stations, one kernel), or one half of the split run.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -512,4 +513,43 @@ TEST(ShmChannel, RingOfFourCarriesTwoHundredMessagesInOrder) {
     EXPECT_NE(std::string(e.what()).find("does not fit the echo's queue entries of 512 bytes"), std::string::npos)
         << e.what();
   }
+}
+
+// The bytes SimBricks' side sees (lib/simbricks/base/proto.h, if.h): the
+// listener's intro as the connecter receives it (10 x u64: version 1, flags
+// 1 = sync, l2c offset/entry/count, c2l offset/entry/count, protocol NET 1,
+// upper-layer intro at 80; c2l first in the pool, as SimBricks' listener
+// lays it out), and a PACKET in its entry: len u16 @0, port @2, timestamp
+// @48, own_type @63 = 0x40 | 0x80 (consumer-owned) until taken, then 0x40
+// (back to the producer, the type kept), the frame from @64.
+TEST(ShmChannel, IntroAndEntryBytesAsSimBricksLaysThemOut) {
+  const std::string sock = tmp("bytes") + ".sock", pool = sock + ".shm";
+  auto conn = std::async(std::launch::async, [&] { return ShmChannel::connect(sock, milliseconds(5000)); });
+  auto l = ShmChannel::listen(sock, pool, 8, 256, milliseconds(5000));
+  auto c = conn.get();
+  l->send_intro(encode_net_listener_intro(256, kIntroFlagSync), milliseconds(5000));
+  const std::vector<uint8_t> intro = c->recv_intro(milliseconds(5000));
+  ASSERT_EQ(intro.size(), 80u);
+  const uint64_t want[10] = {1, 1, 8 * 256, 256, 8, 0, 256, 8, 1, 80};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(get_le(intro.data(), size_t(8 * i), 8), want[i]) << "u64 #" << i;
+  NetMsg m;
+  m.kind = NetMsg::Packet, m.timestamp_ps = 0x0102030405060708ull, m.port = 5;
+  m.frame = {0xde, 0xad, 0xbe, 0xef, 0x01};
+  l->send(encode_net(m), milliseconds(1000));
+  // The pool file as the peer maps it: the l2c queue's first entry.
+  const int fd = ::open(pool.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::vector<uint8_t> e(256);
+  ASSERT_EQ(::pread(fd, e.data(), e.size(), off_t(8 * 256)), 256);
+  EXPECT_EQ(e[0], 5);  // len 5, little-endian
+  EXPECT_EQ(e[1], 0);
+  EXPECT_EQ(e[2], 5);  // port
+  EXPECT_EQ(get_le(e.data(), 48, 8), 0x0102030405060708ull);
+  EXPECT_EQ(e[63], 0xC0);
+  EXPECT_EQ(std::vector<uint8_t>(e.begin() + 64, e.begin() + 69), m.frame);
+  const auto got = c->recv(milliseconds(1000));
+  EXPECT_EQ(got, encode_net(m));
+  ASSERT_EQ(::pread(fd, e.data(), 64, off_t(8 * 256)), 64);
+  EXPECT_EQ(e[63], 0x40);
+  ::close(fd);
 }
