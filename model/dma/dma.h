@@ -120,28 +120,28 @@ class Dma {
       lat -= std::min(lat, ClockDomain::now_ps() - issued_ps);
     const uint64_t per = clk_.period_ps();
     uint64_t done = ClockDomain::now_ps();
-    for (const Span& b : split_aligned(addr, len, k4KiB)) {
+    for_each_aligned(addr, len, k4KiB, [&](const Span& b) {
       slot(rd_q_, v_rd_out_);
       const uint64_t now = ClockDomain::now_ps();
       const uint64_t ar = std::max(edge(now), ar_free_);
       ar_free_ = ar + per;
-      for (const Span& r : split_aligned(b.addr, b.len, p.mrrs)) {
+      for_each_aligned(b.addr, b.len, p.mrrs, [&](const Span& r) {
         const uint64_t req_end = t_.link->send(PcieLink::kUp, ar, 0, now);
         const uint64_t avail = req_end + lat;
-        for (const Span& c : completions(r.addr, r.len, p.mps, p.rcb)) {
+        for_each_completion(r.addr, r.len, p.mps, p.rcb, [&](const Span& c) {
           const uint64_t cpl_end = t_.link->send(PcieLink::kDown, avail, c.len, now);
           // Cut-through: a completion's beats go onto the AXI bus as it
           // arrives; the bus is done with it one beat-time after the bus is
           // free, and not before the TLP's last byte is in (A-DMA-4).
           r_free_ = std::max(r_free_ + beats(c.addr, c.len) * per, edge(cpl_end) + per);
-        }
+        });
         ++read_requests_;
-      }
+      });
       ++read_bursts_;
       rd_q_.push_back(r_free_);
       ctx_.set(v_rd_out_, rd_q_.size());
       done = r_free_;
-    }
+    });
     read_completions_ += plan.completions;
     wait_until(done);
     ctx_.set(v_rd_, 0);
@@ -172,17 +172,17 @@ class Dma {
     ctx_.set(v_wr_len_, len);
     const uint64_t per = clk_.period_ps();
     uint64_t done = ClockDomain::now_ps();
-    for (const Span& b : split_aligned(addr, len, k4KiB)) {
+    for_each_aligned(addr, len, k4KiB, [&](const Span& b) {
       slot(wr_q_, v_wr_out_);
       const uint64_t now = ClockDomain::now_ps();
       const uint64_t w0 = std::max(edge(now), w_free_);  // AW and the first W beat
       uint64_t last = w0;
-      for (const Span& t : split_aligned(b.addr, b.len, p.mps)) {
+      for_each_aligned(b.addr, b.len, p.mps, [&](const Span& t) {
         // The TLP is ready once its last W beat is in.
         const uint64_t ready = w0 + beats(b.addr, t.addr + t.len - b.addr) * per;
         last = t_.link->send(PcieLink::kUp, ready, t.len, now);
         ++write_tlps_;
-      }
+      });
       w_free_ = w0 + beats(b.addr, b.len) * per;
       b_last_ = std::max(b_last_, edge(last));  // B responses in order
       ++write_bursts_;
@@ -192,7 +192,7 @@ class Dma {
       // B response (b_last_) only bounds the bursts in flight (A-DMA-5). The
       // link carries writes in issue order, so they land in order.
       done = w_free_;
-    }
+    });
     wait_until(done);
     ctx_.set(v_wr_, 0);
     ctx_.set(v_wr_resp_, ++wr_resps_);

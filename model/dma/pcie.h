@@ -95,32 +95,44 @@ struct Span {
   uint32_t len;
 };
 
-// [addr, addr+len) cut at every multiple of `boundary` (a power of two).
-inline std::vector<Span> split_aligned(uint64_t addr, uint64_t len, uint64_t boundary) {
-  std::vector<Span> v;
+// [addr, addr+len) cut at every multiple of `boundary` (a power of two):
+// f(Span) for each piece, in order. No allocation (the DMA's hot path).
+template <class F>
+inline void for_each_aligned(uint64_t addr, uint64_t len, uint64_t boundary, F&& f) {
   while (len) {
     const uint64_t room = boundary - (addr & (boundary - 1));
     const uint64_t n = std::min(room, len);
-    v.push_back({addr, uint32_t(n)});
+    f(Span{addr, uint32_t(n)});
     addr += n;
     len -= n;
   }
+}
+// The same pieces as a vector.
+inline std::vector<Span> split_aligned(uint64_t addr, uint64_t len, uint64_t boundary) {
+  std::vector<Span> v;
+  for_each_aligned(addr, len, boundary, [&](const Span& s) { v.push_back(s); });
   return v;
 }
 
 // The completions a host returns for one read request: each at most MPS
-// bytes and, but for the last, ending at an RCB-aligned address.
-inline std::vector<Span> completions(uint64_t addr, uint32_t len, uint32_t mps, uint32_t rcb) {
-  std::vector<Span> v;
+// bytes and, but for the last, ending at an RCB-aligned address. f(Span)
+// for each, in order.
+template <class F>
+inline void for_each_completion(uint64_t addr, uint32_t len, uint32_t mps, uint32_t rcb, F&& f) {
   const uint64_t end = addr + len;
   while (addr < end) {
     uint64_t stop = addr + mps;
     if (stop < end) stop &= ~uint64_t(rcb - 1);
     if (stop <= addr) stop = std::min<uint64_t>(end, addr + rcb);  // cannot happen with MPS >= RCB
     stop = std::min(stop, end);
-    v.push_back({addr, uint32_t(stop - addr)});
+    f(Span{addr, uint32_t(stop - addr)});
     addr = stop;
   }
+}
+// The same completions as a vector.
+inline std::vector<Span> completions(uint64_t addr, uint32_t len, uint32_t mps, uint32_t rcb) {
+  std::vector<Span> v;
+  for_each_completion(addr, len, mps, rcb, [&](const Span& s) { v.push_back(s); });
   return v;
 }
 
@@ -132,13 +144,13 @@ struct DmaPlan {
 };
 inline DmaPlan plan_dma(const PcieParams& p, uint64_t addr, uint64_t len, bool write) {
   DmaPlan d;
-  for (const Span& b : split_aligned(addr, len, k4KiB)) {
+  for_each_aligned(addr, len, k4KiB, [&](const Span& b) {
     ++d.bursts;
-    for (const Span& r : split_aligned(b.addr, b.len, write ? p.mps : p.mrrs)) {
+    for_each_aligned(b.addr, b.len, write ? p.mps : p.mrrs, [&](const Span& r) {
       ++d.requests;
-      if (!write) d.completions += uint32_t(completions(r.addr, r.len, p.mps, p.rcb).size());
-    }
-  }
+      if (!write) for_each_completion(r.addr, r.len, p.mps, p.rcb, [&](const Span&) { ++d.completions; });
+    });
+  });
   return d;
 }
 
@@ -158,7 +170,8 @@ class PcieLink {
     Lane& l = lanes_[d];
     const uint64_t dur = tlp_ps(payload);
     // Forget what ended before now: nothing can be placed there.
-    while (!l.busy.empty() && l.busy.begin()->second <= now_ps) l.busy.erase(l.busy.begin());
+    // (Their nodes are kept for the next bookings: no allocation a TLP.)
+    while (!l.busy.empty() && l.busy.begin()->second <= now_ps) l.keep(l.busy.extract(l.busy.begin()));
     uint64_t t = ready_ps;
     auto it = l.busy.upper_bound(t);
     if (it != l.busy.begin()) {
@@ -169,22 +182,30 @@ class PcieLink {
       t = std::max(t, it->second);
       ++it;
     }
-    // Insert [t, t+dur), merged with its neighbours when they touch.
-    uint64_t s = t, e = t + dur;
-    auto nx = l.busy.lower_bound(s);
-    if (nx != l.busy.begin()) {
-      auto pv = std::prev(nx);
-      if (pv->second == s) {
-        s = pv->first;
-        l.busy.erase(pv);
-      }
-    }
-    nx = l.busy.find(e);
-    if (nx != l.busy.end()) {
+    // Insert [t, t+dur), merged with its neighbours when they touch. [t,
+    // t+dur) is idle, so the first stretch from t on starts at t+dur or
+    // later. Merging into the previous stretch extends it in place (no node
+    // freed and allocated a TLP: a stream of TLPs grows one stretch).
+    uint64_t e = t + dur;
+    auto nx = l.busy.lower_bound(t);
+    if (nx != l.busy.end() && nx->first == e) {
       e = nx->second;
-      l.busy.erase(nx);
+      const auto after = std::next(nx);
+      l.keep(l.busy.extract(nx));
+      nx = after;
     }
-    l.busy[s] = e;
+    auto pv = nx == l.busy.begin() ? l.busy.end() : std::prev(nx);
+    if (pv != l.busy.end() && pv->second == t) {
+      pv->second = e;
+    } else if (!l.spares.empty()) {
+      auto& n = l.spares.back();
+      n.key() = t;
+      n.mapped() = e;
+      l.busy.insert(nx, std::move(n));
+      l.spares.pop_back();
+    } else {
+      l.busy.emplace_hint(nx, t, e);
+    }
     ++l.tlps;
     l.payload_bytes += payload;
     l.busy_ps += dur;
@@ -197,6 +218,11 @@ class PcieLink {
  private:
   struct Lane {
     std::map<uint64_t, uint64_t> busy;  // start -> end of booked stretches (disjoint)
+    using StretchNode = std::map<uint64_t, uint64_t>::node_type;
+    std::vector<StretchNode> spares;  // nodes of forgotten stretches, reused by the next bookings
+    void keep(StretchNode&& n) {
+      if (spares.size() < 256) spares.push_back(std::move(n));
+    }
     uint64_t tlps = 0, payload_bytes = 0, busy_ps = 0;
   };
   PcieParams p_;

@@ -212,10 +212,9 @@ void Scoreboard::post(const Post& p) {
   }
   // The source bytes, from the shadow; undetermined where the shadow is, or
   // where an operation in flight may write.
-  op.data.assign(p.length, 0);
   if (op.sbuf >= 0) {
     const Buffer& s = bufs_[op.sbuf];
-    if (p.length) std::memcpy(op.data.data(), s.val.data() + op.soff, p.length);
+    op.data.assign(s.val.data() + op.soff, s.val.data() + op.soff + p.length);  // copied, not zeroed first
     if (aside(s)) {
       add_range(op.undef, 0, p.length);
     } else {
@@ -234,10 +233,14 @@ void Scoreboard::post(const Post& p) {
       }
     }
   } else {
+    op.data.assign(p.length, 0);
     add_range(op.undef, 0, p.length);
   }
-  // Operations in flight that this one races with.
+  // Operations in flight that this one races with (only those of other QPs
+  // can: when every operation in flight is this QP's, there is none to visit).
+  const bool others_in_flight = inflight_.size() > q.outstanding.size();
   for (auto& [id, x] : inflight_) {
+    if (!others_in_flight) break;
     uint64_t lo, hi;
     if (op.tbuf < 0) break;
     // This one writes what x still has to read (x on another QP: unordered).
@@ -252,14 +255,40 @@ void Scoreboard::post(const Post& p) {
     }
   }
   q.outstanding.push_back(op.id);
+  cover(op, +1);
   inflight_.emplace(op.id, std::move(op));
   ++ops_tracked_;
 }
 
+void Scoreboard::cover(const Op& op, int64_t sign) {
+  const uint64_t a = op.toff, b = op.toff + op.tlen + op.tpad;
+  if (op.tbuf < 0 || a >= b) return;
+  auto& c = bufs_[op.tbuf].inflight_cover;
+  for (const auto& [at, d] : {std::pair<uint64_t, int64_t>{a, sign}, {b, -sign}}) {
+    auto it = c.try_emplace(at, 0).first;
+    if ((it->second += d) == 0) c.erase(it);
+  }
+}
+
+// The union of the target ranges of buffer bi's operations in flight (but
+// `except`'s), as disjoint ranges in order. Every user merges the ranges it
+// gets (compare() skips their union, post() marks their overlap with its
+// source undetermined), so the union is what the list of each operation's
+// range would give.
 std::vector<Scoreboard::Range> Scoreboard::inflight_targets(int bi, uint64_t except) const {
   std::vector<Range> v;
-  for (const auto& [id, op] : inflight_)
-    if (id != except && op.tbuf == bi) add_range(v, op.toff, op.toff + op.tlen + op.tpad);
+  if (except) {
+    for (const auto& [id, op] : inflight_)
+      if (id != except && op.tbuf == bi) add_range(v, op.toff, op.toff + op.tlen + op.tpad);
+    return v;
+  }
+  int64_t depth = 0;
+  uint64_t start = 0;
+  for (const auto& [at, d] : bufs_[size_t(bi)].inflight_cover) {
+    if (depth == 0) start = at;
+    depth += d;
+    if (depth == 0) add_range(v, start, at);
+  }
   return v;
 }
 
@@ -278,6 +307,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
   }
   Op op = std::move(inflight_.at(q.outstanding.front()));
   inflight_.erase(q.outstanding.front());
+  cover(op, -1);
   q.outstanding.erase(q.outstanding.begin());
   ++ops_completed_;
   bool trusted = true;

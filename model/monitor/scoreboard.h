@@ -145,6 +145,10 @@ class Scoreboard {
     std::vector<uint8_t> val;
     Segments prov;
     std::vector<Guard> guards;     // before, after
+    // The target ranges of the operations in flight, as +1 at each start and
+    // -1 at each end (offset -> sum; no zero entries): their union without
+    // visiting every operation in flight (inflight_targets).
+    std::map<uint64_t, int64_t> inflight_cover;
   };
   struct Origin {
     std::string what;
@@ -181,6 +185,7 @@ class Scoreboard {
   bool aside(const Buffer& b) const;
   // Ranges of buffer `bi` that operations in flight (but `except`) may write.
   std::vector<Range> inflight_targets(int bi, uint64_t except) const;
+  void cover(const Op& op, int64_t sign);  // op's target range into (+1) or out of (-1) its buffer's inflight_cover
   void compare(int bi, uint64_t a, uint64_t b, const std::vector<Range>& skip, std::vector<std::string>& out);
   void compare_guards(int bi, std::vector<std::string>& out);
   static void add_range(std::vector<Range>& v, uint64_t a, uint64_t b);

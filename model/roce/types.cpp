@@ -46,9 +46,18 @@ std::optional<Ipv4Addr> Ipv4Addr::parse(const std::string& s) {
 }
 
 std::string Ipv4Addr::str() const {
+  // "a.b.c.d" by hand (as "%u.%u.%u.%u" gives): the transaction log formats
+  // two addresses a frame.
   char buf[16];
-  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", v >> 24 & 0xFF, v >> 16 & 0xFF, v >> 8 & 0xFF, v & 0xFF);
-  return buf;
+  char* o = buf;
+  for (int k = 3; k >= 0; --k) {
+    const unsigned x = v >> (8 * k) & 0xFF;
+    if (x >= 100) *o++ = char('0' + x / 100);
+    if (x >= 10) *o++ = char('0' + x / 10 % 10);
+    *o++ = char('0' + x % 10);
+    if (k) *o++ = '.';
+  }
+  return std::string(buf, size_t(o - buf));
 }
 
 std::optional<Ipv6Addr> Ipv6Addr::parse(const std::string& s) {

@@ -49,8 +49,8 @@ FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
     r.psn = d->bth.psn;
     r.dest_qp = d->bth.dest_qp;
     r.ack_req = d->bth.ack_req;
-    r.src = d->ipv6 ? d->ip6.src.str() : d->ip4.src.str();
-    r.dst = d->ipv6 ? d->ip6.dst.str() : d->ip4.dst.str();
+    r.src = d->ipv6 ? roce::IpAddr(d->ip6.src) : roce::IpAddr(d->ip4.src);
+    r.dst = d->ipv6 ? roce::IpAddr(d->ip6.dst) : roce::IpAddr(d->ip4.dst);
     if (d->aeth) {
       r.syndrome = d->aeth->syndrome;
       r.msn = d->aeth->msn;
@@ -116,8 +116,8 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
       ff.msn = r.msn;
     }
     ff.mad = r.mad;
-    ff.src = r.src;
-    ff.dst = r.dst;
+    ff.src = r.src.str();
+    ff.dst = r.dst.str();
     // The local QP: the destination QP for a received frame; for a sent one
     // the QP whose remote is the frame's destination QP (QP1 for CM).
     if (std::string(dir) == "rx" || r.dest_qp == 1) {
@@ -125,7 +125,7 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
     } else if (n.driver) {
       for (const auto& c : n.driver->connections()) {
         // With a switch several peers may use one QPN: the frame's destination address tells them apart.
-        if (net_switch && !r.dst.empty() && (c->ipv6 ? c->remote_ip6.str() : c->remote_ip.str()) != r.dst) continue;
+        if (net_switch && !ff.dst.empty() && (c->ipv6 ? c->remote_ip6.str() : c->remote_ip.str()) != ff.dst) continue;
         if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
       }
     } else {  // a program's host keeps its connections: the NIC's enabled QP towards that QPN

@@ -160,7 +160,7 @@ struct FrameRec {
   int syndrome = -1;      // AETH syndrome, -1 without AETH
   uint32_t msn = 0;
   bool ack_req = false;
-  std::string src, dst;   // IP addresses
+  roce::IpAddr src, dst;  // IP addresses (RoCE frames; formatted only for the log)
   std::string mad;        // CM attribute name on QP1
   std::string str() const;  // one line: time, opcode, PSN, QP, length
 };
