@@ -49,6 +49,7 @@ struct NetLinkStats {
   uint64_t blocks = 0;            // times the kernel waited for a peer
   double wall_blocked_s = 0;      // wall time spent waiting for peers
   uint64_t dropped_after_end = 0; // frames to a peer that had ended
+  uint64_t closed_without_terminate = 0;  // peers that closed after this end's TERMINATE without their own
 };
 
 class NetLink : public sc_core::sc_module {
@@ -67,8 +68,8 @@ class NetLink : public sc_core::sc_module {
   size_t add_peer(std::unique_ptr<NetPeer> peer, uint64_t lookahead_ps, uint64_t preamble_ps, LineRx* rx);
   LineOut& out(size_t i);
   // End of run: every peer gets TERMINATE at the current time; returns
-  // once every peer has sent its own (a peer still running is waited for,
-  // its frames dropped; a silent one for the timeout at most).
+  // once every peer has sent its own or closed (a peer still running is
+  // waited for, its frames dropped; a silent one for the timeout at most).
   void finish();
   const std::string& error() const { return error_; }
   NetLinkStats stats() const;
