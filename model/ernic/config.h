@@ -44,8 +44,12 @@ struct ErnicTiming {
   // the other half covers the worst PFC response (the frame arriving, the
   // one the sender has begun, the pause frame, the CMAC pipelines and the
   // wire both ways: about 11 KB with 100 ns of wire) several times over.
-  // A frame that does not fit is lost: a run error.
+  // A frame that does not fit is lost, as the hardware loses it (no
+  // tready): counted (rx_overflow_drops), an event, and RC recovers it by
+  // its retransmission; rx_overflow_fails makes it a run error instead
+  // (scenario node key rx.overflow: fail).
   uint32_t rx_buffer_bytes = 65536;
+  bool rx_overflow_fails = false;
   // Cap on the rate the RX handler drains that buffer, in Gb/s of frame
   // bytes (0: none): a receiver slower than the line (scenario node key
   // rx.handler_gbps).

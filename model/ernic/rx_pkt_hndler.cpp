@@ -43,7 +43,8 @@ RxPktHndler::RxPktHndler(sc_module_name name, ErnicShared& s, Interrupts& intr, 
 // ------------------------------------------------------------- RX buffer
 
 void RxPktHndler::push(const seam::RxDesc& desc, roce::Bytes payload) {
-  // roce_cmac_s_axis has no tready: a frame the RX buffer cannot hold is lost.
+  // roce_cmac_s_axis has no tready: a frame the RX buffer cannot hold is lost
+  // (counted; a run error only with rx.overflow: fail).
   const uint64_t size = desc.frame_len;
   if (buf_bytes_ + size > s_.cfg.timing.rx_buffer_bytes) {
     ++s_.stats.rx_overflow_drops;
@@ -52,7 +53,12 @@ void RxPktHndler::push(const seam::RxDesc& desc, roce::Bytes payload) {
         "({} lost so far; XRNIC_PAUSE_CONF 0x{:x}, XRNIC_BUF_THRESHOLD_ROCE 0x{:08x})",
         s_.cfg.node, size, buf_bytes_, s_.cfg.timing.rx_buffer_bytes, s_.stats.rx_overflow_drops,
         s_.G(R::g::XRNIC_PAUSE_CONF), s_.G(R::g::XRNIC_BUF_THRESHOLD_ROCE));
-    if (!overflowing_) s_.ctx.error(s_.scope + ".rx_buffer", what);  // once per run of losses
+    if (!overflowing_) {  // once per run of losses
+      if (s_.cfg.timing.rx_overflow_fails)
+        s_.ctx.error(s_.scope + ".rx_buffer", what);
+      else
+        s_.ctx.event(s_.scope + ".rx_buffer", what);
+    }
     overflowing_ = true;
     if (s_.ctx.log)
       s_.ctx.log->state(ClockDomain::now_ps(), s_.cfg.node, "core", s_.core.cycle(), std::nullopt, "rx_overflow", what);

@@ -133,6 +133,7 @@ struct NodeConfig {
   // (A-ERNIC-26) and a cap on the handler's drain rate (0: none).
   uint32_t rx_buffer_bytes = 65536;
   double rx_handler_gbps = 0;
+  bool rx_overflow_fails = false;  // rx.overflow: drop (default) | fail
   // `test_tx_underflow` (a test hook, not hardware): tvalid drops for
   // `cycles` CMAC cycles after beat `after_beat` of the first multi-beat
   // TX frame at or after TX frame index `frame`.

@@ -58,9 +58,11 @@ void read_node_tuning(MapReader& r, NodeConfig& n) {
               "this node has host: program");
   }
   if (auto x = r.take("rx")) {
-    MapReader xr(*x, {"buffer_bytes", "handler_gbps"});
+    MapReader xr(*x, {"buffer_bytes", "handler_gbps", "overflow"});
     n.rx_buffer_bytes = uint32_t(xr.u64("buffer_bytes", n.rx_buffer_bytes, 256, 1u << 30));
     n.rx_handler_gbps = xr.dbl("handler_gbps", n.rx_handler_gbps, 0.0, 1000.0);
+    static const EnumTable<bool> kOverflow = {{"drop", false}, {"fail", true}};
+    n.rx_overflow_fails = xr.enm("overflow", false, kOverflow);
     xr.finish();
   }
 }

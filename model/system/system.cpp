@@ -58,6 +58,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.timing.ack_timeout_ns = c.ack_timeout_ns;
   ec.timing.rx_buffer_bytes = c.rx_buffer_bytes;
   ec.timing.rx_handler_gbps = c.rx_handler_gbps;
+  ec.timing.rx_overflow_fails = c.rx_overflow_fails;
   ec.test_bug_ack_coalescing = c.test_bug_ack_coalescing;  // test only (run --plant-bug)
   if (c.mr_cache_cam) {  // `mr_cache: cam` (model/mr, A-MRC-1..3)
     ec.mr.mode = MrLookupMode::cam;

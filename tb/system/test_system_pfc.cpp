@@ -144,6 +144,36 @@ TEST(SystemPfc, RxOverflowWithoutPfcFailsTheRun) {
   EXPECT_EQ(count_state(read_log(dir / "out.log"), "B", "rx_overflow"), lost);
 }
 
+// By default an RX overflow is what the hardware makes of it (no tready):
+// the frame is lost and counted, an event, and RC recovers (issue 20):
+// errors/rc_write_rx_overflow_recovered.yaml completes its 64 KiB WRITE and
+// checks B's memory itself; here: no model error, the losses counted in the
+// JSON, one `rx_overflow` record each, an event per run of losses, and A's
+// CMAC sent more WRITE packets than the 16 of the message (the resends).
+TEST(SystemPfc, RxOverflowByDefaultIsACountedLossThatRcRecovers) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSourceDir + "/scenarios/errors/rc_write_rx_overflow_recovered.yaml", "--json",
+                              "out.json", "--log", "out.log"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json j = read_json(dir / "out.json");
+  EXPECT_TRUE(j["model_errors"].empty());
+  const uint64_t lost = j["nodes"]["B"]["link"]["rx_overflow_drops"].get<uint64_t>();
+  EXPECT_GT(lost, 0u);
+  EXPECT_EQ(count_state(read_log(dir / "out.log"), "B", "rx_overflow"), lost);
+  size_t events = 0;
+  for (const auto& e : j["events"])
+    if (e["where"] == "top.B.ernic.rx_buffer") {
+      ++events;
+      EXPECT_NE(e["what"].get<std::string>().find("frame lost"), std::string::npos);
+    }
+  EXPECT_GT(events, 0u);
+  EXPECT_LE(events, lost);
+  uint64_t write_pkts = 0;
+  for (const auto& [op, c] : j["nodes"]["A"]["tx"]["by_opcode"].items())
+    if (op.rfind("RC_WRITE", 0) == 0) write_pkts += c["packets"].get<uint64_t>();
+  EXPECT_GE(write_pkts, 16u + lost) << "every lost packet was sent again";
+}
+
 TEST(SystemPfc, TxUnderflowIsReportedWithNodeTimeAndFrame) {
   const fs::path dir = test_dir();
   SimResult r = run_sim(dir, {"run", kSystemDir + "/pfc/tx_underflow.yaml", "--pcap", "out.pcap", "--json",
