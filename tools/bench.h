@@ -46,4 +46,38 @@ struct BenchOptions {
 // Prints the tables on stdout; returns 0, or 1 when a run failed.
 int bench_main(const BenchOptions& opt, const std::string& self_exe);
 
+// bench's scenario generator and log reader, shared with `ernic-sim
+// experiment` (tools/experiment.h), which runs the same scenarios in other
+// PCIe configurations and draws them.
+struct BenchPhase {
+  uint64_t size = 0;
+  uint32_t iters = 0;
+};
+struct BenchResult {
+  std::string op;
+  uint64_t size = 0;
+  uint32_t iters = 0;
+  double bw_avg = 0, bw_peak = 0, mpps = 0, us = 0;  // Gb/s, Gb/s, Mpps, us (simulated)
+};
+struct BenchLogScan {
+  std::vector<uint64_t> post_start, wait_end;  // requester steps, in order
+  std::vector<uint64_t> cqe_a;                 // A's CQEs on QP 2
+  std::vector<uint64_t> db_a;                  // A's SQPIi[2] writes
+  std::vector<uint64_t> land_b64;              // B's 64-byte payload writes (rx_pkt_hndler_ddr_m_axi)
+};
+struct BenchPcie {  // the scenario's pcie block; bench itself uses the defaults (the named configuration)
+  uint32_t gen = 3, lanes = 16, mps = 256, mrrs = 512;
+};
+// The scenario bench writes for one operation: one post + wait_completions
+// phase per entry of phases (SEND: with B's recv in parallel), then, with
+// latency, lat_iters 64-byte WRITEs one at a time.
+std::string bench_scenario_text(const std::string& op, const std::vector<BenchPhase>& phases, uint64_t max_size,
+                                bool latency, uint32_t lat_iters, const BenchPcie& pcie = BenchPcie{});
+// The records bench measures, from a run's --log (JSON lines).
+BenchLogScan bench_scan_log(const std::string& log);
+// BW average / peak and message rate per phase, as bench prints them;
+// false (with a message on stderr) when the log lacks a phase.
+bool bench_compute_results(const std::string& op, const std::vector<BenchPhase>& phases, const BenchLogScan& s,
+                           const std::string& file, std::vector<BenchResult>* out);
+
 }  // namespace ernic

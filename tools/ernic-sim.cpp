@@ -41,6 +41,7 @@
 #include "tools/regress.h"
 #include "tools/random.h"
 #include "tools/pcap_cmd.h"
+#include "tools/experiment.h"
 
 using namespace ernic;
 
@@ -329,7 +330,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   auto t1 = std::chrono::steady_clock::now();
   sys->end_programs();    // a program the run outlived: stopped, its output kept
   ctx.protocol.finish();  // the protocol monitors evaluate their last edges
-  if (!sys->finished && sys->exit_code == 0) {
+  if (!sys->finished && sys->exit_code == 0 && !sys->stopped_after_error) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
                              SourceLoc{}, sc_core::sc_time_stamp().value()});
     sys->exit_code = 3;
@@ -558,6 +559,8 @@ int sc_main(int argc, char** argv) {
   app.add_subcommand("pcap", "a real capture: `pcap decode FILE` (one line a frame), `pcap lint FILE` (IBTA checks); "
                              "ernic-sim pcap --help")
       ->allow_extras();
+  app.add_subcommand("experiment", "the seeds' performance claims as sweeps: CSV, PNG plots and a report (ernic-sim experiment --help)")
+      ->allow_extras();  // dispatched in main() (tools/experiment.h)
   // An unknown subcommand: CLI11 would only say "A subcommand is required".
   if (argc >= 2 && argv[1][0] != '-') {
     const std::string first = argv[1];
@@ -706,6 +709,7 @@ int sc_main(int argc, char** argv) {
 // (libsystemc's main prints it before calling sc_main).
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "pcap") return pcap_cmd::main(argc - 1, argv + 1);  // tools/pcap_cmd.h
+  if (argc > 1 && std::string(argv[1]) == "experiment") return ernic::experiment::main(argc - 1, argv + 1);  // tools/experiment.h
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

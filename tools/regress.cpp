@@ -1,6 +1,8 @@
 // tools/regress: see regress.h.
 #include "tools/regress.h"
 
+#include "tools/progress.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -452,7 +455,11 @@ int regress_main(const RegressOptions& opt, const std::string& self, std::ostrea
   const auto t0 = Clock::now();
   const auto started = std::chrono::system_clock::now();
   const unsigned jobs = std::max(1u, opt.jobs);
+  // A progress line on a terminal only (tools/progress.h); never in a log.
+  Progress progress("regress", sel.size(), &out == &std::cout && isatty(STDOUT_FILENO));
   auto print_ready = [&] {
+    const size_t now_done = size_t(std::count(done.begin(), done.end(), true));
+    if (printed < sel.size() && done[printed]) progress.clear();
     while (printed < sel.size() && done[printed]) {
       const Outcome& o = res[printed];
       std::string line = fmt::format("{:<5} {}  sim {:.3f} us  wall {:.2f} s", status_word(o), sel[printed].name,
@@ -462,6 +469,7 @@ int regress_main(const RegressOptions& opt, const std::string& self, std::ostrea
       out.flush();
       ++printed;
     }
+    progress.update(now_done);
   };
   while (printed < sel.size()) {
     while (running.size() < jobs && next < sel.size()) {
@@ -517,6 +525,7 @@ int regress_main(const RegressOptions& opt, const std::string& self, std::ostrea
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  progress.clear();
 
   size_t passed = 0, failed = 0, errored = 0;
   double sum_wall = 0;

@@ -42,6 +42,11 @@ namespace ernic {
 struct Limits {
   uint64_t sim_time_us = 10000;  // hard cap on simulated time
   uint64_t watchdog_us = 200;    // no progress for this long -> exit 3
+  // A model error (the model's own consistency, a monitor, the datapath
+  // scoreboard) fails the run; it stops this long after the first one, so
+  // the outputs show what followed without a broken run going on for
+  // minutes (0: at once).
+  uint64_t after_error_us = 10;
 };
 
 struct Clocks {

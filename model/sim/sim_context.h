@@ -91,8 +91,10 @@ class SimContext {
   }
   // --- errors -------------------------------------------------------------
   std::vector<ModelError> errors;
+  sc_core::sc_event error_ev;  // notified at each model error
   void error(const std::string& where, const std::string& what) {
     errors.push_back({sc_core::sc_time_stamp().value(), where, what});
+    if (sc_core::sc_is_running()) error_ev.notify(sc_core::SC_ZERO_TIME);
   }
   // --- AXI4-Stream / AXI4-Lite monitors on the seams, randomised handshakes
   monitor::ProtocolMonitors protocol;

@@ -326,6 +326,9 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   for (const auto& e : sys.ctx.events) evs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
   r["events"] = evs;
   if (!sys.stall_report.empty()) r["stall_report"] = sys.stall_report;
+  if (sys.stopped_after_error)  // only then: a passing run's report is as it was
+    r["stopped_after_error"] = {{"first_error_ps", sys.ctx.errors.front().time_ps},
+                                {"after_error_us", sys.scenario.limits.after_error_us}};
   r["sim_time_ps"] = t;
   r["sim_time_us"] = double(t) / 1e6;
   r["clocks"] = {
@@ -521,6 +524,9 @@ std::string summary_text(const json& r) {
   o += failures_text(r);
   if (r.contains("scoreboard")) o += fmt::format("scoreboard {}\n", r["scoreboard"]["summary"].get<std::string>());
   o += fmt::format("sim time  {:.3f} us\n", r["sim_time_us"].get<double>());
+  if (r.contains("stopped_after_error"))
+    o += fmt::format("stopped   {} us after the first model error (limits.after_error_us), before the last step\n",
+                     r["stopped_after_error"]["after_error_us"].get<uint64_t>());
   if (r.contains("pcie")) o += fmt::format("pcie      {}\n", r["pcie"]["summary"].get<std::string>());
   for (const auto& [name, c] : r["clocks"].items())
     o += fmt::format("cycles    {:<5} {:>12} ({} MHz, {} ps)\n", name, c["cycles"].get<uint64_t>(),

@@ -99,6 +99,23 @@ void System::watchdog() {
   }
 }
 
+// A model error fails the run; it goes on for limits.after_error_us so the
+// outputs show what followed, then stops (a broken model can otherwise run
+// for minutes and fill the disk).
+void System::stop_after_error() {
+  if (ctx.errors.empty()) wait(ctx.error_ev);
+  const uint64_t first = ctx.errors.front().time_ps;
+  const uint64_t until = first + scenario.limits.after_error_us * 1000000ull;
+  const uint64_t now = sc_time_stamp().value();
+  if (until > now) wait(sc_time(double(until - now), SC_PS));
+  if (finished) return;
+  stopped_after_error = true;
+  if (exit_code == 0) exit_code = 1;
+  snapshot_qps();
+  end_checks();
+  sc_stop();
+}
+
 // wait
 void System::handle(const WaitStep& s, const SourceLoc& loc, Group*) {
   sc_time d(double(s.us), SC_US);

@@ -245,6 +245,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   ctx.trace_clock("top.clocks", "cmac_clk", cmac_clk.period_ps());
   SC_THREAD(runner);
   SC_THREAD(watchdog);
+  SC_THREAD(stop_after_error);
 }
 
 // Randomised handshakes (model/monitor/handshake.h), per node scope, before

@@ -213,6 +213,7 @@ class System : public sc_core::sc_module {
   bool idle_skip = true;
   std::map<std::string, uint64_t> ticks;   // idle skipping off: cycles each domain's ticker evaluated
   bool time_limit_hit = false;
+  bool stopped_after_error = false;        // limits.after_error_us ran out before the last step
 
   Node* node(const std::string& name);
   void close_taps();
@@ -272,6 +273,7 @@ class System : public sc_core::sc_module {
   void runner();
   void end_checks();            // MR guards intact (every end of a run but the time limit)
   void watchdog();
+  void stop_after_error();        // limits.after_error_us after the first model error
   void run_steps(const std::vector<Step>& steps, Group* g);
   void run_step(const Step& s, Group* g);  // std::visit: the handler of the step's kind
   void run_branch(const std::vector<Step>* steps, Group* g);

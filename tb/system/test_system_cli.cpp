@@ -16,6 +16,8 @@
 
 #include <regex>
 
+#include <nlohmann/json.hpp>
+
 #include "tb/system/system_test_util.h"
 
 namespace {
@@ -96,7 +98,7 @@ TEST(SystemCli, BadOptionExits2) {
 
 // ---- issue 20: defects found when tried as a user would ---------------------
 
-const char kSubcommands[] = "run, serve, regress, random, bench, floor, log, pcap";
+const char kSubcommands[] = "run, serve, regress, random, bench, floor, log, pcap, experiment";
 
 // An unknown subcommand is named (CLI11 said only "A subcommand is required").
 TEST(SystemCli, UnknownSubcommandIsNamed) {
@@ -253,3 +255,25 @@ TEST(SystemExpectationFailure, WaitCompletionsExpectingWrId2Exits1NamingTheStep)
 }
 
 }  // namespace
+
+// A run with a model error stops limits.after_error_us after the first one
+// (issue 20: a broken run went on for minutes and gigabytes): the scenario
+// would wait 5 ms after the RTL datapath's scoreboard reports the altered
+// frame; it ends exactly 2 us after that report, exit 1, with no step
+// failure of its own, and says why in the summary and the JSON.
+TEST(SystemCli, AModelErrorStopsTheRunAfterItsGrace) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSystemDir + "/errors/model_error_then_long_wait.yaml", "--json", "out.json"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("stopped   2 us after the first model error (limits.after_error_us), before the last step"),
+            std::string::npos)
+      << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir / "out.json"));
+  ASSERT_EQ(j["model_errors"].size(), 1u);
+  const uint64_t first = j["model_errors"][0]["time_ps"].get<uint64_t>();
+  EXPECT_EQ(j["stopped_after_error"]["first_error_ps"].get<uint64_t>(), first);
+  EXPECT_EQ(j["stopped_after_error"]["after_error_us"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["sim_time_ps"].get<uint64_t>(), first + 2000000u);
+  EXPECT_TRUE(j["failures"].empty());
+  EXPECT_EQ(j["result"], "fail");
+}
