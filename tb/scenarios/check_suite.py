@@ -17,6 +17,11 @@
       scenario's file must mention the code), each opcode of the opcode table
       (model/roce/opcodes.cpp), each validation outcome, NAK and RNR
       syndrome, recovery flow and qp_setup_fsm status listed below.
+  check_suite.py --source ROOT coverage-runs --sim ERNIC_SIM --out DIR
+      A file that merely mentions a fatal code is no evidence: each scenario
+      a fatal-code row names (for the codes the model raises) is run
+      (`--datapath model --json`) and its report must show the code (an
+      event "QP fatal, code 0xNN").
   check_suite.py --source ROOT coverage-selftest
       The coverage check finds a missing row, a scenario that does not
       exist, an empty scenario cell and a model fatal code without a
@@ -267,6 +272,43 @@ def coverage_selftest(root):
     return problems
 
 
+def check_coverage_runs(root, sim, out):
+    readme, existing, fatal, ops, text = coverage_inputs(root)
+    rows, errs = parse_table(readme)
+    if rows is None:
+        return errs, 0
+    os.makedirs(out, exist_ok=True)
+    runs = {}  # scenario -> the fatal codes its report shows
+    shown = 0
+    for code in fatal:
+        k = "0x%02X" % code
+        refs = [x for r in rows if r["area"] == "fatal" and r["key"].upper() == k.upper()
+                for x in row_scenarios(r["scenario"])]
+        for ref in refs:
+            if ref not in existing:
+                continue  # the coverage check names it
+            if ref not in runs:
+                rep = os.path.join(out, ref.replace("/", "_") + ".json")
+                subprocess.run([sim, "run", os.path.join(root, "scenarios", ref + ".yaml"), "--datapath", "model",
+                                "--quiet", "--json", rep], capture_output=True, text=True)
+                codes = set()
+                try:
+                    with open(rep) as f:
+                        for e in json.load(f).get("events", []):
+                            m = re.match(r"QP fatal, code 0x([0-9a-fA-F]{2})\b", e.get("what", ""))
+                            if m:
+                                codes.add(int(m.group(1), 16))
+                except (OSError, ValueError) as e:
+                    errs.append("%s: no report (%s)" % (ref, e))
+                runs[ref] = codes
+            if code in runs[ref]:
+                shown += 1
+            else:
+                errs.append("coverage row fatal %s names %s, whose run shows no QP fatal with code %s (codes seen: %s)"
+                            % (k, ref, k, ", ".join("0x%02X" % c for c in sorted(runs[ref])) or "none"))
+    return errs, shown
+
+
 # ----------------------------------------------------------------- labels --
 def check_labels(root, ctest, build, sim):
     shown = json.loads(subprocess.run([ctest, "--show-only=json-v1"], cwd=build, check=True, capture_output=True,
@@ -326,7 +368,8 @@ def check_ctest_junit(ctest, build, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True)
-    ap.add_argument("what", choices=["names", "coverage", "coverage-selftest", "labels", "ctest-junit"])
+    ap.add_argument("what", choices=["names", "coverage", "coverage-runs", "coverage-selftest", "labels",
+                                     "ctest-junit"])
     ap.add_argument("--ctest")
     ap.add_argument("--build")
     ap.add_argument("--sim")
@@ -340,6 +383,9 @@ def main():
         errs, fatal, ops = check_coverage(root)
         ok = "coverage table complete: %d model fatal codes, %d PG332 fatal codes, %d opcodes" % (
             len(fatal), len(PG332_FATAL), len(ops))
+    elif a.what == "coverage-runs":
+        errs, n = check_coverage_runs(root, a.sim, a.out)
+        ok = "%d (fatal code, scenario) pairs of the coverage table shown by a run" % n
     elif a.what == "coverage-selftest":
         errs = coverage_selftest(root)
         ok = "the coverage check catches a missing row, a missing scenario, an empty cell, an unshown fatal code"
