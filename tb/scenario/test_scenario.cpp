@@ -974,6 +974,10 @@ TEST(ScenarioErrors, Issue3Messages) {
 
 TEST(ScenarioErrors, TopLevel) {
   EXPECT_NE(parse_error("").message().find("empty file"), std::string::npos);
+  // With a place, 1:1, like every error from text (tb/fuzz, issue 20).
+  EXPECT_EQ(parse_error("").line(), 1);
+  EXPECT_EQ(parse_error("").column(), 1);
+  EXPECT_EQ(parse_error("# only a comment\n").line(), 1);
   EXPECT_EQ(parse_error("- a\n").key(), "");
   EXPECT_NE(parse_error("- a\n").message().find("expected a map"), std::string::npos);
   const ScenarioError two = parse_error("scenario: a\n---\nscenario: b\n");
