@@ -132,6 +132,9 @@ struct WaitCompletionsStep {
   uint32_t count = 1;
   uint64_t timeout_us = 1000;
   std::vector<CompletionExpect> expect;  // checked against the first expect.size() completions, in order
+  // `errors: allowed`: a completion no expect entry says `error` of may
+  // carry ERRFLAG; by default every such completion must be error-free.
+  bool errors_allowed = false;
 };
 
 struct MemRef {

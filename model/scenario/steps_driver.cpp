@@ -298,9 +298,11 @@ void Parser::read_waiting(MapReader& r, Step& s, const char* what, ReadItem read
 }
 
 void Parser::step_wait_completions(const Field& f, const SourceLoc& loc) {
-  MapReader r(f, {"conn", "node", "count", "timeout_us", "expect"});
+  MapReader r(f, {"conn", "node", "count", "timeout_us", "expect", "errors"});
   WaitCompletionsStep s;
   s.loc = loc;
+  static const EnumTable<bool> kErrors = {{"none", false}, {"allowed", true}};
+  s.errors_allowed = r.enm("errors", false, kErrors);
   read_waiting(r, s, "completions", [&](const Field& item) {
     MapReader er(item, {"wr_id", "opcode", "error"});
     CompletionExpect e;

@@ -110,6 +110,14 @@ void System::handle(const WaitCompletionsStep& s, const SourceLoc& loc, Group*) 
     return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s.count, s.node,
                                  c.qpn, s.timeout_us, got.size()));
   }
+  // Completions no expect entry speaks of the error of: error-free unless
+  // `errors: allowed` (issue 20: they used to pass unchecked).
+  if (!s.errors_allowed)
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i].error && (i >= s.expect.size() || !s.expect[i].error))
+        fail(loc, fmt::format("completion {} (wr_id {}) carries an error (CQE ERRFLAG, 0x{:08x}) and nothing expects "
+                              "one: say `error: true` in its expect entry, or `errors: allowed`",
+                              i, got[i].wr_id, got[i].raw));
   for (size_t i = 0; i < s.expect.size() && i < got.size(); ++i) {
     const CompletionExpect& e = s.expect[i];
     const host::Cqe& q = got[i];
