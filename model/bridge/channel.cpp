@@ -99,6 +99,7 @@ void Channel::take_frames() {
       error_ = "frame of " + std::to_string(len) + " bytes announced, more than the " + std::to_string(kMaxFrame) +
                " a frame may carry";
       buf_.clear();
+      write_failed_ = false;  // the stream is unusable: read no more, even after a failed write
       return;
     }
     if (buf_.size() - at - 4 < len) break;

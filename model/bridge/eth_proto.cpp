@@ -26,6 +26,7 @@ std::vector<uint8_t> encode_net(const NetMsg& m) {
     std::memcpy(b.data(), kSyncMagic, 4);
     put_le(b, 8, m.sync_info->next_ps, 8);
     put_le(b, 16, m.sync_info->acked, 8);
+    put_le(b, 24, m.sync_info->lookahead_ps, 8);
   }
   return b;
 }
@@ -47,7 +48,7 @@ std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
                             " bytes after its header");
       m.kind = NetMsg::Kind(type);
       if (type == kTypeSync && std::memcmp(p, kSyncMagic, 4) == 0)
-        m.sync_info = NetSyncInfo{get_le(p, 8, 8), get_le(p, 16, 8)};
+        m.sync_info = NetSyncInfo{get_le(p, 8, 8), get_le(p, 16, 8), get_le(p, 24, 8)};
       return m;
     case kNetTypePacket: {
       const size_t len = size_t(get_le(p, 0, 2));

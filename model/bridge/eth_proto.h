@@ -15,10 +15,13 @@
 // otherwise):
 //   - PACKET byte 3 bit 0: the frame's FCS is bad (its transmitter aborted
 //     it); the receiving MAC counts and drops it as a real one would.
-//   - SYNC bytes 0-3 "ERN1", then next_ps u64 @8 and acked u64 @16: the
-//     sender's next local activity (ps; ~0 = none) as of this SYNC, not
-//     counting input it has not received, and how many PACKETs of the
-//     receiver's it had taken in. Two ERNIC processes use them to jump
+//   - SYNC bytes 0-3 "ERN1", then next_ps u64 @8, acked u64 @16 and
+//     lookahead_ps u64 @24: the sender's next local activity (ps; ~0 =
+//     none) as of this SYNC, not counting input it has not received, how
+//     many PACKETs of the receiver's it had taken in, and the delay of its
+//     line to the receiver (its PACKETs are stamped at least that far after
+//     it acts; the two directions of a line may differ; 0 = not given: the
+//     receiver cannot use next_ps). Two ERNIC processes use them to jump
 //     over quiet time together (net_link.h); without them the SYNC's stamp
 //     alone is the promise, as SimBricks has it.
 // SimBricks' own components use 1536 + 64-byte queue entries; ERNIC's
@@ -42,7 +45,10 @@ constexpr size_t kNetEntryBytes = kHeaderBytes + 4352;   // a 4,170-byte frame f
 struct NetSyncInfo {
   uint64_t next_ps = ~uint64_t(0);
   uint64_t acked = 0;
-  bool operator==(const NetSyncInfo& o) const { return next_ps == o.next_ps && acked == o.acked; }
+  uint64_t lookahead_ps = 0;
+  bool operator==(const NetSyncInfo& o) const {
+    return next_ps == o.next_ps && acked == o.acked && lookahead_ps == o.lookahead_ps;
+  }
 };
 
 struct NetMsg {

@@ -141,17 +141,18 @@ uint64_t NetLink::next_activity(uint64_t now) const {
 
 // The earliest stamp peer p can still send. Its SYNC stamp; with one peer
 // and its SYNC extension, also what follows from both sides' next
-// activities: p sends no earlier than the lookahead after the earliest of
-// its own next activity, a PACKET of ours it had not taken in, and our
-// earliest send.
+// activities: p sends no earlier than its lookahead (its line's delay, as
+// its extension states it: the other direction's may differ) after the
+// earliest of its own next activity, a PACKET of ours it had not taken in,
+// and our earliest send.
 uint64_t NetLink::horizon(const Peer& p, uint64_t t_self) const {
   if (p.peer->peer_ended()) return kInf;
   uint64_t h = p.peer->horizon();
   const auto& info = p.peer->peer_info();
-  if (peers_.size() == 1 && info) {
+  if (peers_.size() == 1 && info && info->lookahead_ps) {
     uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
     const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
-    const uint64_t x = sat_add(std::min({info->next_ps, u, ours}), p.lookahead);
+    const uint64_t x = sat_add(std::min({info->next_ps, u, ours}), info->lookahead_ps);
     h = std::max(h, x);
   }
   return h;
@@ -167,7 +168,7 @@ void NetLink::promise(uint64_t now) {
     const uint64_t prom = std::min(send_at, sat_add(std::min(t, in), p->lookahead));
     std::optional<NetSyncInfo> info;
     if (peers_.size() == 1)
-      info = NetSyncInfo{send_at == kInf ? kInf : send_at - p->lookahead, p->peer->packets_received()};
+      info = NetSyncInfo{send_at == kInf ? kInf : send_at - p->lookahead, p->peer->packets_received(), p->lookahead};
     if (prom == kInf && !info) continue;
     bool sent;
     try {

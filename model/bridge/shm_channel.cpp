@@ -196,6 +196,10 @@ std::vector<uint8_t> ShmChannel::recv_intro(WallTimeout timeout) {
     };
     if (!fits(l2c_off, l2c_elen, l2c_n) || !fits(c2l_off, c2l_elen, c2l_n))
       fail("the queues " + peer_ + " announces do not fit its " + std::to_string(size_) + "-byte pool");
+    // Queues sharing bytes: this end would read its own messages as the peer's.
+    if (l2c_off < c2l_off + c2l_n * c2l_elen && c2l_off < l2c_off + l2c_n * l2c_elen)
+      fail("the queues " + peer_ + " announces overlap in its pool (l2c at " + std::to_string(l2c_off) + ", c2l at " +
+           std::to_string(c2l_off) + ")");
     in_ = base_ + l2c_off, in_elen_ = l2c_elen, in_n_ = l2c_n;
     out_ = base_ + c2l_off, out_elen_ = c2l_elen, out_n_ = c2l_n;
   }
