@@ -5,6 +5,9 @@
 // up in strict round robin.
 //
 // Asserted, from each run's JSON (simulated time only, never wall clock):
+//  - exactly: the CAM's hits, compulsory and capacity misses equal those of
+//    an LRU of N entries written here, replayed on the R_Keys of B's RX tap
+//    in arrival order (one lookup per RETH on the wire);
 //  - hit rate: every lookup after an MR's first use hits when N >= K (the
 //    only misses are the K compulsory ones); no lookup ever hits when N < K
 //    (LRU under strict round robin evicts each MR just before it is needed);
@@ -18,10 +21,14 @@
 // The sweep table is printed (ctest --output-on-failure -V shows it).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "model/roce/packet.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/system/system_test_util.h"
 
 namespace {
@@ -38,7 +45,36 @@ struct Point {
   double hit_rate = 0, warm_hit_rate = 0;
   uint64_t window_ps = 0;     // first post .. last completion
   double mmsg_per_s = 0;      // messages per simulated microsecond
+  // The oracle: B's received R_Keys (RETH: WRITE FIRST/ONLY, READ REQUEST),
+  // in arrival order, through an LRU of N entries written here.
+  uint64_t lru_hits = 0, lru_compulsory = 0, lru_capacity = 0, reths = 0;
 };
+
+// B looks each RETH up in arrival order (its RX path is in order and waits
+// for a miss's fetch), so the CAM's counts are those of a plain LRU of N
+// entries on the R_Key sequence of B's RX tap.
+void lru_oracle(Point& p, const fs::path& rx_pcap, uint32_t n) {
+  std::vector<uint32_t> lru;  // most recent last
+  std::set<uint32_t> seen;
+  for (const auto& f : ernic::PcapReader::read_all(rx_pcap.string())) {
+    const auto d = roce::decode(f.data.data(), f.data.size());
+    if (!d || !d->reth) continue;
+    const uint32_t k = d->reth->rkey;
+    ++p.reths;
+    auto it = std::find(lru.begin(), lru.end(), k);
+    if (it != lru.end()) {
+      ++p.lru_hits;
+      lru.erase(it);
+    } else {
+      if (seen.insert(k).second)
+        ++p.lru_compulsory;
+      else
+        ++p.lru_capacity;
+      if (lru.size() == n) lru.erase(lru.begin());
+    }
+    lru.push_back(k);
+  }
+}
 
 Point run_point(const fs::path& dir, const std::string& op, std::optional<uint32_t> n) {
   Point p;
@@ -46,7 +82,7 @@ Point run_point(const fs::path& dir, const std::string& op, std::optional<uint32
   p.n = n;
   const std::string name = fmt::format("mr_cache_sweep_{}_{}", op, n ? fmt::format("n{}", *n) : "table");
   const fs::path scen = fs::path(kSourceDir) / "scenarios/perf" / (name + ".yaml");
-  const SimResult r = run_sim(dir, {"run", scen.string(), "--json", name + ".json", "--quiet"});
+  const SimResult r = run_sim(dir, {"run", scen.string(), "--json", name + ".json", "--pcap", name + ".pcap", "--quiet"});
   EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.out << r.err;
   const json j = json::parse(read_text(dir / (name + ".json")));
   const json& m = j["nodes"]["B"]["mr_lookup"];
@@ -60,6 +96,7 @@ Point run_point(const fs::path& dir, const std::string& op, std::optional<uint32
     p.capacity = m["capacity_misses"].get<uint64_t>();
     p.hit_rate = m["hit_rate"].get<double>();
     p.warm_hit_rate = m["warm_hit_rate"].get<double>();
+    lru_oracle(p, dir / (name + ".B-rx.pcap"), *n);
   }
   uint64_t t0 = UINT64_MAX, t1 = 0;
   for (const auto& s : j["steps"]) {
@@ -105,6 +142,11 @@ TEST(SystemMrCache, SweepHitRateAndMessageRate) {
         continue;
       }
       EXPECT_EQ(p.compulsory, kK) << at << ": each MR's first use misses";
+      // Exact, against the LRU replayed on the wire's R_Keys.
+      EXPECT_EQ(p.reths, p.lookups) << at << ": one lookup per RETH on B's wire";
+      EXPECT_EQ(p.hits, p.lru_hits) << at;
+      EXPECT_EQ(p.compulsory, p.lru_compulsory) << at;
+      EXPECT_EQ(p.capacity, p.lru_capacity) << at;
       if (*p.n >= kK) {
         EXPECT_EQ(p.hits, kK * kM - kK) << at;
         EXPECT_EQ(p.capacity, 0u) << at;
@@ -114,7 +156,7 @@ TEST(SystemMrCache, SweepHitRateAndMessageRate) {
         // The requester's WQE prefetch (A-ERNIC-24) fetches up to 4 WQEs
         // of a QP at a time, so messages arrive in short runs per QP rather
         // than strictly round robin: some hit, but the CAM keeps evicting.
-        EXPECT_GT(p.capacity, 0u) << at << ": capacity misses when N < K";
+        EXPECT_GT(p.capacity, 0u) << at << ": capacity misses when N < K (their exact number: the LRU above)";
         EXPECT_LT(p.warm_hit_rate, 1.0) << at << ": below 100% when the CAM is smaller than the QP count";
         EXPECT_LT(p.hit_rate, 1.0) << at;
         fastest_thrash = std::max(fastest_thrash, p.mmsg_per_s);
