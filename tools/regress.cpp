@@ -1,5 +1,6 @@
 // tools/regress: see regress.h.
 #include "tools/regress.h"
+#include "tools/spawn.h"
 
 #include "tools/progress.h"
 
@@ -139,26 +140,6 @@ std::string repro_command(const RegressCase& c, const RegressOptions& opt, const
   std::string cmd = shell_quote(self) + " run " + shell_quote(c.path);
   if (!opt.datapath.empty()) cmd += " --datapath " + opt.datapath;
   return cmd;
-}
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& out_file, std::string* err) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addclose(&fa, 0);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    *err = fmt::format("cannot start {}: {}", args[0], std::strerror(rc));
-    return -1;
-  }
-  return pid;
 }
 
 // Reads what the run left: its JSON report, else its output.
@@ -481,7 +462,7 @@ int regress_main(const RegressOptions& opt, const std::string& self, std::ostrea
       o.json_file = stem.string() + ".json";
       fs::remove(o.json_file, ec);
       std::string serr;
-      const pid_t pid = spawn(run_args(c, opt, self, o.json_file), o.out_file, &serr);
+      const pid_t pid = spawn_child(run_args(c, opt, self, o.json_file), o.out_file, &serr);
       if (pid < 0) {
         o.kind = Outcome::error;
         o.result = "not-started";
