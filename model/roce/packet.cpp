@@ -33,21 +33,6 @@ void write_bth(uint8_t* p, const Bth& b) {
   put_be24(p + 9, b.psn & 0xFFFFFF);
 }
 
-Bth read_bth(const uint8_t* p) {
-  Bth b;
-  b.opcode = p[0];
-  b.se = p[1] & 0x80;
-  b.mig = p[1] & 0x40;
-  b.pad_cnt = (p[1] >> 4) & 3;
-  b.tver = p[1] & 0x0F;
-  b.pkey = get_be16(p + 2);
-  b.resv8a = p[4];
-  b.dest_qp = get_be24(p + 5);
-  b.ack_req = p[8] & 0x80;
-  b.resv7 = p[8] & 0x7F;
-  b.psn = get_be24(p + 9);
-  return b;
-}
 
 // Writes the extension headers of `ext` in wire order; returns bytes written.
 size_t write_ext(uint8_t* p, uint16_t ext, const Frame& f) {
@@ -127,6 +112,22 @@ void read_ext(const uint8_t* p, uint16_t ext, Frame& f) {
 }
 
 }  // namespace
+
+Bth read_bth(const uint8_t* p) {
+  Bth b;
+  b.opcode = p[0];
+  b.se = p[1] & 0x80;
+  b.mig = p[1] & 0x40;
+  b.pad_cnt = (p[1] >> 4) & 3;
+  b.tver = p[1] & 0x0F;
+  b.pkey = get_be16(p + 2);
+  b.resv8a = p[4];
+  b.dest_qp = get_be24(p + 5);
+  b.ack_req = p[8] & 0x80;
+  b.resv7 = p[8] & 0x7F;
+  b.psn = get_be24(p + 9);
+  return b;
+}
 
 uint16_t ipv4_checksum(const uint8_t* h) {
   uint32_t sum = 0;

@@ -146,6 +146,10 @@ const char* decode_error_name(DecodeError e);
 // Decode wire bytes (Ethernet header .. ICRC, no FCS). Lengths come from the
 // IP header (IPv4 total length / IPv6 payload length) when consistent with
 // len; trailing bytes beyond it (Ethernet padding) are ignored.
+// The 12-byte BTH at p (IBTA 9.2), every field as it is on the wire (also
+// the capture decoder's, wire_decode.h).
+Bth read_bth(const uint8_t* p);
+
 std::optional<Frame> decode(const uint8_t* data, size_t len, DecodeError* err = nullptr);
 inline std::optional<Frame> decode(const Bytes& b, DecodeError* err = nullptr) {
   return decode(b.data(), b.size(), err);

@@ -89,22 +89,6 @@ const WireTable& table() {
   return t;
 }
 
-Bth read_bth(const uint8_t* p) {
-  Bth b;
-  b.opcode = p[0];
-  b.se = p[1] & 0x80;
-  b.mig = p[1] & 0x40;
-  b.pad_cnt = (p[1] >> 4) & 3;
-  b.tver = p[1] & 0x0F;
-  b.pkey = get_be16(p + 2);
-  b.resv8a = p[4];
-  b.dest_qp = get_be24(p + 5);
-  b.ack_req = p[8] & 0x80;
-  b.resv7 = p[8] & 0x7F;
-  b.psn = get_be24(p + 9);
-  return b;
-}
-
 Grh read_grh(const uint8_t* p) {
   Grh g;
   const uint32_t w = get_be32(p);
