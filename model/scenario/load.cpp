@@ -1,5 +1,6 @@
 // model/scenario: the parser's entry: a YAML text (parse_scenario) or a
 // scenario file (load_scenario) -> Scenario, through Parser (parse.h).
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,24 +16,41 @@ namespace ernic::scenario_parse {
 namespace {
 
 // Records where each document starts, and its root node; builds nothing.
+// Also refuses what would make the node graph yaml-cpp builds loop or run
+// deep: an alias inside the node its anchor names ("- &a {repeat: {steps:
+// [*a]}}" builds a node that contains itself, and every walk over it
+// recursed until the stack ran out: found by fuzzing, issue 20), and
+// collections nested more than kMaxYamlDepth deep.
 struct DocStarts : YAML::EventHandler {
   std::vector<YAML::Mark> starts, roots;
+  std::vector<YAML::anchor_t> open;  // anchors of the collections being read (0: none)
+  bool looped = false, too_deep = false;
+  YAML::Mark where;  // the alias that loops, or the collection too deep
   void node(const YAML::Mark& m) {
     if (roots.size() < starts.size()) roots.push_back(m);
+  }
+  void start(const YAML::Mark& m, YAML::anchor_t a) {
+    node(m);
+    open.push_back(a);
+    if (open.size() > kMaxYamlDepth && !too_deep && !looped) too_deep = true, where = m;
   }
   void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
+    node(m);
+    if (!looped && !too_deep && std::find(open.begin(), open.end(), a) != open.end()) looped = true, where = m;
+  }
   void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { node(m); }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    node(m);
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a,
+                       YAML::EmitterStyle::value) override {
+    start(m, a);
   }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    node(m);
+  void OnSequenceEnd() override { open.pop_back(); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    start(m, a);
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { open.pop_back(); }
 };
 
 // What a character at a stuck position is, for the message.
@@ -77,8 +95,14 @@ void Parser::precheck(const std::string& text) {
         ctx_.fail(h.starts[n - 1], "", "YAML syntax error: unexpected " + token_text(text, h.starts[n - 1]));
     }
   } catch (const YAML::Exception& e) {
-    ctx_.fail(e.mark, "", "YAML syntax error: " + e.msg);
+    // yaml-cpp's own depth limit ("bad file") comes after ours.
+    if (!h.looped && !h.too_deep) ctx_.fail(e.mark, "", "YAML syntax error: " + e.msg);
   }
+  if (h.looped)
+    ctx_.fail(h.where, "",
+              "this alias is inside the node its anchor names: the node would contain itself (a loop): refused");
+  if (h.too_deep)
+    ctx_.fail(h.where, "", fmt::format("lists and maps nested more than {} deep: refused", kMaxYamlDepth));
   if (h.starts.size() > 1)
     ctx_.fail(h.roots.size() > 1 ? h.roots[1] : h.starts[1], "", "a scenario file holds exactly one YAML document");
 }

@@ -59,6 +59,7 @@ constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
 constexpr uint64_t kMaxYamlNodes = 1000000;     // list items and map entries read, aliases included
 constexpr uint64_t kMaxParsedSteps = 100000;    // steps parsed, aliases included
 constexpr uint64_t kMaxStepRuns = 100000000;    // steps run, each once per repetition of its repeats
+constexpr size_t kMaxYamlDepth = 64;            // lists and maps nested (the deepest scenario: 12)
 // Names longer than this get no "did you mean" (the search is quadratic)
 // and are shortened in messages.
 constexpr size_t kMaxSuggestName = 64;

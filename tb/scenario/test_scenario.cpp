@@ -696,6 +696,12 @@ const BadCase kBadCases[] = {
      "with this count the scenario would run more than 100000000 steps in all (a step inside repeats runs once per "
      "repetition of each): lower the counts"},
     // CR-only line ends: was "empty file" (the whole file one comment line).
+    // Found by fuzzing: an alias inside its anchor's node (a node that
+    // contains itself: the parser recursed until the stack ran out).
+    {"yaml_alias_loop.yaml", 10, 51, "",
+     "this alias is inside the node its anchor names: the node would contain itself (a loop): refused"},
+    // Depth: 2 block levels + 63 flow brackets; the 63rd opens level 65.
+    {"yaml_nested_too_deep.yaml", 10, 654, "", "lists and maps nested more than 64 deep: refused"},
     {"cr_only_line_endings.yaml", 1, 61, "",
      "line ends with a lone carriage return (CR, classic Mac line ends), which YAML readers here do not take as a "
      "line break: use LF or CR LF line ends"},
