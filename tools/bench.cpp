@@ -248,10 +248,11 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     return 2;
   }
   const fs::path csv_path = opt.csv.empty() ? dir / "bench.csv" : fs::path(opt.csv);
-  // speed.csv goes next to the CSV: --csv may not name it.
-  const fs::path speed_path = csv_path.parent_path() / "speed.csv";
+  // speed.csv goes in --out with the generated files (never beside --csv:
+  // `--csv /dev/full` made /dev/speed.csv); --csv may not name it.
+  const fs::path speed_path = dir / "speed.csv";
   if (fs::weakly_canonical(csv_path, ec) == fs::weakly_canonical(speed_path, ec)) {
-    std::fprintf(stderr, "ernic-sim bench: --csv %s: the speed table's file (speed.csv next to the CSV); name it otherwise\n",
+    std::fprintf(stderr, "ernic-sim bench: --csv %s: the speed table's file (speed.csv in --out); name it otherwise\n",
                  opt.csv.c_str());
     return 2;
   }

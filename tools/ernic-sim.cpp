@@ -217,8 +217,9 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     std::vector<std::pair<std::string, std::string>> outs;  // path, option
     if (!opt.pcap.empty()) {
       outs.push_back({opt.pcap, "--pcap"});
-      for (const auto& n : sc.nodes)
-        for (const char* t : {"tx", "rx"}) outs.push_back({pcap_tap_path(opt.pcap, n.name, t), "--pcap (tap)"});
+      if (pcap_has_taps(opt.pcap))
+        for (const auto& n : sc.nodes)
+          for (const char* t : {"tx", "rx"}) outs.push_back({pcap_tap_path(opt.pcap, n.name, t), "--pcap (tap)"});
     }
     if (!opt.vcd.empty()) {
       outs.push_back({opt.vcd, "--vcd"});
@@ -319,7 +320,11 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     } catch (const trigger::TriggerError& e) {
       std::fprintf(stderr, "ernic-sim: --trigger: column %zu: %s\n  %s\n  %s^\n", e.column(), e.what(),
                    wave.trigger.c_str(), std::string(e.column() > 0 ? e.column() - 1 : 0, ' ').c_str());
-      sys->close_rtl_trace();
+      try {
+        sys->close_rtl_trace();
+      } catch (const std::exception&) {
+        // the usage error is the one to tell
+      }
       std::remove(rtl_vcd.c_str());
       return 2;
     }

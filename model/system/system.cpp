@@ -5,6 +5,8 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "model/system/system.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "model/datapath/sc/datapath.h"
 #include "model/link/classify.h"
 #include "model/roce/opcodes.h"
+#include "rtl/verilator_fatal.h"
 #include <verilated_vcd_sc.h>
 
 namespace ernic {
@@ -31,6 +34,12 @@ std::string pcap_stem(const std::string& p) {
 
 std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node, const char* dir) {
   return fmt::format("{}.{}-{}.pcap", pcap_stem(wire_pcap), node, dir);
+}
+
+bool pcap_has_taps(const std::string& wire_pcap) {
+  struct stat st {};
+  if (::stat(wire_pcap.c_str(), &st) != 0) return true;
+  return !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode);
 }
 
 PcieParams pcie_params(const PcieConfig& c) {
@@ -462,12 +471,15 @@ void System::watch_link() {
 void System::open_taps(const std::string& pcap) {
   tap_wire = std::make_unique<PcapWriter>(pcap);
   uint32_t rank = 0;  // the scenario's node order ranks a same-instant's frames in the merged capture
+  const bool taps = pcap_has_taps(pcap);
   for (auto& n : nodes) {
     n->cmac->tap_wire_source = rank++;
-    n->tap_tx = std::make_unique<PcapWriter>(pcap_tap_path(pcap, n->cfg.name, "tx"));
-    n->tap_rx = std::make_unique<PcapWriter>(pcap_tap_path(pcap, n->cfg.name, "rx"));
-    n->cmac->tap_tx = n->tap_tx.get();
-    n->cmac->tap_rx = n->tap_rx.get();
+    if (taps) {
+      n->tap_tx = std::make_unique<PcapWriter>(pcap_tap_path(pcap, n->cfg.name, "tx"));
+      n->tap_rx = std::make_unique<PcapWriter>(pcap_tap_path(pcap, n->cfg.name, "rx"));
+      n->cmac->tap_tx = n->tap_tx.get();
+      n->cmac->tap_rx = n->tap_rx.get();
+    }
     n->cmac->tap_wire = tap_wire.get();
   }
   if (net_switch) {  // the switch's own frames (pause frames) after the nodes'
@@ -494,6 +506,8 @@ void System::close_rtl_trace() {
   if (!rtl_vcd_) return;
   rtl_vcd_->flush();
   rtl_vcd_->close();
+  const std::string err = rtl::trace_write_error();
+  if (!err.empty()) throw std::runtime_error("vcd: writing the RTL waveform failed: " + err);
 }
 
 Node* System::node(const std::string& name) {

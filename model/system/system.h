@@ -60,6 +60,9 @@ namespace ernic {
 
 // The pcap tap files beside the wire pcap: "out.pcap" -> "out.A-tx.pcap".
 std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node, const char* dir /*"tx"|"rx"*/);
+// Whether taps go beside this wire pcap: not when it is a character or
+// block device (`--pcap /dev/null` or /dev/full would create files in /dev).
+bool pcap_has_taps(const std::string& wire_pcap);
 
 struct RunOptions {
   std::string pcap;   // wire view (both directions); taps beside it: <stem>.<node>-tx.pcap / -rx.pcap
@@ -233,6 +236,8 @@ class System : public sc_core::sc_module {
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
   void open_rtl_trace(const std::string& path);
   void flush_rtl_trace();  // the RTL file's header is on disk after this (trigger names)
+  // Throws std::runtime_error when Verilator's writer failed to write it
+  // (disk full: rtl/verilator_fatal.h).
   void close_rtl_trace();
   // Frames of each direction in the waveform (top.link.X_to_Y; two nodes only), by "X->Y".
   std::map<std::string, std::unique_ptr<LinkTrace>> link_traces;

@@ -146,11 +146,36 @@ TEST(SystemCli, PcapAndBenchCsvWriteErrorsExit2) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.err, "ernic-sim: writing the outputs failed: pcap: write error on 'out.pcap': a write failed\n");
   EXPECT_TRUE(fs::is_symlink(dir / "out.pcap"));
+  EXPECT_FALSE(fs::exists(dir / "out.A-tx.pcap")) << "taps beside a device";
+  // A device: the wire view only, no taps created beside it in /dev.
+  r = run_sim(dir, {"run", kDefaultScenario, "--pcap", "/dev/null", "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* t : {"/dev/null.A-tx.pcap", "/dev/null.A-rx.pcap", "/dev/null.B-tx.pcap", "/dev/null.B-rx.pcap"})
+    EXPECT_FALSE(fs::exists(t)) << t;
   // bench: told at once, before any run (and no speed.csv beside /dev/full).
   r = run_sim(dir, {"bench", "--op", "write", "--sizes", "64", "--out", "bench", "--csv", "/dev/full"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.err, "ernic-sim bench: --csv /dev/full: write error: No space left on device\n");
   EXPECT_FALSE(fs::exists(dir / "bench" / "bench_write.yaml")) << "bench ran before telling the write error";
+  EXPECT_FALSE(fs::exists("/dev/speed.csv")) << "the speed table went beside --csv";
+}
+
+// The disk fills up under the RTL waveform (here: a 1 MiB file-size limit, dash counting 512-byte blocks;
+// SIGXFSZ ignored, so write() fails with EFBIG): Verilator's VCD writer
+// called its fatal handler under its own lock and the run hung forever.
+// Now: exit 2 naming the error, and no waveform or temporary file left.
+TEST(SystemCli, VcdWriteErrorMidRunExit2) {
+  const fs::path dir = test_dir();
+  std::string cmd = "cd " + roce_test::shell_quote(dir.string()) + " && ulimit -f 2048 && trap '' XFSZ && timeout 120 " +
+                    roce_test::shell_quote(kSim) + " run " + roce_test::shell_quote(kDefaultScenario) +
+                    " --vcd out.vcd --quiet >sim.stdout 2>sim.stderr";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2) << "124 is the timeout: the run hung";
+  EXPECT_EQ(read_text(dir / "sim.stderr"),
+            "ernic-sim: writing the outputs failed: vcd: writing the RTL waveform failed: File too large\n");
+  for (const char* f : {"out.vcd", "out.vcd.gtkw", "out.vcd.model.tmp", "out.vcd.rtl.tmp"})
+    EXPECT_FALSE(fs::exists(dir / f)) << f;
 }
 
 // regress --timeout nan: refused like inf (CLI::Range let nan through).
