@@ -59,6 +59,21 @@ void RespHndler::start_retry(qp::QpContext& qp, uint32_t psn, const std::string&
   if (qp.retry.retry_cnt > max && !(s_.G(R::g::XRNICADCONF) & FLD::XRNICADCONF_RETRY_CNT_FATAL_DIS.bit()))
     return qp_fatal(qp, pg332::fatal::kRespHndlr, fmt::format("retry count {} exhausted ({})", max, why));
   s_.ctx.event(s_.qp_scope(n), fmt::format("{}: resending from PSN 0x{:06x} (retry {})", why, psn, qp.retry.retry_cnt));
+  if (!qp.req.osq.empty()) {
+    const qp::Outstanding& head = qp.req.osq.front();
+    if (qp.retry.head_wqe_retries == 0 || qp.retry.head_wqe_id != head.id) {
+      qp.retry.head_wqe_id = head.id;
+      qp.retry.head_wqe_retries = 0;
+    }
+    if (++qp.retry.head_wqe_retries == s_.ctx.livelock_retries)
+      s_.ctx.report_livelock(
+          s_.qp_scope(n),
+          fmt::format("livelock: {} retries in a row while the WQE wr_id 0x{:04x} (PSN 0x{:06x}..0x{:06x}) was the "
+                      "oldest outstanding, and it never completed; the retry count did not run out (progress "
+                      "resets it; XRNICADCONF retry_cnt_fatal_dis disables it) (last: {}, resending from PSN "
+                      "0x{:06x})",
+                      qp.retry.head_wqe_retries, head.wrid, head.first_psn, head.last_psn, why, psn));
+  }
   begin_rollback(qp, psn);
 }
 

@@ -89,6 +89,11 @@ struct RetryCtx {
   uint32_t ack_high = 0;
   uint32_t rnr_psn = 0;          // the PSN the running RNR wait resends
   uint32_t retry_cnt = 0, rnr_cnt = 0;  // retries since the last progress
+  // Retries in a row while the same WQE was the oldest outstanding
+  // (Outstanding::id; progress in between resets retry_cnt, not this): a
+  // livelock when it keeps growing (SimContext::livelock_retries).
+  uint64_t head_wqe_id = 0;
+  uint32_t head_wqe_retries = 0;
   uint64_t ack_deadline_ps = 0;  // local ACK timeout (0: not running)
 };
 

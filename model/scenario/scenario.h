@@ -47,6 +47,10 @@ struct Limits {
   // the outputs show what followed without a broken run going on for
   // minutes (0: at once).
   uint64_t after_error_us = 10;
+  // Retries of one QP in a row while the same WQE is its oldest outstanding
+  // (progress in between, so the retry count never runs out): a livelock,
+  // exit 3 (SimContext::livelock_retries; 0: not watched).
+  uint32_t livelock_retries = 100;
 };
 
 struct Clocks {

@@ -163,10 +163,11 @@ HandshakeRandom Parser::parse_handshake_random(const Field& f) {
 }
 
 void Parser::parse_limits(const Field& f) {
-  MapReader r(f, {"sim_time_us", "watchdog_us", "after_error_us"});
+  MapReader r(f, {"sim_time_us", "watchdog_us", "after_error_us", "livelock_retries"});
   sc_.limits.sim_time_us = r.u64("sim_time_us", sc_.limits.sim_time_us, 1, kMaxTimeUs);
   sc_.limits.watchdog_us = r.u64("watchdog_us", sc_.limits.watchdog_us, 1, kMaxTimeUs);
   sc_.limits.after_error_us = r.u64("after_error_us", sc_.limits.after_error_us, 0, kMaxTimeUs);
+  sc_.limits.livelock_retries = uint32_t(r.u64("livelock_retries", sc_.limits.livelock_retries, 0, 1000000));
   r.finish();
 }
 

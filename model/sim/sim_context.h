@@ -96,6 +96,20 @@ class SimContext {
     errors.push_back({sc_core::sc_time_stamp().value(), where, what});
     if (sc_core::sc_is_running()) error_ev.notify(sc_core::SC_ZERO_TIME);
   }
+  // --- livelock: retransmission going back to the same point forever -------
+  // A QP that retries this many times in a row while the same WQE is its
+  // oldest outstanding (each round made some progress, so the retry count
+  // never runs out: e.g. a long WQE under heavy loss, resent from its
+  // first packet by the 3.1 IP) is reported once here; the run stops with
+  // exit code 3 (scenario limits.livelock_retries; 0: not watched).
+  uint32_t livelock_retries = 0;
+  std::string livelock;  // what was seen, "" while none
+  sc_core::sc_event livelock_ev;
+  void report_livelock(const std::string& where, const std::string& what) {
+    if (!livelock.empty()) return;
+    livelock = where + ": " + what;
+    if (sc_core::sc_is_running()) livelock_ev.notify(sc_core::SC_ZERO_TIME);
+  }
   // --- AXI4-Stream / AXI4-Lite monitors on the seams, randomised handshakes
   monitor::ProtocolMonitors protocol;
   // --- protocol events worth reporting (QP fatal, ...), not failures ---

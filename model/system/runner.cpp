@@ -70,24 +70,32 @@ void System::fail(const SourceLoc& loc, const std::string& what, int code) {
 
 void System::watchdog() {
   // Fires watchdog_us after the latest progress (frame, register access,
-  // DMA, completion), outside steps that time out by themselves.
+  // DMA, completion), outside steps that time out by themselves; and at
+  // once when a QP livelocks (SimContext::livelock: progress that never
+  // completes the WQE, which resets the watchdog forever).
   const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
   for (;;) {
     const uint64_t now = sc_time_stamp().value();
     const uint64_t deadline = ctx.last_progress_ps + period_ps;
-    if (deadline > now) {
-      wait(sc_time(double(deadline - now), SC_PS));
+    const bool livelock = !ctx.livelock.empty();
+    if (deadline > now && !livelock) {
+      wait(sc_time(double(deadline - now), SC_PS), ctx.livelock_ev);
       continue;
     }
     if (finished) return;
-    if (bounded_ != 0) {  // a self-timed step is running: the watchdog counts from now
+    if (bounded_ != 0 && !livelock) {  // a self-timed step is running: the watchdog counts from now
       ctx.last_progress_ps = now;
       continue;
     }
     {
-      fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
-                                    scenario.limits.watchdog_us),
-           3);
+      if (livelock)
+        fail(SourceLoc{}, fmt::format("{} (limits.livelock_retries: {})", ctx.livelock,
+                                      scenario.limits.livelock_retries),
+             3);
+      else
+        fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
+                                      scenario.limits.watchdog_us),
+             3);
       for (auto& n : nodes) {
         for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
         if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);

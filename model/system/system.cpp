@@ -216,6 +216,7 @@ void Node::build_driver(const NodeConfig& c, const Scenario& sc, const ClockDoma
 System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, SimContext& c)
     : sc_module(name), scenario(sc), core("core", sc.clocks.core_mhz), cmac_clk("cmac", sc.clocks.cmac_mhz),
       ctx(c) {
+  ctx.livelock_retries = sc.limits.livelock_retries;
   LinkParams lp;
   lp.rate_gbps = sc.link.rate_gbps;
   lp.delay_ps = sc.link.delay_ns * 1000;

@@ -302,3 +302,41 @@ TEST(SystemCli, AModelErrorStopsTheRunAfterItsGrace) {
   EXPECT_TRUE(j["failures"].empty());
   EXPECT_EQ(j["result"], "fail");
 }
+
+namespace {
+
+// A livelock is reported as one (issue 20: runs under heavy loss went on
+// for minutes, ending at a wall timeout): tb/system/errors/write_livelock.yaml
+// loses every copy of a 16-packet WRITE's PSN 0x52 with the retry count's
+// fatal error disabled. Expected from the file: 16 KiB at PMTU 1024 from
+// PSN 0x50 is PSNs 0x50..0x5f; limits.livelock_retries 12 stops the run at
+// the 12th retry (exit 3), long before the 5 ms time limit; 12 copies of
+// PSN 0x52 were lost by then (the original and 11 resends, each from the
+// WQE's first packet in layout 3.1).
+TEST(SystemCli, ALivelockStopsTheRunAndSaysSo) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSystemDir + "/errors/write_livelock.yaml", "--json", "out.json"});
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir / "out.json"));
+  EXPECT_EQ(j["result"], "no-progress");
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_EQ(j["failures"][0]["what"],
+            "top.A.ernic.qp2: livelock: 12 retries in a row while the WQE wr_id 0x0007 (PSN 0x000050..0x00005f) was "
+            "the oldest outstanding, and it never completed; the retry count did not run out (progress resets it; "
+            "XRNICADCONF retry_cnt_fatal_dis disables it) (last: local ACK timeout, resending from PSN 0x000052) "
+            "(limits.livelock_retries: 12)");
+  EXPECT_EQ(j["faults_applied"], 12);
+  std::vector<uint64_t> retries;
+  for (const auto& e : j["events"]) {
+    const std::string w = e["what"];
+    if (e["where"] == "top.A.ernic.qp2" && w.find("resending from PSN 0x000052 (retry ") != std::string::npos)
+      retries.push_back(e["time_ps"].get<uint64_t>());
+  }
+  ASSERT_EQ(retries.size(), 12u);
+  EXPECT_EQ(j["failures"][0]["time_ps"].get<uint64_t>(), retries.back());
+  EXPECT_EQ(j["sim_time_ps"].get<uint64_t>(), retries.back()) << "the run stops at once";
+  EXPECT_LT(j["sim_time_ps"].get<uint64_t>(), 5000000000ull);
+  EXPECT_NE(r.out.find("result    no-progress (exit 3)"), std::string::npos) << r.out;
+}
+
+}  // namespace
