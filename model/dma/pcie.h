@@ -35,7 +35,7 @@
 //    writes reach the NIC mmio_write_latency_ns after the host issues them
 //    (posted: the CPU does not wait), MMIO reads pay it both ways.
 //
-// Throughput (the figure the tests check, within 2%): a stream of TLPs with
+// Throughput (tb/dma derives exact times from these rules): a stream of TLPs with
 // P payload bytes each moves
 //
 //     rate(P) = lanes x GT/s x (128/130) / 8 x P / (P + 24)   bytes per ns

@@ -1,6 +1,9 @@
 // tb/dma: the AXI4 masters (model/dma/dma.h) and the PCIe link model
 // (model/dma/pcie.h). Every figure is simulated time: a large DMA is timed
-// through the model and its payload rate compared with the header's formula
+// through the model and must take exactly the time a reference derived here
+// from the documented rules gives (TLP times, read latency, AXI beats and
+// clock edges; "reference timings" below); its payload rate is printed
+// beside the header's formula
 //   rate(P) = lanes x GT/s x 128/130 / 8 x P / (P + 24)   bytes per ns.
 #include <gtest/gtest.h>
 
@@ -172,10 +175,132 @@ TEST(Pcie, LinkSharesADirectionAndFillsGaps) {
   EXPECT_EQ(l.payload_bytes(PcieLink::kDown), 1024u);
 }
 
+// ---- reference timings -----------------------------------------------------
+// The exact time of each timed job below, in ps, derived from the rules the
+// model documents (model/dma/dma.h, model/dma/pcie.h, assumptions A-DMA-*,
+// A-PCIE-* in model/system/assumptions.cpp), not taken from its output:
+//  - the core clock (m_axi_aclk) is 200 MHz: rising edges every 5000 ps
+//    from time 0 (model/sim/clock.h); each job starts at 1 us, on an edge;
+//  - a TLP with P payload bytes occupies one direction of the link for
+//    P + 24 bytes (framing 2, sequence number 2, 4DW header 16, LCRC 4) at
+//    lanes x GT/s x 128/130 / 8 bytes per ns (A-PCIE-1), i.e.
+//    (P + 24) x 8 x 130 x 1000 / (lanes x GT/s x 128) ps, rounded to the
+//    nearest ps (the kernel's resolution, pcie.h tlp_ps). Gen3 x8 is exactly
+//    126.953125 ps a byte: MRd (P = 0) 3046.875 -> 3047 ps; MPS 128: 19296.875
+//    -> 19297; MPS 256: 35546.875 -> 35547; MPS 512: 68046.875 -> 68047. The
+//    rounding makes every TLP 0.125 ps longer than the formula's.
+namespace {
+
+constexpr uint64_t kCorePs = 5000;     // 200 MHz
+constexpr uint64_t kStartPs = 1000000;  // time_dmas: wait(1 us), then the call
+constexpr uint64_t kBurst = 4096;       // AXI bursts are cut at 4 KiB (A-DMA-1); the jobs are 4 KiB aligned
+constexpr uint64_t kBeat = 64;          // 512-bit AXI data bus (PG332 3.1)
+
+uint64_t ref_tlp_ps(const PcieParams& p, uint64_t payload) {
+  const uint64_t gts = p.gen >= 4 ? 16 : 8;
+  const uint64_t num = (payload + 24) * 8 * 130 * 1000, den = uint64_t(p.lanes) * gts * 128;
+  return (2 * num + den) / (2 * den);  // to the nearest ps (no tie occurs: x.875 here)
+}
+// The first core edge at or after t.
+uint64_t ref_edge(uint64_t t) { return (t + kCorePs - 1) / kCorePs * kCorePs; }
+// When a completion whose last byte arrived at t has its last beat on the AXI
+// read-data bus: the first core edge at least one cycle after t (A-DMA-4),
+// provided the bus is free by then (checked by the callers).
+uint64_t ref_last_beat(uint64_t t) { return ref_edge(t + kCorePs); }
+
+// An aligned read of len bytes (len a multiple of 4 KiB) with `outstanding`
+// bursts in flight, from kStartPs; returns its duration.
+//  - Every 4 KiB burst becomes 4096 / MRRS read requests (MRd, header only)
+//    sent up, and each request min(MRRS, MPS)-byte completions (CplD) sent
+//    down (pcie.h splitting; aligned, so MPS-sized).
+//  - A request's first completion is ready read_latency after the request
+//    left; its others follow back to back (A-PCIE-2).
+//  - Each completion's beats go onto the AXI bus as it arrives (A-DMA-4);
+//    the read returns with its last beat (A-DMA-1).
+//  outstanding > 1 (8 here): the first burst's first request leaves at
+//  t0 + tMRd, its first completion is ready latency later, and from then on
+//  the down direction never idles (conditions checked below), so the last
+//  completion leaves N x tCpl later (N = len / MPS completions), and the
+//  read returns one cycle (and the edge) after that.
+//  outstanding == 1: each burst waits for the previous one's last beat (on an
+//  edge, R); then the same chain for one burst: R' = R + edge(tMRd + latency
+//  + 4096 / MPS x tCpl + one cycle).
+uint64_t ref_read_ps(const PcieParams& p, uint64_t len, uint32_t outstanding) {
+  const uint64_t t_mrd = ref_tlp_ps(p, 0), t_cpl = ref_tlp_ps(p, p.mps), lat = uint64_t(p.read_latency_ns) * 1000;
+  EXPECT_GE(p.mrrs, p.mps);  // so every completion carries MPS bytes
+  const uint64_t cpl_per_req = p.mrrs / p.mps;
+  const uint64_t cpl_per_burst = kBurst / p.mps, req_per_burst = kBurst / p.mrrs, bursts = len / kBurst;
+  // The AXI bus is never what limits: a completion's MPS / 64 beats, and the
+  // cycle to the next edge, fit in its link time.
+  EXPECT_LE((p.mps / kBeat + 1) * kCorePs, t_cpl);
+  // A request's completions outlast the next request on the up direction, so
+  // the completions of the requests of one burst (and of the bursts issued
+  // together) follow one another without a gap.
+  EXPECT_LE(t_mrd, cpl_per_req * t_cpl);
+  EXPECT_LE(req_per_burst * t_mrd, cpl_per_burst * t_cpl);
+  if (outstanding == 1) {
+    const uint64_t one = ref_edge(t_mrd + lat + cpl_per_burst * t_cpl + kCorePs);
+    return bursts * one;
+  }
+  // A burst that waited for a slot is issued at most two cycles after the
+  // down direction finished the burst it replaces; its first completion is
+  // then ready tMRd + latency later, before the down direction has sent the
+  // outstanding - 1 bursts still queued: no gap.
+  if (bursts > outstanding) {
+    EXPECT_LE(2 * kCorePs + t_mrd + lat, (outstanding - 1) * cpl_per_burst * t_cpl);
+  }
+  const uint64_t last_cpl_end = kStartPs + t_mrd + lat + (len / p.mps) * t_cpl;
+  return ref_last_beat(last_cpl_end) - kStartPs;
+}
+
+// An aligned write of len bytes (8 bursts without a B response at most),
+// from kStartPs; returns the time its last TLP has left and the B response
+// came (time_dmas: a write is posted, done when its last TLP has left, A-DMA-5).
+//  - W beats move one a cycle from t0 (A-DMA-1); MWr TLP i (MPS bytes,
+//    MPS-aligned) is ready once its MPS / 64 beats are in:
+//    t0 + (i + 1) x MPS / 64 cycles.
+//  - The link takes tMWr per TLP, at least MPS / 64 cycles (checked), so it is
+//    the bottleneck: TLPs leave back to back from the first one's readiness,
+//    the last at t0 + MPS / 64 cycles + N x tMWr (N = len / MPS).
+//  - The outstanding limit never starves the link: burst k + 8's W beats
+//    start at burst k's B response (one edge after its last TLP left), while
+//    the link still has 7 bursts queued (checked).
+//  - The B response of the last burst is given at the first core edge at or
+//    after its last TLP left (A-DMA-2).
+uint64_t ref_write_ps(const PcieParams& p, uint64_t len, uint32_t outstanding) {
+  const uint64_t t_mwr = ref_tlp_ps(p, p.mps), beats_per_tlp = p.mps / kBeat;
+  EXPECT_LE(beats_per_tlp * kCorePs, t_mwr);
+  EXPECT_LE(kCorePs + beats_per_tlp * kCorePs, (outstanding - 1) * (kBurst / p.mps) * t_mwr);
+  const uint64_t last_tlp_end = kStartPs + beats_per_tlp * kCorePs + (len / p.mps) * t_mwr;
+  return ref_edge(last_tlp_end) - kStartPs;
+}
+
+uint64_t ref_ps(const Job& j) {
+  return j.write ? ref_write_ps(j.p, j.len, j.outstanding) : ref_read_ps(j.p, j.len, j.outstanding);
+}
+
+}  // namespace
+
+TEST(Pcie, ReferenceTlpTimes) {
+  // The reference's TLP times are the link's (pcie.h), and the figures above.
+  for (uint32_t mps : {128u, 256u, 512u}) {
+    PcieLink l(gen3x8(mps));
+    EXPECT_EQ(ref_tlp_ps(gen3x8(mps), mps), l.tlp_ps(mps));
+    EXPECT_EQ(ref_tlp_ps(gen3x8(mps), 0), l.tlp_ps(0));
+  }
+  EXPECT_EQ(ref_tlp_ps(gen3x8(256), 0), 3047u);
+  EXPECT_EQ(ref_tlp_ps(gen3x8(128), 128), 19297u);
+  EXPECT_EQ(ref_tlp_ps(gen3x8(256), 256), 35547u);
+  EXPECT_EQ(ref_tlp_ps(gen3x8(512), 512), 68047u);
+}
+
 // ---- timed through the model -------------------------------------------
 
-// 1 MiB read at Gen3 x8, MPS 128 / 256 / 512: the payload rate is within
-// 2% of the formula (the read latency is paid once, 0.3% of the run).
+// 1 MiB read at Gen3 x8, MPS 128 / 256 / 512: the exact time of the
+// reference above (the formula's rate but for the read latency, paid once,
+// 0.3% of the run, and the 0.125 ps a TLP of rounding).
+// E.g. MPS 256: edge(1 us + 3047 + 500000 + 4096 x 35547 + 5000) - 1 us
+// = 146,110,000 ps (7.1766 B/ns against the formula's 7.2018).
 TEST(Dma, ReadThroughputMatchesFormula) {
   const std::vector<uint32_t> mpss = {128, 256, 512};
   std::vector<Job> jobs;
@@ -183,15 +308,16 @@ TEST(Dma, ReadThroughputMatchesFormula) {
   const std::vector<uint64_t> t = time_dmas(jobs);
   for (size_t i = 0; i < mpss.size(); ++i) {
     const double got = rate_bytes_per_ns(kMiB, t[i]), want = jobs[i].p.read_rate();
-    std::printf("read  Gen3 x8 MPS %3u: %.4f GB/s measured, %.4f GB/s formula (%+.3f%%)\n", mpss[i], got, want,
-                100.0 * (got / want - 1));
-    EXPECT_NEAR(got / want, 1.0, 0.02) << "MPS " << mpss[i];
-    EXPECT_LE(got, want * 1.0001) << "faster than the link";
+    std::printf("read  Gen3 x8 MPS %3u: %llu ps, %.4f GB/s measured, %.4f GB/s formula (%+.3f%%)\n", mpss[i],
+                (unsigned long long)t[i], got, want, 100.0 * (got / want - 1));
+    EXPECT_EQ(t[i], ref_ps(jobs[i])) << "MPS " << mpss[i];
   }
+  EXPECT_EQ(ref_ps(jobs[1]), 146110000u);  // the worked example above
 }
 
 // The same for a 1 MiB write (MWr of MPS bytes; the 512-bit bus at 200 MHz
-// moves 12.8 GB/s, so the link limits).
+// moves 12.8 GB/s, so the link limits). E.g. MPS 256:
+// edge(1 us + 20000 + 4096 x 35547) - 1 us = 145,625,000 ps (7.2005 B/ns).
 TEST(Dma, WriteThroughputMatchesFormula) {
   const std::vector<uint32_t> mpss = {128, 256, 512};
   std::vector<Job> jobs;
@@ -199,34 +325,40 @@ TEST(Dma, WriteThroughputMatchesFormula) {
   const std::vector<uint64_t> t = time_dmas(jobs);
   for (size_t i = 0; i < mpss.size(); ++i) {
     const double got = rate_bytes_per_ns(kMiB, t[i]), want = jobs[i].p.write_rate();
-    std::printf("write Gen3 x8 MPS %3u: %.4f GB/s measured, %.4f GB/s formula (%+.3f%%)\n", mpss[i], got, want,
-                100.0 * (got / want - 1));
-    EXPECT_NEAR(got / want, 1.0, 0.02) << "MPS " << mpss[i];
-    EXPECT_LE(got, want * 1.0001) << "faster than the link";
+    std::printf("write Gen3 x8 MPS %3u: %llu ps, %.4f GB/s measured, %.4f GB/s formula (%+.3f%%)\n", mpss[i],
+                (unsigned long long)t[i], got, want, 100.0 * (got / want - 1));
+    EXPECT_EQ(t[i], ref_ps(jobs[i])) << "MPS " << mpss[i];
   }
+  EXPECT_EQ(ref_ps(jobs[1]), 145625000u);  // the worked example above
 }
 
-// MPS 128 vs 512 at Gen3 x8: the measured ratio matches the formula's
-// (512/536) / (128/152) = 1.1344 within 2%, for reads and for writes.
+// MPS 128 vs 512 at Gen3 x8: each of the four times is the reference's
+// exactly; the ratios are printed beside the formula's (512/536) / (128/152)
+// = 1.1344 (the read latency and the rounding move them by under 0.1%).
 TEST(Dma, Mps128Vs512RatioMatchesFormula) {
-  const std::vector<uint64_t> t = time_dmas({{gen3x8(128), false, kMiB}, {gen3x8(512), false, kMiB},
-                                             {gen3x8(128), true, kMiB}, {gen3x8(512), true, kMiB}});
+  const std::vector<Job> jobs = {{gen3x8(128), false, kMiB}, {gen3x8(512), false, kMiB},
+                                 {gen3x8(128), true, kMiB}, {gen3x8(512), true, kMiB}};
+  const std::vector<uint64_t> t = time_dmas(jobs);
+  for (size_t i = 0; i < jobs.size(); ++i) EXPECT_EQ(t[i], ref_ps(jobs[i])) << i;
   const double formula = gen3x8(512).payload_rate(512) / gen3x8(128).payload_rate(128);
   const double rd = double(t[0]) / double(t[1]), wr = double(t[2]) / double(t[3]);
   std::printf("MPS 512 / MPS 128 rate: read %.4f, write %.4f measured, %.4f formula\n", rd, wr, formula);
-  EXPECT_NEAR(rd / formula, 1.0, 0.02);
-  EXPECT_NEAR(wr / formula, 1.0, 0.02);
 }
 
 // One burst in flight: every 4 KiB burst pays the read latency; with eight
-// in flight it is paid about once.
+// in flight it is paid once. 64 KiB at MPS 256:
+//  one:   16 x edge(3047 + 500000 + 16 x 35547 + 5000) = 16 x 1,080,000 = 17,280,000 ps;
+//  eight: edge(1 us + 3047 + 500000 + 256 x 35547 + 5000) - 1 us = 9,610,000 ps.
 TEST(Dma, OutstandingLimitBoundsOverlap) {
   const PcieParams p = gen3x8(256);
-  const std::vector<uint64_t> t = time_dmas({{p, false, 64 * 1024, 1}, {p, false, 64 * 1024, 8}});
-  const uint64_t one = t[0], eight = t[1];
-  EXPECT_GE(one, 16 * 500000ull);   // 16 bursts, each after the previous one's data
-  EXPECT_LT(eight, 2 * 500000ull + uint64_t(64 * 1024 / p.read_rate() * 1000 * 1.02));
-  EXPECT_GT(one, eight + 14 * 500000ull);
+  const std::vector<Job> jobs = {{p, false, 64 * 1024, 1}, {p, false, 64 * 1024, 8}};
+  const std::vector<uint64_t> t = time_dmas(jobs);
+  std::printf("64 KiB read, MPS 256: %llu ps with 1 burst in flight, %llu ps with 8\n", (unsigned long long)t[0],
+              (unsigned long long)t[1]);
+  EXPECT_EQ(t[0], ref_ps(jobs[0]));
+  EXPECT_EQ(t[1], ref_ps(jobs[1]));
+  EXPECT_EQ(ref_ps(jobs[0]), 17280000u);  // the worked figures above
+  EXPECT_EQ(ref_ps(jobs[1]), 9610000u);
 }
 
 // The split of a read is visible in the transaction log and the counters:
@@ -318,13 +450,31 @@ TEST(Mmio, PostedWritesAndRoundTripReads) {
     t_read_ret = ClockDomain::now_ps();
   });
   sc_start();
+  // Derived (model/link/axil.h, A-PCIE-1, A-PCIE-3; core edges every 5000 ps):
+  // the two MWr (4 + 24 bytes: 28 x 126.953125 = 3554.7 -> 3555 ps) leave
+  // the host back to back at 3555 and 7110 ps, the MRd (24 bytes: 3047 ps)
+  // at 10157; each reaches the NIC 250 ns after it left. The port takes
+  // them one at a time from the first core edge at or after the arrival:
+  // write 1 arrives at 253555, AW+W driven at the 255000 edge, taken (the
+  // register written) at the next edge, 260000, B the edge after (265000);
+  // write 2 (arrived long before) driven at 265000, written at 270000, B at
+  // 275000; the read's AR driven at 275000, taken at 280000, R valid
+  // read_wait_cycles (1) later, 285000 (the value read then), accepted at
+  // 290000; its CplD (4 + 24 bytes, 3555 ps) goes up then and reaches the
+  // CPU 250 ns after it left: 290000 + 3555 + 250000 = 543555.
+  const uint64_t t_mwr = ref_tlp_ps(p, 4), t_mrd = ref_tlp_ps(p, 0), flight = 250000;
+  EXPECT_EQ(t_mwr, 3555u);
+  const uint64_t w1 = ref_edge(t_mwr + flight) + kCorePs, w2 = w1 + 2 * kCorePs;
+  const uint64_t r_accepted = w2 + 2 * kCorePs + kCorePs + kCorePs;  // B of write 2, AR, R valid, R accepted
+  EXPECT_LE(2 * t_mwr + t_mrd + flight, w2 + kCorePs);  // the read had arrived when the port was free (B of write 2)
   EXPECT_EQ(t_write_ret, 0u);                      // posted: the CPU goes on
   ASSERT_EQ(regs.writes.size(), 2u);
-  EXPECT_GE(regs.writes[0].first, 250000u);        // the flight
-  EXPECT_LT(regs.writes[0].first, 270000u);
-  EXPECT_GT(regs.writes[1].first, regs.writes[0].first);  // in order
+  EXPECT_EQ(regs.writes[0].first, w1);             // the flight, then the handshake edge
+  EXPECT_EQ(regs.writes[1].first, w2);             // in order, 3 edges a write
+  EXPECT_EQ(w1, 260000u);
   EXPECT_EQ(got, 2u);                              // the read did not pass the writes
-  EXPECT_GE(t_read_ret, regs.writes[1].first + 250000u);  // completion flies back
+  EXPECT_EQ(t_read_ret, r_accepted + t_mwr + flight);  // completion flies back
+  EXPECT_EQ(t_read_ret, 543555u);
   EXPECT_EQ(link.tlps(PcieLink::kDown), 3u);       // 2 MWr + 1 MRd host -> device
   EXPECT_EQ(link.tlps(PcieLink::kUp), 1u);         // the CplD
 }
