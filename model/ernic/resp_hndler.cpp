@@ -308,6 +308,21 @@ std::optional<RxDrop> RespHndler::rx_ack(qp::QpContext& qp, const roce::Frame& f
   namespace aeth = roce::aeth;
   if (aeth::type(syn) == aeth::kTypeReserved || (aeth::type(syn) == aeth::kTypeNak && aeth::value(syn) > aeth::kNakCodeMax))
     return RxDrop{fmt::format("malformed AETH: syndrome 0x{:02x}", syn), seam::kSynAeth};
+  // A "ghost" answer: its PSN at or past the PSN after the newest request
+  // sent (nothing outstanding: the expected response PSN). An ACK or NAK
+  // acknowledges requests that were sent (IBTA 9.7.5.1 / 9.9.3.1); one for
+  // a PSN not sent yet is invalid and discarded (blue-rdma WR_ACK_GHOST; rxe
+  // drops an answer with no request sent), never moving STATRESPSNi past
+  // the next PSN to send, where it would make later NAKs for the requests
+  // sent next look stale (found by fuzz_rx, tb/fuzz).
+  const uint32_t sent_end = qp.req.osq.empty() ? s_.Q(n, R::q::STATRESPSNi) & roce::kPsnMask
+                                               : roce::psn_add(qp.req.osq.back().last_psn, 1);
+  if (roce::psn_ge(psn, sent_end)) {
+    s_.regs.add16(R::g::ININVDUPCNT, false);
+    return RxDrop{fmt::format("{} for PSN 0x{:06x}, not sent yet (next expected answer 0x{:06x}, end of the "
+                              "requests sent 0x{:06x})", aeth::type(syn) == aeth::kTypeAck ? "ACK" : "NAK", psn,
+                              s_.Q(n, R::q::STATRESPSNi) & roce::kPsnMask, sent_end)};
+  }
   switch (aeth::type(syn)) {
     case aeth::kTypeAck: return rx_ack_ack(qp, psn);
     case aeth::kTypeNak: return rx_ack_nak(qp, syn, psn);

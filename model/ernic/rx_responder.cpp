@@ -320,14 +320,25 @@ void RxPktHndler::rx_read_request(qp::QpContext& qp, const roce::Frame& f, bool 
   ++s_.stats.read_requests_received;
   if (!f.reth) return drop("READ_REQUEST without RETH");
   const roce::Reth& r = *f.reth;
+  const uint32_t mtu = s_.pmtu(n);
+  const uint32_t npkts = r.dma_len == 0 ? 1 : uint32_t((uint64_t(r.dma_len) + mtu - 1) / mtu);
+  // A duplicate is an earlier READ asked again: its responses take PSNs below
+  // the expected one. One whose responses would reach the expected PSN or
+  // beyond (PSNs no request has used yet) is no earlier READ: dropped
+  // (IBTA 9.9.4.2; rxe drops a duplicate READ that is not a subset of one it
+  // executed). Found by fuzz_rx (tb/fuzz).
+  if (duplicate) {
+    const uint32_t expected = roce::psn_add(FLD::LSTRQREQi_PSN.get(s_.Q(n, R::q::LSTRQREQi)), 1);
+    if (!roce::psn_lt(roce::psn_add(f.bth.psn, npkts - 1), expected))
+      return drop(fmt::format("duplicate READ_REQUEST at PSN 0x{:06x} for {} responses reaches the expected PSN "
+                              "0x{:06x}", f.bth.psn, npkts, expected));
+  }
   std::string why;
   uint64_t phys = 0;
   if (const uint8_t code = check_reth(n, r, /*read=*/true, phys, why)) {
     send_ack(n, roce::aeth::kNakRemoteAccess, f.bth.psn);
     return resp_.qp_fatal(qp, code, why);
   }
-  const uint32_t mtu = s_.pmtu(n);
-  const uint32_t npkts = r.dma_len == 0 ? 1 : uint32_t((uint64_t(r.dma_len) + mtu - 1) / mtu);
   if (!duplicate) {
     // Accepted: the expected PSN moves past every response PSN; the READ is
     // one message for the MSN the responses carry.

@@ -283,4 +283,34 @@ TEST(RespHndlerAck, MalformedAethRefused) {
   });
 }
 
+// A "ghost" answer (found by fuzz_rx, tb/fuzz): an ACK, NAK or RNR NAK for a
+// PSN past the requests sent (108 and on, the five WQEs ending at 107; with
+// nothing outstanding, at or past STATRESPSNi) acknowledges nothing: it is
+// refused (no syndrome: not a validation failure), counted invalid
+// (ININVDUPCNT[15:0]), and nothing retires, STATRESPSNi stays at or below
+// the next PSN to send, no QP turns fatal.
+TEST(RespHndlerAck, GhostAnswersRefused) {
+  run_bench(BenchOptions{}, [](BlockBench& b) {
+    setup(b);
+    load_osq(b, kFive);
+    uint32_t n = 0;
+    for (const uint8_t syn : {uint8_t(0x1F), uint8_t(0x60), uint8_t(0x61), uint8_t(0x21)})
+      for (const uint32_t psn : {108u, 0x500u}) {
+        const auto drop = b.resp.rx_ack(b.qp(kQp), ack_frame(syn, psn));
+        ASSERT_TRUE(drop.has_value()) << "syndrome " << int(syn) << " PSN " << psn;
+        EXPECT_EQ(drop->syndrome, 0u);
+        EXPECT_EQ(b.G(R::g::ININVDUPCNT), ++n);
+      }
+    EXPECT_EQ(b.qp(kQp).req.osq.size(), 5u);
+    EXPECT_EQ(b.Q(kQp, R::q::CQHEADi), kCqHead0);
+    EXPECT_EQ(b.Q(kQp, R::q::STATRESPSNi), 100u);
+    EXPECT_FALSE(b.s.fatal(kQp));
+    // The last WQE's PSN is acknowledged as usual, then nothing is outstanding.
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, 107)).has_value());
+    EXPECT_EQ(b.Q(kQp, R::q::STATRESPSNi), 108u);
+    ASSERT_TRUE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x1F, 108)).has_value());
+    EXPECT_EQ(b.Q(kQp, R::q::STATRESPSNi), 108u);
+  });
+}
+
 }  // namespace

@@ -234,6 +234,43 @@ TEST(RxValidationDisabled, NicDisabledDropsEverything) {
   });
 }
 
+// A duplicate READ_REQUEST (IBTA 9.9.4.2) is an earlier READ asked again:
+// executed again from its own PSN when its responses stay below the
+// expected PSN; one whose responses would reach the expected PSN (PSNs no
+// request has used) is dropped, nothing sent (found by fuzz_rx, tb/fuzz).
+TEST(RxReadDuplicate, ExecutedAgainOnlyBelowTheExpectedPsn) {
+  BenchOptions o;
+  o.with_rx = true;
+  run_bench(o, [](BlockBench& b) {
+    b.setup_global(4);
+    b.setup_qp(kQp, 0, 0x000100, kExpected);  // PMTU 256, PD 0
+    b.s.regs.m(1, R::m::VIRTADDRLSB) = 0x1000;  // MR 1: PD 0, key 0, remote read, 4 KiB at kPayload
+    b.s.regs.m(1, R::m::BUFBASEADDRLSB) = uint32_t(kPayload);
+    b.s.regs.m(1, R::m::WRRDBUFLEN) = 4096;
+    auto read = [&b](uint32_t psn, uint32_t len) {
+      roce::Frame f = send_only(psn, false);
+      f.bth.opcode = 0x0C;  // RDMA_READ_REQUEST
+      f.payload.clear();
+      f.reth = roce::Reth{0x1000, 1u << 8, len};
+      const seam::RxOutput rx = seam::roce_rx_ref(roce::encode(f));
+      b.rx->push(rx.desc, rx.payload);
+      b.wait_ns(3000);
+    };
+    read(kExpected, 512);  // responses kExpected, kExpected + 1
+    ASSERT_EQ(b.dp.frames.size(), 2u);
+    EXPECT_EQ(b.Q(kQp, R::q::LSTRQREQi) & 0xFFFFFF, kExpected + 1);
+    read(kExpected + 1, 256);  // a duplicate of the second half: answered again
+    ASSERT_EQ(b.dp.frames.size(), 3u);
+    EXPECT_EQ(b.dp.frames[2].f.bth.opcode, 0x10);  // READ_RESPONSE_ONLY
+    EXPECT_EQ(b.dp.frames[2].f.bth.psn, kExpected + 1);
+    read(kExpected + 1, 512);  // would answer at kExpected + 2, the expected PSN: dropped
+    EXPECT_EQ(b.dp.frames.size(), 3u);
+    EXPECT_EQ(b.G(R::g::INALLDRPPKTCNT), 0x00010003u);
+    EXPECT_EQ(b.Q(kQp, R::q::LSTRQREQi) & 0xFFFFFF, kExpected + 1);
+    EXPECT_FALSE(b.s.fatal(kQp));
+  });
+}
+
 // ------------------------------------------------------------ ACK modes
 
 // Three SEND_ONLYs: PSN e without AckReq, e+1 with AckReq (right behind),

@@ -9,14 +9,19 @@ scenario file (scenarios/, tb/scenario/good and bad), the trigger
 expressions of tb/fuzz/trigger_seeds.txt (the README's and the tests'), and
 for the CM and bridge parsers messages laid out by the protocols (IBTA CM
 MADs carrying rdma_cm private data with the captures' addresses and QPs;
-SimBricks PCIe and Ethernet messages carrying the captures' frames). Each
-harness reads byte 0 (and the bridge's byte 1) as its mode: the prefixes
-below. Deterministic: the same files each run.
+SimBricks PCIe and Ethernet messages carrying the captures' frames; for
+the ERNIC RX path, the captures' frames and frames built for the fuzzed
+node's QPs and MRs: rx_seeds.py). Each harness reads byte 0 (and the
+bridge's byte 1) as its mode: the prefixes below. Deterministic: the same
+files each run.
 """
 import argparse
 import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rx_seeds  # noqa: E402
 
 
 def pcap_frames(path):
@@ -172,13 +177,14 @@ def main():
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
     root = a.root
-    seeds = {t: [] for t in ('roce_frame', 'wire_decode', 'cm', 'scenario', 'trigger', 'bridge')}
+    seeds = {t: [] for t in ('roce_frame', 'wire_decode', 'cm', 'scenario', 'trigger', 'bridge', 'rx')}
 
-    frames = []
+    frames, by_file = [], []
     capdir = os.path.join(root, 'tb', 'data', 'captures')
     for name in sorted(os.listdir(capdir)):
         if name.endswith('.pcap'):
-            for i, f in enumerate(pcap_frames(os.path.join(capdir, name))):
+            by_file.append((name[:-5], pcap_frames(os.path.join(capdir, name))))
+            for i, f in enumerate(by_file[-1][1]):
                 frames.append(f)
                 stem = f'{name[:-5]}_{i:03d}'
                 seeds['wire_decode'].append((stem, b'\x00' + f))
@@ -219,6 +225,7 @@ def main():
             seeds['trigger'].append((f'{i:02d}', line))
 
     seeds['bridge'] = bridge_msgs(frames)
+    seeds['rx'] = rx_seeds.rx_seeds(by_file, is_rocev2, cm_mads(frames)[0][1] if frames else b'')
 
     for t, items in seeds.items():
         d = os.path.join(a.out, t)
