@@ -1,4 +1,4 @@
-// tools: ernic-sim pcap decode / lint (see pcap_cmd.h).
+// tools: ernic-sim pcap decode / lint / replay (see pcap_cmd.h; replay: pcap_replay.h).
 #include "tools/pcap_cmd.h"
 
 #include <pcap/pcap.h>
@@ -17,6 +17,7 @@
 #include "model/monitor/wire_monitor.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/wire_decode.h"
+#include "tools/pcap_replay.h"
 
 namespace pcap_cmd {
 
@@ -396,7 +397,7 @@ int lint_main(const Capture& c, const std::string& path, bool from_start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ernic-sim pcap: decode or lint a real capture (pcap or pcapng)", "ernic-sim pcap"};
+  CLI::App app{"ernic-sim pcap: decode, lint or replay a real capture (pcap or pcapng)", "ernic-sim pcap"};
   app.require_subcommand(1);
   std::string file;
   bool from_start = false;
@@ -408,6 +409,8 @@ int main(int argc, char** argv) {
   lint->add_option("file", file, "capture (pcap or pcapng)")->required();
   lint->add_flag("--from-start", from_start,
                  "the capture holds every connection from its first packet (default: it may start mid-connection)");
+  pcap_replay::ReplayOptions ro;  // replay: tools/pcap_replay.h
+  auto* rep = pcap_replay::add_subcommand(app, file, ro);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -418,12 +421,18 @@ int main(int argc, char** argv) {
   }
   std::string why;
   const auto cap = read_capture(file, &why);
-  const char* sub = dec->parsed() ? "decode" : "lint";
+  const char* sub = dec->parsed() ? "decode" : rep->parsed() ? "replay" : "lint";
   if (!cap) {
     std::fprintf(stderr, "ernic-sim pcap %s: %s: %s\n", sub, file.c_str(), why.c_str());
     return 2;
   }
   std::fflush(stdout);
+  if (rep->parsed()) {
+    std::vector<pcap_replay::ReplayFrame> fr;
+    for (const CapFrame& f : cap->frames) fr.push_back({f.n, f.t_ns, f.bytes, f.ib, f.skip});
+    ro.file = file;
+    return pcap_replay::replay_main(fr, ro);
+  }
   return dec->parsed() ? decode_main(*cap) : lint_main(*cap, file, from_start);
 }
 

@@ -1,0 +1,89 @@
+// tools: `ernic-sim pcap replay CAPTURE`: the requester side of one RC
+// connection in a real capture injected into one simulated ERNIC node (the
+// responder), the node's answers compared with the capture's responder
+// frames field by field (README.md "Real captures", pcap replay).
+//
+// Files: pcap_replay.cpp picks the connection, infers the mapping (from the
+// capture's CM exchange, else from its data frames, overridable by
+// options), plans the MRs and their preload, rewrites the requester's
+// frames, compares and reports; pcap_replay_sim.cpp builds the node (host
+// memory, driver, ERNIC, datapath, CMAC; no peer: frames go straight into
+// the CMAC's RX, answers are taken from its TX) and runs it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/roce/packet.h"
+
+namespace CLI {
+class App;
+}
+
+namespace pcap_replay {
+
+// One captured frame as pcap_cmd.cpp reads it.
+struct ReplayFrame {
+  uint64_t n = 0;     // frame number, from 1
+  uint64_t t_ns = 0;  // since the first frame
+  std::vector<uint8_t> bytes;
+  bool ib = false;    // native InfiniBand (not replayed)
+  std::string skip;   // not decodable (why)
+};
+
+struct ReplayOptions {
+  std::string file;
+  std::string requester_ip;               // the capture's requester ("": the first RC request's source)
+  std::optional<uint32_t> qpn;            // the capture's responder QPN the requests address
+  std::optional<uint32_t> requester_qpn;  // the capture's requester QPN (the answers' destination)
+  std::optional<uint32_t> first_psn;      // the responder's expected PSN at the start
+  uint32_t node_qpn = 2;                  // the ERNIC QP standing for the responder's
+  uint32_t psn_delta = 0;                 // simulated PSN = captured PSN + delta (mod 2^24)
+  std::optional<uint64_t> va_base;        // simulated VA of the lowest captured VA (default: the same VA)
+  std::string node_ip = "10.0.0.2", node_mac = "02:00:00:00:00:0b";  // the ERNIC node
+  std::string peer_ip = "10.0.0.1", peer_mac = "02:00:00:00:00:0a";  // the requester, rewritten to
+  std::string datapath = "model";         // rtl or model
+  bool fast = false;                      // back to back at line rate instead of the capture's pacing
+  uint32_t settle_us = 200;               // simulated time after the last request
+  bool report_only = false;               // exit 0 whatever the differences
+  std::string expect_file;                // explained differences, one a line ('#' comments)
+};
+
+// What the simulated node is given (pcap_replay_sim.cpp).
+struct SimMr {
+  uint64_t va = 0, length = 0;                           // simulated VA
+  std::vector<std::pair<uint64_t, roce::Bytes>> preload;  // (simulated VA, bytes)
+};
+struct SimSetup {
+  ReplayOptions opt;
+  uint32_t pmtu = 1024;
+  uint32_t peer_qpn = 0;       // the answers' destination QP
+  uint32_t expected_psn = 0;   // the node's expected PSN (simulated)
+  uint32_t rq_depth = 16, rq_elem_bytes = 4096;
+  std::vector<SimMr> mrs;
+  // Request k's bytes once the MRs' R_Keys are known; its injection time
+  // (ns after the first request, by the capture; ignored with opt.fast).
+  std::function<roce::Bytes(size_t k, const std::vector<uint32_t>& rkeys)> request;
+  std::vector<uint64_t> request_t_ns;
+};
+struct SimAnswer {
+  uint64_t t_ps = 0;
+  roce::Frame f;  // decoded by packet.h
+};
+struct SimResult {
+  std::vector<SimAnswer> answers;  // the node's RoCE frames, in order
+  std::vector<std::string> errors;  // model errors, driver errors
+  std::vector<uint32_t> rkeys;
+};
+SimResult run_sim(const SimSetup& s);
+
+// `pcap replay`'s options on app (tools/pcap_cmd.cpp); file gets the capture.
+CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o);
+
+// argv-free entry: exit 0 all match (or explained, or --report-only),
+// 1 an unexplained difference, 2 an unusable capture or usage.
+int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& opt);
+
+}  // namespace pcap_replay
