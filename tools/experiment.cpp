@@ -105,24 +105,9 @@ void run_all(const std::string& self, const std::vector<std::pair<fs::path, RunS
 
 // Issue 19's experiments that need the model extended first.
 const std::vector<std::pair<std::string, std::string>> kNotBuilt = {
-    {"shadow_doorbell (seed 003)",
-     "needs a model extension: the NIC polling a doorbell copy in host memory by DMA at a configurable interval "
-     "instead of SQPIi writes (a new mode of the QP manager, listed as an assumption in every run that uses it)."},
-    {"qp_context_cache (seed 003, full- vs half-hardware QPs)",
-     "needs a model extension: a QP-context cache of K entries in front of contexts fetched by DMA; today every QP "
-     "context is on chip (PG332), so active QPs cost nothing per switch."},
-    {"cqe_batch (seed 000, \"+40 %\")",
-     "needs a driver-model change: the driver reads CQHEADi's mirror in host memory and costs no CPU time, so "
-     "batching CQE handling has nothing to save; a per-poll / per-MMIO-read CPU cost and a batch knob are needed."},
-    {"doorbell_cacheline (seed 000, \"+15 % small packets\")",
-     "needs a model change: the NIC's CQ/RQ doorbell writes (CQDBADDi, RQWPTRDBADDi) are not yet PCIe write TLPs "
-     "with addresses that could share a 64-byte line."},
     {"doorbell_batch latency side (seed 003)",
      "the scenario language cannot hold WQEs back: a `post` step always rings at its end, so software that waits to "
      "fill a batch (the submission latency) cannot be expressed; a `post` option `ring: false` would do."},
-    {"connection_setup (seed 001, 15 ms -> 8 ms, 1500+ connections/s)",
-     "expressible (connect steps, qp_setup_fsm), not built in this first slice: needs the set-up latency read from "
-     "the CM records of the log and a batched-REQ form of `connect`."},
 };
 
 std::string default_self() {

@@ -194,6 +194,15 @@ inline bool step_window(const json& rep, uint64_t* t0, uint64_t* t1) {
   return *t0 < *t1;
 }
 
+// Every record of a run's --log (JSON lines), in order.
+inline void for_each_log_record(const std::string& log, const std::function<void(const json&)>& f) {
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const json o = json::parse(line, nullptr, false);
+    if (!o.is_discarded()) f(o);
+  }
+}
+
 struct Csv {
   std::string header;
   std::vector<std::string> rows;
@@ -233,5 +242,13 @@ inline std::string nodes_yaml(uint32_t num_qp, uint32_t mib, const std::string& 
 std::vector<std::unique_ptr<Experiment>> registry();
 // The MR cache, QP count and doorbell sweeps (experiment_sweeps_queues.cpp).
 void add_queue_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
+// CQE batches and doorbell lines (experiment_sweeps_host.cpp).
+void add_host_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
+// Connection set-up (experiment_sweeps_cm.cpp).
+void add_cm_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
+// Shadow doorbells and the QP-context cache, model extensions
+// (experiment_sweeps_shadow.cpp, experiment_sweeps_qpc.cpp).
+void add_shadow_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
+void add_qpc_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
 
 }  // namespace ernic::experiment

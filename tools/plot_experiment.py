@@ -4,7 +4,7 @@
   python3 tools/plot_experiment.py NAME CSV PNG
 
 NAME picks the layout (bandwidth, pcie_mps, mr_cache, qp_count,
-doorbell_batch). Every axis has its unit; the seed's claim is drawn as a
+doorbell_batch, cqe_batch, doorbell_line, cm_setup). Every axis has its unit; the seed's claim is drawn as a
 reference line or point (grey, dashed / star), the model's curves solid,
 the wire or PCIe limit dotted. Needs matplotlib (Debian: python3-matplotlib).
 The PNG carries no date or version metadata, so the same CSV gives the same
@@ -17,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 CLAIM = dict(color="0.45", linestyle="--", linewidth=1.2)
 LIMIT = dict(linestyle=":", linewidth=1.3)
@@ -27,14 +28,7 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def num(r, k):
-    return float(r[k])
-
-
-def save(fig, png):
-    fig.tight_layout()
-    fig.savefig(png, dpi=110, metadata={"Software": None})
-    plt.close(fig)
+from plot_common import num, save  # noqa: E402,F401
 
 
 def size_label(b):
@@ -220,8 +214,136 @@ def doorbell_batch(data, png):
     save(fig, png)
 
 
+def int_ticks(ax, xs):
+    """Plain numbers on a log-2 axis (1, 2, 4 ... rather than powers)."""
+    xs = sorted(set(xs))
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
+def cqe_batch(data, png):
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.4))
+    windows = sorted({int(r["outstanding"]) for r in data})
+    colors = {"mmio": "C0", "mirror": "C1"}
+    styles = ["--", "-"]
+    for head in ("mmio", "mirror"):
+        for wi, w in enumerate(windows):
+            pts = sorted([r for r in data if r["cq_head"] == head and int(r["outstanding"]) == w],
+                         key=lambda r: int(r["batch"]))
+            if not pts:
+                continue
+            x = [int(r["batch"]) for r in pts]
+            lab = f"CQ head {'by MMIO (CQHEADi)' if head == 'mmio' else 'from its mirror'}, {w} outstanding"
+            style = dict(marker="o", color=colors[head], linestyle=styles[wi % 2])
+            ax.plot(x, [num(r, "msg_rate_mpps") for r in pts], label=lab, **style)
+            if head == "mmio":
+                ax2.plot(x, [num(r, "cqhead_reads_per_msg") for r in pts], label=lab, **style)
+    base = [r for r in data if r["cq_head"] == "mmio" and int(r["batch"]) == 1]
+    if base:
+        b = max(base, key=lambda r: int(r["outstanding"]))
+        y0 = num(b, "msg_rate_mpps")
+        ax.plot([1, 32], [y0, 1.4 * y0], marker="*", markersize=11, label="seed 000: +40 % with 32 CQEs a batch",
+                **CLAIM)
+    xs = sorted({int(r["batch"]) for r in data})
+    ax2.plot(xs, [1.0 / x for x in xs], color="k", alpha=0.5, label="one CQHEADi read per batch (1/B)", **LIMIT)
+    for a in (ax, ax2):
+        a.set_xscale("log", base=2)
+        int_ticks(a, xs + ([32] if a is ax else []))
+        a.set_xlabel("CQEs handled per batch (B)")
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=7, loc="lower right" if a is ax else "upper right")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("message rate, 64 B WRITE (million messages/s)")
+    ax.set_title("Closed loop on one QP: rate vs CQE batch")
+    ax2.set_ylim(bottom=0)
+    ax2.set_ylabel("CQHEADi MMIO reads per message")
+    ax2.set_title("CPU-visible MMIO reads of CQHEADi (mirror: none)")
+    save(fig, png)
+
+
+def doorbell_line(data, png):
+    ops = [o for o in ("send", "write") if any(r["op"] == o for r in data)]
+    fig, axes = plt.subplots(1, len(ops) + 1, figsize=(5.2 * (len(ops) + 1), 4.4))
+    marks = {"qp_line": ("o", "C0", 9), "shared_line": ("x", "C1", 9), "spread": ("+", "C2", 12)}
+    names = {"qp_line": "a line per QP (default)", "shared_line": "8 QPs per line (shared)",
+             "spread": "a page per doorbell word"}
+    for ai, op in enumerate(ops):
+        ax = axes[ai]
+        for lay, (m, c, ms) in marks.items():
+            pts = sorted([r for r in data if r["op"] == op and r["layout"] == lay], key=lambda r: int(r["qps"]))
+            if pts:
+                ax.plot([int(r["qps"]) for r in pts], [num(r, "msg_rate_mpps") for r in pts], marker=m, color=c,
+                        markersize=ms, linestyle="-" if lay == "qp_line" else "none", label=f"model: {names[lay]}")
+        ref = sorted([r for r in data if r["op"] == op and r["layout"] == "qp_line"], key=lambda r: int(r["qps"]))
+        if ref:
+            ax.plot([int(r["qps"]) for r in ref], [1.15 * num(r, "msg_rate_mpps") for r in ref], marker="*",
+                    markersize=10, label="seed 000: +15 % with the doorbells in one line", **CLAIM)
+        ax.set_xscale("log", base=2)
+        int_ticks(ax, [int(r["qps"]) for r in data])
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("QPs carrying the messages")
+        ax.set_ylabel("message rate, 64 B (million messages/s)")
+        ax.set_title(f"64 B {op.upper()}s: rate by doorbell layout")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    ax = axes[-1]
+    op = ops[0]
+    for lay, (m, c, ms) in marks.items():
+        pts = sorted([r for r in data if r["op"] == op and r["layout"] == lay], key=lambda r: int(r["qps"]))
+        if pts:
+            ax.plot([int(r["qps"]) for r in pts], [int(r["doorbell_lines"]) for r in pts], marker=m, color=c,
+                    markersize=ms, label=f"64-byte lines hit: {names[lay]}")
+            ax.plot([int(r["qps"]) for r in pts], [int(r["doorbell_writes"]) / int(r["messages"]) for r in pts],
+                    marker=m, color=c, markersize=ms, alpha=0.5, linestyle=":",
+                    label="doorbell write TLPs per message" if lay == "qp_line" else None)
+    ax.set_xscale("log", base=2)
+    int_ticks(ax, [int(r["qps"]) for r in data])
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("QPs carrying the messages")
+    ax.set_ylabel("count")
+    ax.set_title(f"{op.upper()}: where the doorbells land, and how many")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    save(fig, png)
+
+
+def cm_setup(data, png):
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.4))
+    names = {"cm": "driver's CM (REQ/REP/RTU on QP1)", "qp_setup_fsm": "qp_setup_fsm offload + adopt"}
+    for i, m in enumerate(("cm", "qp_setup_fsm")):
+        pts = sorted([r for r in data if r["method"] == m], key=lambda r: int(r["batch"]))
+        if not pts:
+            continue
+        x = [int(r["batch"]) for r in pts]
+        ax.plot(x, [num(r, "connections_per_s") for r in pts], marker="o", color=f"C{i}", label=f"model: {names[m]}")
+        ax2.plot(x, [num(r, "latency_mean_us") for r in pts], marker="o", color=f"C{i}", label=f"{names[m]}: mean")
+        ax2.plot(x, [num(r, "latency_max_us") for r in pts], marker="x", linestyle="--", color=f"C{i}",
+                 label=f"{names[m]}: max")
+    ax.axhline(1500, label="seed 001: 1500+ connections/s", **CLAIM)
+    ax2.axhline(15000, color="0.6", linestyle="-.", linewidth=1.2, label="seed 001: 15 ms before")
+    ax2.axhline(8000, label="seed 001: 8 ms after (pre-allocation, batched REQs)", **CLAIM)
+    for a in (ax, ax2):
+        a.set_xscale("log", base=2)
+        int_ticks(a, [int(r["batch"]) for r in data])
+        a.set_yscale("log")
+        a.set_xlabel("connections set up together (batch)")
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=7, loc="center right")
+    ax.set_ylabel("connections per second")
+    ax.set_title(f"Set-up rate ({data[0]['connections']} connections)")
+    ax2.set_ylabel("set-up latency per connection (us)")
+    ax2.set_title("Set-up latency")
+    save(fig, png)
+
+
 LAYOUTS = {"bandwidth": bandwidth, "pcie_mps": pcie_mps, "mr_cache": mr_cache, "qp_count": qp_count,
-           "doorbell_batch": doorbell_batch}
+           "doorbell_batch": doorbell_batch, "cqe_batch": cqe_batch, "doorbell_line": doorbell_line,
+           "cm_setup": cm_setup}
+# The model extensions' experiments (shadow_doorbell, qp_ctx_cache): tools/plot_experiment_ext.py.
+from plot_experiment_ext import LAYOUTS as _EXT_LAYOUTS  # noqa: E402
+
+LAYOUTS.update(_EXT_LAYOUTS)
 
 
 def main():

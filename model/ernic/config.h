@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/dma/dma.h"
+#include "model/ernic/ext_config.h"
 #include "model/mr/mr_cache.h"
 #include "model/regs/regs.h"
 
@@ -64,6 +65,9 @@ struct ErnicConfig {
   ErnicTiming timing;
   DmaTiming dma;
   MrLookupConfig mr;               // MR lookup: PG332's register table, or the `mr_cache: cam` extension (model/mr)
+  // Named extensions, not PG332, off by default (ext_config.h).
+  ShadowDbConfig shadow_db;
+  QpCtxCacheConfig qp_ctx;
   // Test only, never hardware: a deliberately planted bug, so that a test can
   // show the checks catch it (`ernic-sim run/random --plant-bug
   // ack_coalescing`, tools/random.h). An ACK sent because the coalescing

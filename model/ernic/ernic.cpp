@@ -24,6 +24,12 @@ Ernic::Ernic(sc_module_name name, const ClockDomain& core, HostMemory& mem, SimC
       resp_("resp_hndler", s_, intr_ctl_, cache_, retry_buf_, cq_db_sink),
       retry_buf_("retry_buf", s_) {
   s_.wave.declare(ctx, scope, s_.block_scope(wqe_proc_), s_.block_scope(rx_), s_.cfg.num_qp);
+  if (s_.cfg.qp_ctx.enabled) {  // X-QPC-CACHE-1..3
+    qpc_ = std::make_unique<QpCtxCache>(core, mem, ctx, scope, s_.cfg.node, s_.cfg.qp_ctx, s_.cfg.dma);
+    s_.qpc = qpc_.get();
+  }
+  if (s_.cfg.shadow_db.enabled)  // X-SHADOW-DB-1..3
+    shadow_ = std::make_unique<ShadowDb>("shadow_db", s_, [this](uint32_t n, uint32_t pi) { shadow_doorbell(n, pi); });
 }
 
 Ernic::~Ernic() = default;
@@ -92,6 +98,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
       return;
     case R::RegisterFile::Write::global:
       if (d.offset == R::g::INTEN) intr_ctl_.update();
+      if (shadow_ && d.offset == R::g::XRNICCONF) shadow_->wake();
       if (d.offset == R::g::XRNICADCONF) qp_mgr_.reconsider();  // a QP may leave SW override
       return;
     case R::RegisterFile::Write::mr:
@@ -110,6 +117,7 @@ void Ernic::qp_register_written(uint32_t n, uint32_t off, uint32_t old, uint32_t
       const bool en = data & FLD::QPCONFi_EN.bit(), was = old & FLD::QPCONFi_EN.bit();
       if (en != was && s_.ctx.log)
         s_.ctx.log->state(ClockDomain::now_ps(), s_.cfg.node, "core", s_.core.cycle(), n, "qp_enable", en ? "1" : "0");
+      if (shadow_) shadow_->wake();  // polling follows the enabled RC QPs
       if (en && !was) {
         qp_enabled(qp, old);
       } else if (!en) {
@@ -181,7 +189,17 @@ void Ernic::qp_enabled(qp::QpContext& qp, uint32_t old_qpconf) {
   qp.retry.ack_deadline_ps = 0;
   qp.resp = qp::ResponderCtx{};
   cache_.drop(qp);
+  if (qpc_) qpc_->on_enable(n);      // X-QPC-CACHE: installed if a slot is free
+  if (shadow_) shadow_->on_enable(n);  // X-SHADOW-DB: its entry zeroed
   qp_mgr_.ring(n, s_.Q(n, R::q::SQPIi));
+}
+
+// X-SHADOW-DB: the poller found a new SQ producer index for QP n in host
+// memory: as an SQPIi write of it (A-ERNIC-1).
+void Ernic::shadow_doorbell(uint32_t n, uint32_t pi) {
+  s_.Q(n, R::q::SQPIi) = pi;
+  s_.ctx.set(s_.wave.qp[n].sq_pi, pi);
+  qp_mgr_.ring(n, pi);
 }
 
 // ---------------------------------------------------------------- sideband

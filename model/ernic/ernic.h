@@ -35,6 +35,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -42,10 +43,12 @@
 #include "model/datapath/seam.h"
 #include "model/ernic/config.h"
 #include "model/ernic/interrupts.h"
+#include "model/ernic/qp_ctx_cache.h"
 #include "model/ernic/qp_mgr.h"
 #include "model/ernic/resp_hndler.h"
 #include "model/ernic/retry_buf.h"
 #include "model/ernic/rx_pkt_hndler.h"
+#include "model/ernic/shadow_db.h"
 #include "model/ernic/shared.h"
 #include "model/ernic/wqe_cache.h"
 #include "model/ernic/wqe_proc.h"
@@ -119,12 +122,16 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   uint32_t outstanding_limit(uint32_t qpn) const { return s_.qps.at(qpn).req.max_out; }
   size_t outstanding(uint32_t qpn) const { return s_.qps.at(qpn).req.osq.size(); }
   const MrLookup& mr_lookup() const { return *s_.mr_lookup; }
+  // The named extensions that are not PG332 (ext_config.h); null when off.
+  const ShadowDb* shadow_db() const { return shadow_.get(); }
+  const QpCtxCache* qp_ctx_cache() const { return qpc_.get(); }
 
  private:
   void log_reg(bool write, uint32_t addr, uint32_t value);
   void qp_register_written(uint32_t qpn, uint32_t off, uint32_t old, uint32_t data);
   void qp_enabled(qp::QpContext& qp, uint32_t old_qpconf);
   bool hw_handshake(uint32_t qpn, const char* port, uint32_t value);
+  void shadow_doorbell(uint32_t qpn, uint32_t pi);  // X-SHADOW-DB: a doorbell the poller took
 
   // Declaration order is construction order: the shared state first, then
   // the blocks in the order their processes were always created (qp_mgr's
@@ -139,6 +146,9 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   RxPktHndler rx_;
   RespHndler resp_;
   RetryBuf retry_buf_;
+  // Extensions (built only when on, after the blocks: their processes come last).
+  std::unique_ptr<QpCtxCache> qpc_;
+  std::unique_ptr<ShadowDb> shadow_;
   uint64_t sideband_ignored_ = 0;
 };
 

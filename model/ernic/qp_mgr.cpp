@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "model/ernic/qp_ctx_cache.h"
 #include "model/regs/fatal.h"
 #include "model/roce/psn.h"
 
@@ -82,6 +83,9 @@ void QpMgr::dispatch_thread() {
     }
     qp::QpContext& qp = *next;
     rr_next_ = qp.qpn % s_.cfg.num_qp + 1;
+    // X-QPC-CACHE: the QP's context first; after a miss (time passed) the QP
+    // is looked at again.
+    if (s_.qpc && s_.qpc->access(qp.qpn, QpCtxCache::kDispatch) && !has_work(qp)) continue;
     s_.ctx.set(s_.wave.req_qpn, qp.qpn);
     if (!qp.enabled) {
       // QPCONFi[0] cleared with requests outstanding (PG332 asks for a
@@ -255,6 +259,7 @@ void QpMgr::prefetch_thread() {
       continue;
     }
     pf_rr_ = q->qpn % s_.cfg.num_qp + 1;
+    if (s_.qpc && s_.qpc->access(q->qpn, QpCtxCache::kPrefetch) && !can_prefetch(*q)) continue;  // X-QPC-CACHE
     prefetch(*q);
   }
 }

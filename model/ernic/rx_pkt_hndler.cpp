@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/datapath/roce_rx_ref.h"
+#include "model/ernic/qp_ctx_cache.h"
 #include "model/ernic/qp_frame.h"
 #include "model/link/pfc.h"
 #include "model/regs/fatal.h"
@@ -106,6 +107,7 @@ void RxPktHndler::rx_thread() {
     if (!s_.ack_fire_q.empty()) {
       qp::QpContext& qp = s_.qps[s_.ack_fire_q.front()];
       s_.ack_fire_q.pop_front();
+      if (s_.qpc && qp.resp.ack_fire) s_.qpc->access(qp.qpn, QpCtxCache::kRx);  // X-QPC-CACHE
       if (qp.resp.ack_fire && qp.resp.rs.unacked() && qp.enabled && !s_.fatal(qp.qpn))
         send_ack(qp.qpn, roce::aeth::ack(), qp.resp.unacked_psn);
       qp.resp.ack_fire = false;
@@ -234,6 +236,10 @@ void RxPktHndler::handle(const RxFrame& r) {
   qp::QpContext& qp = s_.qps[n];
   // A fatal RC QP takes nothing more in (no ACK, no NAK) until recovered.
   if (n != 1 && s_.fatal(n)) return drop("QP fatal");
+  // X-QPC-CACHE: the QP's context first (the frames behind wait too); the
+  // QP may have changed meanwhile.
+  if (n != 1 && s_.qpc && s_.qpc->access(n, QpCtxCache::kRx) && (!qp.enabled || s_.fatal(n)))
+    return drop(qp.enabled ? "QP fatal" : "QP disabled");
   const roce::Frame f = seam::frame_from_rx_desc(d, r.payload);
   if (*sinks_.rx_taken) (*sinks_.rx_taken)(f);
   s_.G(R::g::LSTINPKT) = ErnicShared::last_packet(f.bth.opcode, n, f.bth.psn);

@@ -25,6 +25,8 @@
 
 namespace ernic {
 
+class QpCtxCache;  // qp_ctx_cache.h
+
 // A frame the RX packet handler passed to a block below it (the response
 // handler) and that block refused: the RX packet handler counts it dropped,
 // and with a validation syndrome (seam::kSyn*) logs it in the error buffer.
@@ -53,6 +55,9 @@ struct ErnicShared {
   Dma dma_rdrsp;    // rx_pkt_hndler_rdrsp_m_axi: READ response payload into LADDR
   Dma dma_wrddr;    // wqe_proc_wr_ddr_m_axi: write-retry buffer copies
   std::unique_ptr<MrLookup> mr_lookup;
+  // The QP-context cache extension (qp_ctx_cache.h), owned by the top; null
+  // when off (PG332: every context on chip), so the blocks' check is one test.
+  QpCtxCache* qpc = nullptr;
 
   ErnicWaveform wave;
 

@@ -126,6 +126,7 @@ void Driver::init() {
   qp1_cq_ = alloc(kQp1Depth * pg332::kCqeBytes);
   qp1_send_buf_ = alloc(kQp1Depth * kQp1SendSlot);
   const uint64_t dbpool = alloc(8 * (cfg_.num_qp + 1), 64);
+  db_pool_ = dbpool;
   qp1_cq_db_ = dbpool;
   qp1_rq_db_ = dbpool + 4;
   wr(qreg(1, R::q::RQBAi), uint32_t(qp1_rq_));
@@ -173,9 +174,26 @@ void Driver::setup_queues(Connection& c) {
   c.sq_base = alloc(uint64_t(p.sq_depth) * pg332::kWqeBytes);
   c.cq_base = alloc(uint64_t(p.sq_depth) * pg332::kCqeBytes);
   c.rq_base = alloc(uint64_t(p.rq_depth) * p.rq_elem_bytes);
-  const uint64_t db = alloc(64, 64);
-  c.cq_db = db;
-  c.rq_db = db + 4;
+  switch (cfg_.doorbell_layout) {
+    case DriverConfig::DoorbellLayout::qp_line: {
+      const uint64_t db = alloc(64, 64);
+      c.cq_db = db;
+      c.rq_db = db + 4;
+      break;
+    }
+    case DriverConfig::DoorbellLayout::shared_line:
+      // The pool's slot of this QPN: a QP set up on it before left its last
+      // values there, so both words start at 0 again (host stores).
+      c.cq_db = db_pool_ + 8 * uint64_t(c.qpn - 1);
+      c.rq_db = c.cq_db + 4;
+      mem_write32(c.cq_db, 0);
+      mem_write32(c.rq_db, 0);
+      break;
+    case DriverConfig::DoorbellLayout::spread:
+      c.cq_db = alloc(4, 4096);
+      c.rq_db = alloc(4, 4096);
+      break;
+  }
 }
 
 void Driver::program_rc_qp(Connection& c) {
@@ -282,6 +300,15 @@ uint32_t Driver::service_interrupt() {
     wr(greg(cfg_.layout.rq_int_bank), 0xFFFFFFFF);
     try {
       service_qp1_rq();
+      // A batched CM set-up (driver_cm_batch.cpp) gets MADs in bursts: those
+      // that land while the RQ is scanned raise INTSTS[1] again before the
+      // posted W1C above reaches the NIC, which then clears them too. So
+      // the W1C is flushed (a read does not pass a posted write) and the
+      // RQ scanned once more.
+      if (batch_pending()) {
+        rd(greg(R::g::INTSTS));
+        service_qp1_rq();
+      }
     } catch (const DriverError& e) {
       bus_.report_error(e.what());
     }

@@ -20,7 +20,11 @@
 //   mark the QP RTS on ReadyToUse. Private data: rdma_cm IP header (REQ) and
 //   the MR advertisement (VA, R_Key, length).
 // - post(): 64-byte WQEs into the SQ, SQPIi doorbell once or per WQE;
-//   poll(): 4-byte CQEs from the CQ, using the CQ head mirror (CQDBADDi).
+//   poll(): 4-byte CQEs from the CQ, using the CQ head mirror (CQDBADDi),
+//   or CQHEADi read by MMIO, and in batches (PollMode).
+// - connect_batch() / listen_batch(): several CM connections at once
+//   (driver_cm_batch.cpp). DriverConfig::doorbell_layout places the QPs'
+//   CQ / RQ doorbell words.
 // - HW-handshake mode (QPCONFi[4] = 0): a connection made with
 //   QpParams::sideband, or switched by switch_to_hw_handshake() (PG332
 //   ch.6), rings its SQ and hands back RQ elements on the sideband ports
@@ -81,6 +85,17 @@ struct DriverConfig {
   // +32 * i, the eight MR register words little-endian) before its
   // registers. None: PG332's register table only.
   std::optional<uint64_t> mr_ctx_table;
+  // Extension shadow_doorbell (X-SHADOW-DB-1, model/ernic/shadow_db.h): an
+  // RC QP's SQ producer index is written to this host-memory table (QP n's
+  // 4 bytes at +4 (n - 1)) instead of SQPIi; the NIC polls it. None: SQPIi.
+  std::optional<uint64_t> shadow_sq_db;
+  // Where an RC QP's CQ and RQ doorbell words (CQDBADDi, RQWPTRDBADDi: the
+  // NIC's 4-byte mirror writes) lie: qp_line (default) one 64-byte line of
+  // the QP's own holding both; shared_line the driver's doorbell pool, 8
+  // bytes a QP (QP n at pool + 8 (n - 1)), so eight QPs share a 64-byte
+  // line (the LX/XIB pool); spread each word on a 4 KiB page of its own.
+  enum class DoorbellLayout { qp_line, shared_line, spread };
+  DoorbellLayout doorbell_layout = DoorbellLayout::qp_line;
 };
 
 enum class VerbsState { Reset, Init, Rtr, Rts, Err };
@@ -111,6 +126,22 @@ struct Wqe {
   uint64_t remote_va = 0;
   uint32_t rkey = 0;             // RTAG (also the invalidate key for SEND_INV)
   uint32_t immdt = 0;
+};
+
+// How poll() looks at the CQ (wait_completions' `batch` and `cq_head`;
+// the defaults are the driver's usual way: every CQE the head mirror shows).
+struct PollMode {
+  // 0: take every new CQE at each look. B > 0: CQE handling in batches
+  // (seed 000's "wait for 32 CQEs, then handle them"): take none until B
+  // are there (or what the call still needs, if fewer), then exactly B
+  // without looking at the head again.
+  uint32_t batch = 0;
+  // false: the head from its mirror at CQDBADDi (host memory: no bus
+  // access). true: from CQHEADi by an MMIO read at every look (seed 000's
+  // read_reg(CQHEADi) loop): a non-posted read the driver waits for, and
+  // the looks are back to back while too few CQEs are there.
+  bool mmio = false;
+  bool plain() const { return batch == 0 && !mmio; }
 };
 
 struct Cqe {
@@ -153,6 +184,7 @@ struct Connection {
   uint32_t qpn = 0, remote_qpn = 0;
   uint32_t local_psn = 0, remote_psn = 0;
   uint32_t local_comm_id = 0, remote_comm_id = 0;
+  uint64_t rep_sent_ps = 0;      // passive side: when the last ConnectReply left (its RTU timer)
   roce::MacAddr remote_mac;
   roce::Ipv4Addr remote_ip;
   bool ipv6 = false;             // QPCONFi[7]: the QP runs over IPv6 (remote_ip6)
@@ -233,10 +265,25 @@ class Driver {
 
   // Passive side: the next ConnectRequest is answered with these parameters.
   Connection& listen(const QpParams& p);
+  // Passive side, once the ConnectReply is out: waits for the ReadyToUse
+  // (c reaches RTS), resending the ConnectReply when none came within
+  // cm_timeout_us of the last one (IBTA vol. 1 12.9: the passive side's REP
+  // timer), 3 ConnectReplies in all. False if c is still not in RTS.
+  bool await_rtu(Connection& c);
   // Active side: blocks until ReadyToUse has been sent (or throws). An
   // IPv6 server address runs CM over IPv6 (GIDs and the rdma_cm header
   // carry the IPv6 addresses) and makes an IPv6 QP.
   Connection& connect(roce::IpAddr server, const QpParams& p, uint16_t service_port = 18515);
+  // Batched set-up (driver_cm_batch.cpp; seed 001's "several REQs at
+  // once"). Passive side: the next n ConnectRequests are answered with p,
+  // one listening connection each, in arrival order. Active side: n QPs
+  // prepared, their n ConnectRequests posted on QP1 back to back (a
+  // doorbell each), then every ConnectReply awaited (3 tries for those
+  // still unanswered), each QP programmed and its ReadyToUse sent; returns
+  // once all are out (or throws CmError). n is at most 15 (QP1's queues).
+  std::vector<Connection*> listen_batch(const QpParams& p, uint32_t n);
+  std::vector<Connection*> connect_batch(roce::IpAddr server, const QpParams& p, uint32_t n,
+                                         uint16_t service_port = 18515);
 
   // Deregistration (XIB): ACCESSDESC := 0xF invalidates the entry; the index
   // is not reused by this driver.
@@ -273,6 +320,9 @@ class Driver {
   // Collects up to count CQEs, waiting until timeout_ps of simulated time
   // has passed; returns what arrived.
   std::vector<Cqe> poll(Connection& c, uint32_t count, uint64_t timeout_ps);
+  // The same with another way of looking at the CQ (PollMode; a plain mode
+  // is the call above).
+  std::vector<Cqe> poll(Connection& c, uint32_t count, uint64_t timeout_ps, const PollMode& mode);
   // Receive side: waits up to timeout_ps for `count` messages on c (see
   // RecvMsg) and returns those that arrived, oldest first. With consume,
   // their RQ elements are handed back to the NIC (RQCIi). The NIC's
@@ -306,10 +356,16 @@ class Driver {
   void ring_sq(Connection& c);        // SQPIi or i_qp_sq_pidb
   void wait_qp_idle(uint32_t qpn, const char* what);
   Connection* by_qpn(uint32_t qpn);
+  void take_cqe(Connection& c, uint32_t depth);  // the CQE at cq_ci, into c.cqes
   void service_qp1_rq();
   void handle_mad(const uint8_t* elem, size_t len);
   void on_cm_req(const roce::IpAddr& src, const roce::cm::Req& req);  // handle_mad's ConnectRequest
-  void send_rep(const Connection& c);
+  roce::cm::Req cm_req(const Connection& c, const roce::IpAddr& server, const QpParams& p, uint16_t service_port);
+  bool batch_reply(const roce::cm::Rep& rep);  // a ConnectReply for connect_batch: taken (true)
+  bool batch_reject(const roce::cm::Rej& rej);
+  bool batch_pending();  // a batch's connections still awaiting a ConnectReply or ReadyToUse
+  void send_rep(Connection& c);
+  void send_rtu(const Connection& c);
   void send_mad(const roce::IpAddr& dst, const roce::cm::Message& msg, uint16_t attr_id);
   const roce::MacAddr& neighbour(const roce::IpAddr& ip) const;  // fails without an entry
   roce::IpAddr local_addr(bool v6) const;                         // fails when v6 and no IPv6 address
@@ -362,8 +418,17 @@ class Driver {
   uint32_t errq_n_ = 0, errq_rd_ = 0;  // incoming error-status queue and how far the driver has read it
   std::map<uint32_t, uint32_t> fatal_codes_;  // QPN -> the last fatal code read from the queue
   uint64_t qp1_sq_ = 0, qp1_rq_ = 0, qp1_cq_ = 0, qp1_cq_db_ = 0, qp1_rq_db_ = 0, qp1_send_buf_ = 0;
+  uint64_t db_pool_ = 0;  // 8 bytes a QP (QP1 first): QP1's doorbells, every QP's with shared_line
   uint32_t qp1_sq_pi_ = 0, qp1_rq_ci_ = 0, qp1_psn_ = 0;
   Connection* listener_ = nullptr;
+  std::deque<Connection*> listen_queue_;  // listen_batch: the listeners after listener_
+  struct BatchEntry {
+    Connection* c;
+    bool replied;
+    uint16_t rej_reason;
+  };
+  std::vector<BatchEntry> batch_;  // connect_batch's connections awaiting their ConnectReply
+  std::vector<Connection*> batch_listeners_;  // listen_batch's connections not yet in RTS
   std::optional<uint16_t> reject_reason_;
   uint32_t rej_comm_id_ = 0;        // comm id of a connect_expect_reject in flight
   std::optional<uint16_t> rej_received_;

@@ -108,15 +108,10 @@ Connection& Driver::listen(const QpParams& p) {
   return *listener_;
 }
 
-Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t service_port) {
-  if (!initialised_) fail("connect before init");
-  const roce::MacAddr& mac = neighbour(server);
+// The ConnectRequest for c (prepared, its comm id drawn) to server.
+roce::cm::Req Driver::cm_req(const Connection& c, const roce::IpAddr& server, const QpParams& p,
+                             uint16_t service_port) {
   const roce::IpAddr local = local_addr(server.v6);
-  Connection& c = prepare(p);
-  c.local_comm_id = rand32();
-  set_remote(c, server);
-  c.remote_mac = mac;
-
   roce::cm::Req req;
   req.local_comm_id = c.local_comm_id;
   req.service_id = 0x0000000001060000ull | service_port;  // rdma_cm, RDMA_PS_TCP
@@ -145,6 +140,18 @@ Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t ser
   roce::cm::MrInfo mi;
   if (p.mr) mi = {p.mr->va, p.mr->rkey, p.mr->length};
   req.private_data = roce::cm::make_private_data(iph, mi);
+  return req;
+}
+
+Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t service_port) {
+  if (!initialised_) fail("connect before init");
+  const roce::MacAddr& mac = neighbour(server);
+  local_addr(server.v6);  // fails when v6 and no IPv6 address, before a QP is taken
+  Connection& c = prepare(p);
+  c.local_comm_id = rand32();
+  set_remote(c, server);
+  c.remote_mac = mac;
+  const roce::cm::Req req = cm_req(c, server, p, service_port);
 
   connecting_ = &c;
   rep_ok_ = false;
@@ -167,14 +174,34 @@ Connection& Driver::connect(roce::IpAddr server, const QpParams& p, uint16_t ser
   // REP gave the remote QPN and PSN: program the QP (RESET -> INIT -> RTR -> RTS).
   program_rc_qp(c);
   set_state(c, VerbsState::Rts);
-  roce::cm::Rtu rtu;
-  rtu.local_comm_id = c.local_comm_id;
-  rtu.remote_comm_id = c.remote_comm_id;
-  send_mad(server, rtu, roce::cm::attr::RTU);
+  send_rtu(c);
   return c;
 }
 
-void Driver::send_rep(const Connection& c) {
+void Driver::send_rtu(const Connection& c) {
+  roce::cm::Rtu rtu;
+  rtu.local_comm_id = c.local_comm_id;
+  rtu.remote_comm_id = c.remote_comm_id;
+  send_mad(remote_of(c), rtu, roce::cm::attr::RTU);
+}
+
+bool Driver::await_rtu(Connection& c) {
+  const uint64_t t = uint64_t(cfg_.cm_timeout_us) * 1000000;
+  for (int reps = 1; c.state == VerbsState::Rtr;) {
+    const uint64_t due = c.rep_sent_ps + t;
+    if (now() < due) {
+      bus_.sleep_until(due, HostBus::kEstablished);
+      continue;
+    }
+    if (reps == 3) break;
+    send_rep(c);  // no ReadyToUse within the timeout: the ConnectReply again
+    ++reps;
+  }
+  return c.state == VerbsState::Rts;
+}
+
+void Driver::send_rep(Connection& c) {
+  c.rep_sent_ps = now();
   roce::cm::Rep rep;
   rep.local_comm_id = c.local_comm_id;
   rep.remote_comm_id = c.remote_comm_id;
@@ -214,6 +241,10 @@ void Driver::on_cm_req(const roce::IpAddr& src, const roce::cm::Req& req) {
   }
   Connection& c = *listener_;
   listener_ = nullptr;
+  if (!listen_queue_.empty()) {  // listen_batch: the next listening connection
+    listener_ = listen_queue_.front();
+    listen_queue_.pop_front();
+  }
   // The path MTU the client asks for (IBTA 12.7.26, IB enum 1 = 256 ..
   // 5 = 4096): both ends must use the same PMTU, so the server's QP takes
   // the smaller of the two.
@@ -255,7 +286,16 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
   if (auto* req = std::get_if<roce::cm::Req>(&mad->msg)) {
     on_cm_req(src, *req);
   } else if (auto* rep = std::get_if<roce::cm::Rep>(&mad->msg)) {
-    if (!connecting_ || rep->remote_comm_id != connecting_->local_comm_id) return;
+    if (batch_reply(*rep)) return;  // a connection of connect_batch (driver_cm_batch.cpp)
+    if (!connecting_ || rep->remote_comm_id != connecting_->local_comm_id) {
+      // A ConnectReply repeated after we answered it: our ReadyToUse was
+      // lost (IBTA 12.9: answer the repeated REP with the RTU again).
+      for (auto& k : conns_)
+        if (k->state == VerbsState::Rts && k->local_comm_id == rep->remote_comm_id &&
+            k->remote_comm_id == rep->local_comm_id)
+          send_rtu(*k);
+      return;
+    }
     Connection& c = *connecting_;
     c.remote_comm_id = rep->local_comm_id;
     c.remote_qpn = rep->local_qpn;
@@ -283,6 +323,7 @@ void Driver::handle_mad(const uint8_t* e, size_t len) {
       bus_.signal(HostBus::kDisconnect);
     }
   } else if (auto* rej = std::get_if<roce::cm::Rej>(&mad->msg)) {
+    if (batch_reject(*rej)) return;
     if (rej_comm_id_ && rej->remote_comm_id == rej_comm_id_) {
       rej_received_ = rej->reason;
       bus_.signal(HostBus::kCmReply);

@@ -64,31 +64,70 @@ void Driver::post(Connection& c, const std::vector<Wqe>& wqes, bool doorbell_eac
   if (ring || doorbell_each) c.rung = c.posted;
 }
 
+// The CQE at c.cq_ci: read from the CQ, decoded, queued for the caller.
+void Driver::take_cqe(Connection& c, uint32_t depth) {
+  Cqe q;
+  q.raw = mem_read32(c.cq_base + uint64_t(c.cq_ci) * pg332::kCqeBytes);
+  const pg332::Cqe d = pg332::decode_cqe(q.raw);
+  q.wr_id = d.wrid;
+  q.opcode = d.opcode;
+  q.error = d.error;
+  q.time_ps = now();
+  c.cqes.push_back(q);
+  c.cq_ci = (c.cq_ci + 1) % depth;
+  ++c.completed;
+  if (q.error) set_state(c, VerbsState::Err);
+}
+
 std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps) {
   const uint64_t deadline = now() + timeout_ps;
   const uint32_t depth = c.params.sq_depth;
   auto drain = [&] {
     // CQHEADi: its mirror at CQDBADDi, or the sideband count in HW-handshake mode.
     const uint32_t head = (c.sideband ? c.sb_cq_head : mem_read32(c.cq_db)) % depth;
-    while (c.cq_ci != head) {
-      Cqe q;
-      q.raw = mem_read32(c.cq_base + uint64_t(c.cq_ci) * pg332::kCqeBytes);
-      const pg332::Cqe d = pg332::decode_cqe(q.raw);
-      q.wr_id = d.wrid;
-      q.opcode = d.opcode;
-      q.error = d.error;
-      q.time_ps = now();
-      c.cqes.push_back(q);
-      c.cq_ci = (c.cq_ci + 1) % depth;
-      ++c.completed;
-      if (q.error) set_state(c, VerbsState::Err);
-    }
+    while (c.cq_ci != head) take_cqe(c, depth);
   };
   drain();
   while (c.cqes.size() < count) {
     if (now() >= deadline) break;
     bus_.sleep_until(deadline, HostBus::kMemory);
     drain();
+  }
+  std::vector<Cqe> out;
+  while (!c.cqes.empty() && out.size() < count) {
+    out.push_back(c.cqes.front());
+    c.cqes.pop_front();
+  }
+  return out;
+}
+
+// CQE handling in batches and/or CQHEADi read by MMIO (PollMode). The CQEs
+// are taken and decoded as above; only when the head is looked at, and how
+// many CQEs are taken per look, differ.
+std::vector<Cqe> Driver::poll(Connection& c, uint32_t count, uint64_t timeout_ps, const PollMode& m) {
+  if (m.plain()) return poll(c, count, timeout_ps);
+  const uint64_t deadline = now() + timeout_ps;
+  const uint32_t depth = c.params.sq_depth;
+  auto head = [&]() -> uint32_t {
+    if (c.sideband) return c.sb_cq_head % depth;
+    if (m.mmio) return (rd(qreg(c.qpn, R::q::CQHEADi)) & 0xFFFF) % depth;
+    return mem_read32(c.cq_db) % depth;
+  };
+  auto take = [&](uint32_t n) {
+    for (uint32_t k = 0; k < n; ++k) take_cqe(c, depth);
+  };
+  while (c.cqes.size() < count) {
+    const uint32_t need = count - uint32_t(c.cqes.size());
+    const uint32_t want = m.batch ? std::min(m.batch, need) : 1;
+    const uint32_t avail = (head() + depth - c.cq_ci) % depth;
+    if (avail >= want) {
+      take(m.batch ? want : avail);
+      continue;
+    }
+    if (now() >= deadline) break;
+    // MMIO: the next read at once (each read took its round trip);
+    // mirror: until the NIC writes host memory.
+    if (!m.mmio || c.sideband) bus_.sleep_until(deadline, HostBus::kMemory);
   }
   std::vector<Cqe> out;
   while (!c.cqes.empty() && out.size() < count) {
@@ -120,6 +159,7 @@ void Driver::on_cq_doorbell(uint32_t qpn, uint32_t cq_head) {
 
 void Driver::ring_sq(Connection& c) {
   if (c.sideband) bus_.sq_pidb(c.qpn, c.sq_pi);
+  else if (cfg_.shadow_sq_db) mem_write32(*cfg_.shadow_sq_db + 4ull * (c.qpn - 1), c.sq_pi);  // X-SHADOW-DB-1
   else wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
 }
 

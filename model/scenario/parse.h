@@ -53,6 +53,9 @@ constexpr unsigned kMaxNodes = 16;
 // ("switch->A": frames the switch sends A's node on its own, and A's port).
 constexpr const char* kSwitchEnd = "switch";
 constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
+// connect's `batch`: its ConnectRequests and ConnectReplies are in QP1's
+// send queues at once, 16 entries deep in the driver (one kept free).
+constexpr uint64_t kMaxConnectBatch = 15;
 // Bounds on what a file may expand to (scenarios/README.md section 7): YAML
 // aliases are expanded each time they are used, and nested repeats multiply.
 // The largest scenario in the repository reads ~3,300 nodes and 352 steps.

@@ -32,6 +32,7 @@
 #include "model/link/switch_params.h"
 #include "model/regs/regs.h"
 #include "model/roce/types.h"
+#include "model/scenario/extensions.h"
 #include "model/scenario/source_loc.h"
 #include "model/scenario/steps.h"
 
@@ -138,6 +139,10 @@ struct NodeConfig {
   // front of a context table in host memory.
   bool mr_cache_cam = false;
   uint32_t mr_cache_entries = 16;     // 1..256
+  // `doorbell_layout`: where the driver puts each RC QP's CQ and RQ
+  // doorbell words (host::DriverConfig::DoorbellLayout): 0 qp_line
+  // (default), 1 shared_line, 2 spread.
+  uint32_t doorbell_layout = 0;
   // `rx`: the RoCE RX buffer between the CMAC and the RX packet handler
   // (A-ERNIC-26) and a cap on the handler's drain rate (0: none).
   uint32_t rx_buffer_bytes = 65536;
@@ -168,6 +173,7 @@ struct NodeConfig {
   // (test only; ErnicConfig::test_bug_ack_coalescing).
   bool test_bug_ack_coalescing = false;
   std::optional<HandshakeRandom> handshake_random;  // the node's own `handshake_random`
+  NodeExtensions ext;        // `extensions`: named extensions, not PG332 (extensions.h)
   SourceLoc loc;             // the node's key in `nodes`
 };
 

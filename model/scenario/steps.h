@@ -91,6 +91,10 @@ struct ConnectStep {
   bool cm = true;  // false: both QPs programmed out of band, no CM MADs on the wire
   uint32_t ip_version = 4;  // 4 or 6 (resolved: 4 when both nodes have `ip`, else 6)
   bool sideband = false;    // hw_handshake: both QPs in HW-handshake mode (QPCONFi[4] = 0), sideband doorbells
+  // `batch: N` (CM only): N connections <name>1..<name>N set up at once,
+  // their N ConnectRequests sent back to back (Driver::connect_batch); 0:
+  // one connection named <name>.
+  uint32_t batch = 0;
   // One end may be a node with `host: program` (out of band only: cm:
   // false; its QPN and PSN given): only the driver's end is programmed
   // here; the program learns the connection from its environment at its
@@ -135,6 +139,11 @@ struct WaitCompletionsStep {
   // `errors: allowed`: a completion no expect entry says `error` of may
   // carry ERRFLAG; by default every such completion must be error-free.
   bool errors_allowed = false;
+  // How the driver looks at the CQ (host::PollMode): `batch` CQEs handled
+  // B at a time (0: all it finds), `cq_head: mmio` reads CQHEADi by MMIO
+  // at every look instead of its mirror in host memory.
+  uint32_t batch = 0;
+  bool cq_head_mmio = false;
 };
 
 struct MemRef {

@@ -119,13 +119,21 @@ void Parser::step_fill(const Field& f, const SourceLoc& loc) {
 
 void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   MapReader r(f, {"name", "client", "server", "client_mr", "server_mr", "pmtu", "sq_depth", "rq_depth",
-                  "rq_element_bytes", "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version", "hw_handshake"});
+                  "rq_element_bytes", "start_psn", "client_psn", "server_psn", "client_qp", "server_qp", "cm", "ip_version", "hw_handshake",
+                  "batch"});
   ConnectStep s;
   s.loc = loc;
   const Field nf = r.req("name");
   s.name = read_name(nf, "connection");
-  if (auto it = conns_.find(s.name); it != conns_.end())
-    nf.fail(fmt::format("connection '{}' already exists (at line {})", s.name, it->second.line));
+  const auto batch_f = r.take("batch");
+  if (batch_f) s.batch = uint32_t(read_uint(*batch_f, 1, kMaxConnectBatch));
+  // The names this step makes: <name>, or <name>1..<name>N with batch.
+  std::vector<std::string> names;
+  if (!s.batch) names.push_back(s.name);
+  for (uint32_t i = 1; i <= s.batch; ++i) names.push_back(s.name + std::to_string(i));
+  for (const auto& n : names)
+    if (auto it = conns_.find(n); it != conns_.end())
+      nf.fail(fmt::format("connection '{}' already exists (at line {})", n, it->second.line));
   // An end whose host is a program is not initialised by a step.
   auto end = [&](const Field& ef) {
     const std::string n = ref_node(ef, false);
@@ -162,6 +170,12 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   if (auto h = r.take("hw_handshake")) s.sideband = read_bool(*h);
   s.ip_version = read_ip_version(r, s.client, s.server);
   r.finish();
+  if (s.batch) {
+    if (!s.cm) batch_f->fail_key("batch sets connections up through CM: it needs cm: true");
+    if (!s.program_end.empty()) batch_f->fail_key("batch needs the built-in driver on both ends");
+    if (s.client_qp || s.server_qp)
+      batch_f->fail_key("batch: the drivers choose the QPNs (client_qp / server_qp name one QP)");
+  }
   if (!s.program_end.empty()) {
     const bool client = s.program_end == s.client;
     if (s.cm && !client)
@@ -174,12 +188,15 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   }
   for (const std::string* n : {&s.client, &s.server}) {
     const uint32_t num_qp = sc_.nodes[node_index_[*n]].num_qp;
-    if (++conn_count_[*n] > num_qp - 1)
-      nf.fail(fmt::format("node {} has no free QP for this connection (num_qp {} allows {} connections)",
-                          *n, num_qp, num_qp - 1));
+    conn_count_[*n] += uint32_t(names.size());
+    if (conn_count_[*n] > num_qp - 1)
+      nf.fail(fmt::format("node {} has no free QP for {} (num_qp {} allows {} connections)", *n,
+                          s.batch ? "these connections" : "this connection", num_qp, num_qp - 1));
   }
-  conns_[s.name] = ConnSym{s.client, s.server, s.client_mr, s.server_mr, loc.line, s.program_end};
-  disconnected_.erase(s.name);
+  for (const auto& n : names) {
+    conns_[n] = ConnSym{s.client, s.server, s.client_mr, s.server_mr, loc.line, s.program_end};
+    disconnected_.erase(n);
+  }
   emit(std::move(s));
 }
 
@@ -298,11 +315,14 @@ void Parser::read_waiting(MapReader& r, Step& s, const char* what, ReadItem read
 }
 
 void Parser::step_wait_completions(const Field& f, const SourceLoc& loc) {
-  MapReader r(f, {"conn", "node", "count", "timeout_us", "expect", "errors"});
+  MapReader r(f, {"conn", "node", "count", "timeout_us", "expect", "errors", "batch", "cq_head"});
   WaitCompletionsStep s;
   s.loc = loc;
   static const EnumTable<bool> kErrors = {{"none", false}, {"allowed", true}};
   s.errors_allowed = r.enm("errors", false, kErrors);
+  s.batch = uint32_t(r.u64("batch", 0, 1, 65535));
+  static const EnumTable<bool> kCqHead = {{"mirror", false}, {"mmio", true}};
+  s.cq_head_mmio = r.enm("cq_head", false, kCqHead);
   read_waiting(r, s, "completions", [&](const Field& item) {
     MapReader er(item, {"wr_id", "opcode", "error"});
     CompletionExpect e;

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "model/scenario/parse.h"
+#include "model/scenario/parse_extensions.h"
 
 namespace ernic::scenario_parse {
 
@@ -26,7 +27,7 @@ uint32_t read_pow2(MapReader& r, const std::string& key, uint32_t def, uint32_t 
   return uint32_t(v);
 }
 
-// ack, mr_cache, rx of a node.
+// ack, mr_cache, doorbell_layout, rx of a node.
 void read_node_tuning(MapReader& r, NodeConfig& n) {
   if (auto a = r.take("ack")) {
     MapReader ar(*a, {"mode", "coalesce_packets", "timeout_ns"});
@@ -56,6 +57,12 @@ void read_node_tuning(MapReader& r, NodeConfig& n) {
     if (n.mr_cache_cam && n.host_program)
       m->fail("mr_cache: cam needs the built-in driver (its MR context table lies below a program's memory); "
               "this node has host: program");
+  }
+  if (auto d = r.take("doorbell_layout")) {
+    static const EnumTable<uint32_t> kLayouts = {{"qp_line", 0}, {"shared_line", 1}, {"spread", 2}};
+    n.doorbell_layout = read_enum(*d, kLayouts);
+    if (n.host_program)
+      d->fail("doorbell_layout is the built-in driver's; this node has host: program (its program places them)");
   }
   if (auto x = r.take("rx")) {
     MapReader xr(*x, {"buffer_bytes", "handler_gbps", "overflow"});
@@ -366,8 +373,8 @@ void Parser::parse_nodes(const Field& f) {
 }
 
 void Parser::parse_node(const std::string& name, const Field& f) {
-  MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "rx", "test_tx_underflow",
-                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random", "host"});
+  MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "doorbell_layout", "rx", "test_tx_underflow",
+                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random", "host", "extensions"});
   NodeConfig n;
   n.name = name;
   n.loc = f.loc();
@@ -383,6 +390,7 @@ void Parser::parse_node(const std::string& name, const Field& f) {
     n.qp_setup_fsm = read_qp_setup_fsm(*q, n);
   }
   if (auto h = r.take("handshake_random")) n.handshake_random = parse_handshake_random(*h);
+  if (auto x = r.take("extensions")) read_node_extensions(*x, n);  // extensions.cpp
   r.finish();
   node_index_[name] = sc_.nodes.size();
   sc_.nodes.push_back(std::move(n));

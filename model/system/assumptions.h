@@ -13,5 +13,8 @@ struct Assumption {
 };
 
 const std::vector<Assumption>& assumptions();
+// The named extensions' assumptions (X-*, assumptions_ext.cpp): in the
+// JSON of a run only when a node uses the extension (report_ext.h).
+const std::vector<Assumption>& extension_assumptions();
 
 }  // namespace ernic

@@ -9,6 +9,7 @@
 #include "model/link/switch_counters.h"
 #include "model/roce/opcodes.h"
 #include "model/system/assumptions.h"
+#include "model/system/report_ext.h"
 
 #ifndef ERNIC_GIT_HASH
 #define ERNIC_GIT_HASH "unknown"
@@ -205,6 +206,7 @@ json node_json(Node& n) {
       {"link", link_json(n, s)}};
   j["mr_lookup"] = mr_lookup_json(n.ernic->mr_lookup());
   if (n.qp_setup) j["qp_setup_fsm"] = qp_setup_json(n);
+  add_extension_json(j, n);  // named extensions, when on (report_ext.h)
   if (n.pcie_dev) {
     const bridge::BridgeStats& b = n.pcie_dev->stats();
     j["bridge"] = {{"mmio_reads", b.mmio_reads}, {"mmio_writes", b.mmio_writes}, {"syncs", b.syncs},
@@ -350,6 +352,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   r["handshake_random"] = handshake_random_json(sys.ctx.protocol);
   json as = json::array();
   for (const auto& a : assumptions()) as.push_back({{"id", a.id}, {"text", a.text}, {"reason", a.reason}});
+  add_extension_assumptions(as, sys);  // only those of extensions in use (report_ext.h)
   r["assumptions"] = as;
   r["reproduce"] = reproduce_json(sys, argv);
   const double cyc = double(sys.core.cycle_at(t));
@@ -457,6 +460,7 @@ std::string node_text(const std::string& name, const json& n) {
                      100.0 * m["hit_rate"].get<double>(), 100.0 * m["warm_hit_rate"].get<double>(),
                      m["evictions"].get<uint64_t>(), m["invalidations"].get<uint64_t>());
   }
+  o += extension_text(name, n);  // named extensions, when on (report_ext.h)
   if (n.contains("qp_setup_fsm")) {
     const auto& q = n["qp_setup_fsm"];
     std::string codes;

@@ -61,14 +61,12 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
     conns_[s.name] = k;
     return;
   }
+  if (s.batch) return connect_batch(s, loc, cp, sp);
   k.s = &sn->driver->listen(sp);
   k.c = &cn->driver->connect(node_addr(sn->cfg, s.ip_version), cp);
-  // The server is RTS once the ReadyToUse has arrived (one CM try later at most).
-  const sc_time limit(double(sn->driver->config().cm_timeout_us) * 3, SC_US);
-  const sc_time until = sc_time_stamp() + limit;
-  while (k.s->state != host::VerbsState::Rts && sc_time_stamp() < until)
-    wait(until - sc_time_stamp(), sn->sc_host->event(host::HostBus::kEstablished));
-  if (k.s->state != host::VerbsState::Rts)
+  // The server is RTS once the ReadyToUse has arrived; it resends its
+  // ConnectReply while none comes (Driver::await_rtu).
+  if (!sn->driver->await_rtu(*k.s))
     return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s.name, s.server,
                                  k.s->qpn, host::verbs_state_name(k.s->state)));
   track();

@@ -97,7 +97,10 @@ void System::handle(const WaitCompletionsStep& s, const SourceLoc& loc, Group*) 
   Node* n = node(s.node);
   host::Connection& c = side(it->second, s.node);
   ++bounded_;  // the step times out by itself; the watchdog stays out of it
-  auto got = n->driver->poll(c, s.count, s.timeout_us * 1000000ull);
+  host::PollMode mode;
+  mode.batch = s.batch;
+  mode.mmio = s.cq_head_mmio;
+  auto got = n->driver->poll(c, s.count, s.timeout_us * 1000000ull, mode);
   --bounded_;
   const int sb_qp = s.node == it->second.client ? it->second.sb_c : it->second.sb_s;
   if (sb_qp >= 0)

@@ -73,6 +73,15 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
     ec.mr.mode = MrLookupMode::cam;
     ec.mr.entries = c.mr_cache_entries;
   }
+  if (c.ext.shadow_doorbell) {  // `extensions: shadow_doorbell` (model/ernic/shadow_db.h, X-SHADOW-DB-1..3)
+    ec.shadow_db.enabled = true;
+    ec.shadow_db.poll_ns = c.ext.shadow_doorbell->poll_ns;
+  }
+  if (c.ext.qp_ctx_cache) {  // `extensions: qp_ctx_cache` (model/ernic/qp_ctx_cache.h, X-QPC-CACHE-1..3)
+    ec.qp_ctx.enabled = true;
+    ec.qp_ctx.entries = c.ext.qp_ctx_cache->entries;
+    ec.qp_ctx.context_bytes = c.ext.qp_ctx_cache->context_bytes;
+  }
   // One PCIe link a node: its six DMA masters and the host's MMIO share it.
   pcie = std::make_unique<PcieLink>(pcie_params(sc.pcie));
   ec.dma.pcie = pcie->params();
@@ -193,6 +202,8 @@ void Node::build_driver(const NodeConfig& c, const Scenario& sc, const ClockDoma
       100 + 2 * (lp.delay_ps / 1000000) + uint64_t(std::ceil(4000.0 / sc.clocks.core_mhz)), 1000000000ull));
   dc.layout = ec.layout;
   if (c.mr_cache_cam) dc.mr_ctx_table = ec.mr.table_base;
+  if (ec.shadow_db.enabled) dc.shadow_sq_db = ec.shadow_db.table_base;
+  dc.doorbell_layout = host::DriverConfig::DoorbellLayout(c.doorbell_layout);
   if (c.host_program) {  // the host is a program: the NIC is its PCIe device, no built-in driver
     bridge::DeviceConfig bc;
     bc.node = c.name;

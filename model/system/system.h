@@ -337,6 +337,8 @@ class System : public sc_core::sc_module {
   void handle(const ExpectQpStep& s, const SourceLoc& loc, Group* g);
   void handle(const ProgramStep& s, const SourceLoc& loc, Group* g);
   void connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog);
+  // connect with `batch` (steps_connect_batch.cpp).
+  void connect_batch(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& cp, const host::QpParams& sp);
  public:
   // At the end of a run: every program still attached is killed, its exit
   // and output recorded (a watchdog, the time limit or a failure ended the

@@ -26,7 +26,18 @@ COLUMNS = {
     "qp_count": "op,bytes,qps,messages,messages_per_qp,window_us,bw_gbps,msg_rate_mpps,wire_limit_gbps",
     "doorbell_batch": "op,bytes,wqes_per_doorbell,messages,doorbells,window_us,msg_rate_mpps,latency_mean_us,"
                       "latency_max_us",
+    "cqe_batch": "cq_head,outstanding,batch,messages,elapsed_us,msg_rate_mpps,cqhead_reads,cqhead_reads_per_msg,"
+                 "cqhead_writes,doorbells",
+    "doorbell_line": "layout,op,qps,messages,window_us,msg_rate_mpps,doorbell_writes,doorbell_lines,pcie_up_tlps,"
+                     "pcie_up_payload_bytes",
+    "cm_setup": "method,batch,connections,total_us,connections_per_s,latency_mean_us,latency_max_us,cm_mads,"
+                "mmio_reads,mmio_writes,fsm_command_us,fsm_adopt_us",
 }
+
+# The model extensions' experiments (shadow_doorbell, qp_ctx_cache): check_experiment_ext.py.
+import check_experiment_ext  # noqa: E402
+
+COLUMNS.update(check_experiment_ext.COLUMNS)
 
 failures = []
 
@@ -130,12 +141,86 @@ def check_csv(name, path):
                   f"qp_count: BW from the window {r}")
             check(near(f(r["wire_limit_gbps"]), wire(r["op"], int(r["bytes"])), 0.001), f"qp_count: wire {r}")
             check(f(r["bw_gbps"]) <= f(r["wire_limit_gbps"]), f"qp_count: faster than the wire {r}")
+    elif name in ("cqe_batch", "doorbell_line", "cm_setup"):
+        check_host_csv(name, data)
+    elif name in check_experiment_ext.COLUMNS:
+        check_experiment_ext.check_ext_csv(name, data, check)
     elif name == "doorbell_batch":
         for r in data:
             n, b = int(r["messages"]), int(r["wqes_per_doorbell"])
             check(int(r["doorbells"]) * b == n, f"doorbell_batch: doorbells {r}")
             check(f(r["latency_mean_us"]) <= f(r["latency_max_us"]), f"doorbell_batch: mean <= max {r}")
             check(near(f(r["msg_rate_mpps"]), n / f(r["window_us"]), 0.002), f"doorbell_batch: rate {r}")
+
+
+def check_host_csv(name, data):
+    """cqe_batch, doorbell_line, cm_setup (experiment_sweeps_host.cpp, experiment_sweeps_cm.cpp)."""
+    f = float
+    if name == "cqe_batch":
+        for r in data:
+            n, b = int(r["messages"]), int(r["batch"])
+            # One SQPIi doorbell for the initial window, one per re-posted batch.
+            check(int(r["doorbells"]) == 1 + n // b, f"cqe_batch: doorbells 1 + n/B {r}")
+            # CQHEADi is read-only in PG332: software never writes it.
+            check(int(r["cqhead_writes"]) == 0, f"cqe_batch: a CQHEADi write {r}")
+            check(near(f(r["msg_rate_mpps"]), (n - b) / f(r["elapsed_us"]), 0.002), f"cqe_batch: rate {r}")
+            if r["cq_head"] == "mirror":
+                check(int(r["cqhead_reads"]) == 0, f"cqe_batch: the mirror needs no MMIO read {r}")
+            else:
+                # At least one look per batch taken; one per CQE with B = 1.
+                check(int(r["cqhead_reads"]) >= n // b, f"cqe_batch: a CQHEADi read per batch at least {r}")
+                if b == 1:
+                    check(int(r["cqhead_reads"]) >= n, f"cqe_batch: B = 1 reads CQHEADi per CQE {r}")
+                    # Each message waits for an MMIO read: 250 ns each way (A-PCIE-3) at least.
+                    check(f(r["msg_rate_mpps"]) <= 1 / 0.5, f"cqe_batch: faster than an MMIO round trip {r}")
+
+        def rate(head, b):
+            v = [f(r["msg_rate_mpps"]) for r in data if r["cq_head"] == head and int(r["batch"]) == b]
+            return v[0] if v else None
+        m1, m8, r1, r8 = rate("mmio", 1), rate("mmio", 8), rate("mirror", 1), rate("mirror", 8)
+        if m1 and m8:
+            check(m8 / m1 >= 1.4, f"cqe_batch: batching 8 CQEs read by MMIO gains >= 40 % ({m8 / m1:.3f})")
+        if r1 and r8:
+            check(abs(r8 / r1 - 1) < 0.02, f"cqe_batch: with the mirror batching changes < 2 % ({r8 / r1:.3f})")
+    elif name == "doorbell_line":
+        groups = {}
+        for r in data:
+            n, q = int(r["messages"]), int(r["qps"])
+            per_msg = 2 if r["op"] == "send" else 1  # SEND: A's CQ doorbell and B's RQ doorbell; WRITE: the CQ one
+            check(int(r["doorbell_writes"]) == per_msg * n, f"doorbell_line: doorbell writes {r}")
+            kinds = per_msg  # words written per QP, one node each
+            want = {"qp_line": kinds * q, "spread": kinds * q,
+                    # QPs 2..q+1 at pool + 8 (QPN - 1): line (QPN - 1) // 8 on each node
+                    "shared_line": kinds * len({(qpn - 1) // 8 for qpn in range(2, q + 2)})}[r["layout"]]
+            check(int(r["doorbell_lines"]) == want, f"doorbell_line: {want} lines expected {r}")
+            check(near(f(r["msg_rate_mpps"]), n / f(r["window_us"]), 0.002), f"doorbell_line: rate {r}")
+            groups.setdefault((r["op"], q), []).append(r)
+        for k, g in groups.items():
+            for col in ("window_us", "pcie_up_tlps", "pcie_up_payload_bytes"):
+                check(len({r[col] for r in g}) == 1, f"doorbell_line: {k} {col} differs between layouts")
+    elif name == "cm_setup":
+        for r in data:
+            k, b = int(r["connections"]), int(r["batch"])
+            check(abs(f(r["connections_per_s"]) / (k / f(r["total_us"]) * 1e6) - 1) < 1e-3, f"cm_setup: rate {r}")
+            check(f(r["latency_mean_us"]) <= f(r["latency_max_us"]) <= f(r["total_us"]), f"cm_setup: latencies {r}")
+            if r["method"] == "cm":
+                # REQ, REP, RTU per connection, none repeated.
+                check(int(r["cm_mads"]) == 3 * k, f"cm_setup: 3 MADs a connection {r}")
+                # Three legs, each with at least QP1's WQE fetch (500 ns, A-PCIE-2).
+                check(f(r["latency_mean_us"]) >= 1.5, f"cm_setup: faster than three PCIe reads {r}")
+                check(f(r["fsm_command_us"]) == 0 and f(r["fsm_adopt_us"]) == 0, f"cm_setup: no offload steps {r}")
+            else:
+                check(int(r["cm_mads"]) == 0, f"cm_setup: the offload sends no MAD {r}")
+                # One at a time, a connection is its qp_setup then its qp_adopt.
+                if b == 1:
+                    check(near(f(r["latency_mean_us"]), f(r["fsm_command_us"]) + f(r["fsm_adopt_us"]), 0.002),
+                          f"cm_setup: latency = command + adoption {r}")
+        cm = {int(r["batch"]): f(r["connections_per_s"]) for r in data if r["method"] == "cm"}
+        fsm = {int(r["batch"]): f(r["connections_per_s"]) for r in data if r["method"] == "qp_setup_fsm"}
+        if 1 in cm and len(cm) > 1:
+            check(max(cm.values()) > cm[1], "cm_setup: batched REQs raise the CM rate")
+        if len(fsm) > 1:
+            check(len(set(fsm.values())) == 1, "cm_setup: the offload's commands serialise: same rate in any grouping")
 
 
 def run(sim, args):

@@ -58,7 +58,7 @@ ALLOWED = {
 
 # model/ernic's blocks, top first: a file includes only blocks after its own.
 ERNIC_ORDER = ["ernic", "qp_mgr", "rx_pkt_hndler", "wqe_proc", "resp_hndler", "retry_buf", "wqe_cache",
-               "interrupts", "qp_frame", "shared", "waveform", "config"]
+               "interrupts", "qp_frame", "shadow_db", "qp_ctx_cache", "shared", "waveform", "config", "ext_config"]
 # Files of a block named otherwise.
 ERNIC_PART_OF = {"rx_responder": "rx_pkt_hndler", "resp_retry": "resp_hndler"}
 
