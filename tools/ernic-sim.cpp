@@ -140,6 +140,42 @@ bool parse_wave_options(WaveOptions& w, const RunOptions& opt) {
   return true;
 }
 
+// Runs the kernel up to the scenario's time limit (or its sc_stop). On a
+// terminal, once a run has taken 3 s of wall time, a line shows how far
+// simulated time has got ("run: 1234.567 us of 10000 us simulated,
+// elapsed 0:05"; ERNIC_PROGRESS_AFTER=S sets the 3 s, for tests), redrawn
+// at most twice a second and erased at the end:
+// the kernel then runs in slices of a thousandth of the limit (sc_start
+// resumes where it stopped, so the run is the same). Off a terminal, one
+// sc_start and nothing printed.
+void run_with_progress(uint64_t limit_us, bool tty) {
+  using namespace std::chrono;
+  const sc_core::sc_time limit(double(limit_us), sc_core::SC_US);
+  if (!tty) return sc_core::sc_start(limit);
+  const auto t0 = steady_clock::now();
+  const char* after_env = std::getenv("ERNIC_PROGRESS_AFTER");
+  const double after = after_env ? std::atof(after_env) : 3.0;
+  const sc_core::sc_time slice = limit / 1000.0;
+  double last = 0;
+  bool drawn = false;
+  while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < limit) {
+    const sc_core::sc_time left = limit - sc_core::sc_time_stamp();
+    sc_core::sc_start(left < slice ? left : slice);
+    const double el = duration<double>(steady_clock::now() - t0).count();
+    if (el >= after && (!drawn || el - last >= 0.5)) {
+      last = el;
+      std::printf("\r\033[Krun: %.3f us of %llu us simulated, elapsed %ld:%02ld", sc_core::sc_time_stamp().to_seconds() * 1e6,
+                  (unsigned long long)limit_us, long(el) / 60, long(el) % 60);
+      std::fflush(stdout);
+      drawn = true;
+    }
+  }
+  if (drawn) {
+    std::printf("\r\033[K");
+    std::fflush(stdout);
+  }
+}
+
 int run(const std::string& path, const RunOptions& opt, const std::string& json_path, const std::string& log_path,
         bool quiet, const std::vector<std::string>& argv, WaveOptions& wave, const std::string& datapath = "",
         const std::vector<std::string>& raw_argv = {}) {
@@ -331,7 +367,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   }
   // A run can end during elaboration's delta cycles (a step failing at time 0).
   if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
-    sc_core::sc_start(sc_core::sc_time(double(sc.limits.sim_time_us), sc_core::SC_US));
+    run_with_progress(sc.limits.sim_time_us, !quiet && isatty(STDOUT_FILENO));
   auto t1 = std::chrono::steady_clock::now();
   sys->end_programs();    // a program the run outlived: stopped, its output kept
   ctx.protocol.finish();  // the protocol monitors evaluate their last edges

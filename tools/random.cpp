@@ -1,6 +1,8 @@
 // tools/random: see random.h.
 #include "tools/random.h"
 
+#include "tools/progress.h"
+
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -1103,8 +1105,12 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
   // Results are printed in seed order; with --max-failures the list ends at
   // the failure that reached it (seeds after it that ran meanwhile are
   // dropped), so the output does not depend on timing or --jobs.
-  uint64_t failures = 0, printed = 0, printed_failures = 0;
+  uint64_t failures = 0, printed = 0, printed_failures = 0, finished = 0;
+  // A progress line on a terminal only (tools/progress.h): erased before
+  // each result line, drawn again after.
+  Progress progress("random", size_t(opt.count));
   auto print_ready = [&] {
+    if (printed < opt.count && res[printed].done) progress.clear();
     while (printed < opt.count && res[printed].done &&
            (opt.max_failures == 0 || printed_failures < opt.max_failures)) {
       const SeedResult& s = res[printed];
@@ -1122,16 +1128,19 @@ int main(const Options& opt_in, const std::string& self, const std::string& argv
       std::fflush(stdout);
       ++printed;
     }
+    progress.update(size_t(finished));
   };
   run_all(
       self, opt.count, prepare, opt.jobs, opt.plant_bug, opt.child_timeout_s,
       [&] { return !write_failed && (opt.max_failures == 0 || failures < opt.max_failures); },
       [&](size_t i, const Outcome& o) {
         res[i].done = true;
+        ++finished;
         res[i].out = o;
         if (!o.passed()) ++failures;
         print_ready();
       });
+  progress.clear();
   uint64_t ran = 0, passed = 0, ops = 0, faults = 0;
   double sim_us = 0;
   std::vector<uint64_t> failed;

@@ -340,3 +340,39 @@ TEST(SystemCli, ALivelockStopsTheRunAndSaysSo) {
 }
 
 }  // namespace
+
+namespace {
+
+// `run` on a terminal shows how far simulated time has got once a run is
+// slow (issue 19; ERNIC_PROGRESS_AFTER=0 instead of 3 s of wall time), and
+// the run is the same as off a terminal: same pcap, same JSON but `wall`
+// and the command line. `script` gives the child a terminal.
+TEST(SystemCli, RunShowsSimulatedTimeOnATerminal) {
+  const fs::path dir = test_dir();
+  const std::string sim = roce_test::shell_quote(kSim), scn = roce_test::shell_quote(kDefaultScenario);
+  std::string cmd = "cd " + roce_test::shell_quote(dir.string()) + " && ERNIC_PROGRESS_AFTER=0 script -qec " +
+                    roce_test::shell_quote(sim + " run " + scn + " --pcap tty.pcap --json tty.json") +
+                    " /dev/null >tty.out 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(dir / "tty.out");
+  SimResult r = run_sim(dir, {"run", kDefaultScenario, "--pcap", "plain.pcap", "--json", "plain.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("run: "), std::string::npos) << "no progress line off a terminal";
+  const std::string tty = read_text(dir / "tty.out");
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir / "plain.json"));
+  std::smatch m;
+  const std::string scn_text = read_text(kDefaultScenario);
+  ASSERT_TRUE(std::regex_search(scn_text, m, std::regex("sim_time_us: ([0-9]+)"))) << "the scenario's time limit";
+  const std::string limit_us = m[1];
+  EXPECT_TRUE(std::regex_search(tty, std::regex("\\r\\x1b\\[Krun: [0-9]+\\.[0-9]{3} us of " +
+                                                limit_us + " us simulated, elapsed 0:0[0-9]")))
+      << tty;
+  EXPECT_EQ(read_text(dir / "tty.pcap"), read_text(dir / "plain.pcap"));
+  nlohmann::json a = nlohmann::json::parse(read_text(dir / "tty.json")), b = j;
+  for (auto* x : {&a, &b}) {
+    x->erase("wall");
+    x->erase("reproduce");
+  }
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
