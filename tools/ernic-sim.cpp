@@ -247,21 +247,27 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
                  l.str().c_str());
     return 2;
   }
+  // A --vcd that is not a plain file (a device, a pipe): no GTKWave save
+  // file beside it, and its temporaries in the temporary directory.
+  const bool vcd_gtkw = opt.vcd.empty() || output_has_side_files(opt.vcd);
+  const std::string vcd_side =
+      vcd_gtkw ? opt.vcd
+               : (std::filesystem::temp_directory_path() / fmt::format("ernic-sim-{}.vcd", ::getpid())).string();
   // Output paths: distinct, and creatable, before any simulation.
   bool vcd_existed = false;  // --vcd named a file that was there before the run: never removed
   {
     std::vector<std::pair<std::string, std::string>> outs;  // path, option
     if (!opt.pcap.empty()) {
       outs.push_back({opt.pcap, "--pcap"});
-      if (pcap_has_taps(opt.pcap))
+      if (output_has_side_files(opt.pcap))
         for (const auto& n : sc.nodes)
           for (const char* t : {"tx", "rx"}) outs.push_back({pcap_tap_path(opt.pcap, n.name, t), "--pcap (tap)"});
     }
     if (!opt.vcd.empty()) {
       outs.push_back({opt.vcd, "--vcd"});
-      outs.push_back({opt.vcd + ".gtkw", "--vcd (GTKWave save file)"});
-      outs.push_back({opt.vcd + ".model.tmp", "--vcd (temporary)"});
-      outs.push_back({opt.vcd + ".rtl.tmp", "--vcd (temporary)"});
+      if (vcd_gtkw) outs.push_back({opt.vcd + ".gtkw", "--vcd (GTKWave save file)"});
+      outs.push_back({vcd_side + ".model.tmp", "--vcd (temporary)"});
+      outs.push_back({vcd_side + ".rtl.tmp", "--vcd (temporary)"});
     }
     if (!json_path.empty()) outs.push_back({json_path, "--json"});
     if (!log_path.empty()) outs.push_back({log_path, "--log"});
@@ -304,11 +310,11 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   std::vector<uint64_t> wave_hits;
   uint64_t vcd_bytes = 0, vcd_full_bytes = 0;
   size_t vcd_windows = 0;
-  const std::string rtl_vcd = opt.vcd.empty() ? "" : opt.vcd + ".rtl.tmp";
+  const std::string rtl_vcd = opt.vcd.empty() ? "" : vcd_side + ".rtl.tmp";
   if (!opt.vcd.empty()) {
     Verilated::traceEverOn(true);
     try {
-      vcd = std::make_unique<trace::VcdWriter>(opt.vcd + ".model.tmp");
+      vcd = std::make_unique<trace::VcdWriter>(vcd_side + ".model.tmp");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ernic-sim: --vcd %s: %s\n", opt.vcd.c_str(), e.what());
       return 2;
@@ -415,7 +421,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
         trace::CountingSink cs;
         vcd_full_bytes = vcd->write_merged(cs, rtl_vcd, end_ps, nullptr);
       }
-      trace::write_gtkw(opt.vcd + ".gtkw", vcd->merged_vars(rtl_vcd), gi);
+      if (vcd_gtkw) trace::write_gtkw(opt.vcd + ".gtkw", vcd->merged_vars(rtl_vcd), gi);
       vcd->remove_body();
       std::remove(rtl_vcd.c_str());
       vcd_windows = windows.size();
@@ -429,7 +435,8 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
   wall.seconds = std::chrono::duration<double>(t1 - t0).count();
   nlohmann::json rep = make_report(*sys, argv, wall, path);
   if (!opt.vcd.empty()) {
-    nlohmann::json w = {{"vcd", opt.vcd}, {"gtkw", opt.vcd + ".gtkw"}, {"bytes", vcd_bytes}};
+    nlohmann::json w = {{"vcd", opt.vcd}, {"bytes", vcd_bytes}};
+    if (vcd_gtkw) w["gtkw"] = opt.vcd + ".gtkw";
     if (wave.measure_full) w["full_dump_bytes"] = vcd_full_bytes;
     if (!wave.trigger.empty()) {
       nlohmann::json hits = nlohmann::json::array();
@@ -451,7 +458,8 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
                              vcd_windows == 1 ? "" : "s", wave.pre, wave.post);
   }
   if (!quiet && !opt.vcd.empty()) {
-    std::cout << fmt::format("vcd: {}: {} bytes written (GTKWave save file {}.gtkw)", opt.vcd, vcd_bytes, opt.vcd);
+    std::cout << fmt::format("vcd: {}: {} bytes written", opt.vcd, vcd_bytes);
+    if (vcd_gtkw) std::cout << fmt::format(" (GTKWave save file {}.gtkw)", opt.vcd);
     if (wave.measure_full)
       std::cout << fmt::format("; the full dump is {} bytes (measured with a counting sink, not written){}",
                                vcd_full_bytes,

@@ -240,11 +240,16 @@ CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
   rep->add_option("file", file, "capture (pcap or pcapng)")->required();
   rep->add_flag("--responder-side", "ERNIC takes the responder's place (the only side replayed today)");
   rep->add_option("--requester-ip", o.requester_ip, "the capture's requester (default: the first RC request's source)");
-  rep->add_option("--qpn", o.qpn, "the capture's responder QPN the requests address (default: the first request's)");
-  rep->add_option("--requester-qpn", o.requester_qpn, "the capture's requester QPN (default: from the CM exchange, else the answers)");
-  rep->add_option("--first-psn", o.first_psn, "the responder's expected PSN at the start (default: CM, else the first request's)");
+  rep->add_option("--qpn", o.qpn, "the capture's responder QPN the requests address (default: the first request's)")
+      ->check(CLI::Range(0u, 0xFFFFFFu));
+  rep->add_option("--requester-qpn", o.requester_qpn, "the capture's requester QPN (default: from the CM exchange, else the answers)")
+      ->check(CLI::Range(0u, 0xFFFFFFu));
+  rep->add_option("--first-psn", o.first_psn, "the responder's expected PSN at the start (default: CM, else the first request's)")
+      ->check(CLI::Range(0u, 0xFFFFFFu));
   rep->add_option("--node-qpn", o.node_qpn, "ERNIC's QP standing for the responder's")->capture_default_str();
-  rep->add_option("--psn-delta", o.psn_delta, "simulated PSN = captured PSN + this (mod 2^24)")->capture_default_str();
+  rep->add_option("--psn-delta", o.psn_delta, "simulated PSN = captured PSN + this (mod 2^24)")
+      ->check(CLI::Range(0u, 0xFFFFFFu))
+      ->capture_default_str();
   rep->add_option("--va-base", o.va_base, "simulated VA of the capture's lowest VA (default: the same VAs)");
   rep->add_option("--node-ip", o.node_ip, "ERNIC node's IPv4 address")->capture_default_str();
   rep->add_option("--node-mac", o.node_mac, "ERNIC node's MAC")->capture_default_str();
@@ -254,7 +259,8 @@ CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
   rep->add_flag("--fast", o.fast, "inject back to back at line rate (default: paced by the capture's timestamps)");
   rep->add_option("--settle-us", o.settle_us, "simulated time after the last request")->capture_default_str();
   rep->add_flag("--report-only", o.report_only, "exit 0 whatever the differences");
-  rep->add_option("--expect", o.expect_file, "explained differences, one a line as listed ('#' comments)");
+  rep->add_option("--expect", o.expect_file, "explained differences, one a line as listed ('#' comments)")
+      ->check(CLI::ExistingFile);
   return rep;
 }
 
@@ -280,6 +286,10 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
   std::printf("map: requester -> %s %s, responder -> ERNIC %s %s QP 0x%06x, PSN +%u, PMTU %u\n", o.peer_ip.c_str(),
               o.peer_mac.c_str(), o.node_ip.c_str(), o.node_mac.c_str(), o.node_qpn, o.psn_delta, p.sim.pmtu);
   const SimResult r = run_sim(p.sim);
+  if (!r.setup_errors.empty()) {
+    for (const auto& e : r.setup_errors) std::fprintf(stderr, "ernic-sim pcap replay: cannot replay: %s\n", e.c_str());
+    return 2;
+  }
   size_t preload = 0;
   for (size_t i = 0; i < p.mrs.size(); ++i) {
     for (const auto& [va, b] : p.sim.mrs[i].preload) preload += b.size();

@@ -75,6 +75,11 @@ struct SimAnswer {
 struct SimResult {
   std::vector<SimAnswer> answers;  // the node's RoCE frames, in order
   std::vector<std::string> errors;  // model errors, driver errors
+  // The node could not be set up or the requests not all injected (a bad
+  // mapping, memory too small, a capture longer than the run): no
+  // comparison is possible; `pcap replay` exits 2 naming them.
+  std::vector<std::string> setup_errors;
+  bool injected = false;  // every request went in
   std::vector<uint32_t> rkeys;
 };
 SimResult run_sim(const SimSetup& s);

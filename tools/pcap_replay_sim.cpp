@@ -34,8 +34,9 @@ class Bench : public sc_module {
     try {
       setup();
       inject();
+      r_.injected = true;
     } catch (const std::exception& e) {
-      r_.errors.push_back(std::string("bench: ") + e.what());
+      r_.setup_errors.push_back(e.what());
     }
     wait(sc_time(double(s_.opt.settle_us) * 1e6, SC_PS));
     sc_stop();
@@ -102,7 +103,7 @@ SimResult run_sim(const SimSetup& s) {
   try {
     sc = ernic::parse_scenario(yaml, "pcap replay node");
   } catch (const std::exception& e) {
-    r.errors.push_back(std::string("node: ") + e.what());
+    r.setup_errors.push_back(std::string("the node: ") + e.what());
     return r;
   }
   sc_report_handler::set_actions("/OSCI/SystemC", SC_INFO, SC_DO_NOTHING);  // "stopped by user"
@@ -120,6 +121,9 @@ SimResult run_sim(const SimSetup& s) {
   Bench bench("replay", s, *node, r);
   sc_start(SC_ZERO_TIME);
   if (sc_get_status() != SC_STOPPED) sc_start(sc_time(10.0, SC_SEC));
+  if (!r.injected && r.setup_errors.empty())
+    r.setup_errors.push_back("the capture's requests span more than the run's 10 s of simulated time: not all were "
+                             "injected (--fast injects them back to back)");
   for (const auto& e : ctx.errors) r.errors.push_back(fmt::format("model error at {} ps: {}: {}", e.time_ps, e.where, e.what));
   return r;
 }

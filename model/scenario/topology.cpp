@@ -174,7 +174,15 @@ void Parser::parse_limits(const Field& f) {
   sc_.limits.sim_time_us = r.u64("sim_time_us", sc_.limits.sim_time_us, 1, kMaxTimeUs);
   sc_.limits.watchdog_us = r.u64("watchdog_us", sc_.limits.watchdog_us, 1, kMaxTimeUs);
   sc_.limits.after_error_us = r.u64("after_error_us", sc_.limits.after_error_us, 0, kMaxTimeUs);
-  sc_.limits.livelock_retries = uint32_t(r.u64("livelock_retries", sc_.limits.livelock_retries, 0, 1000000));
+  // 0 (off) or more retries than any retry count allows (TIMEOUTCONFi[10:8]
+  // is at most 7): fewer would call a recovering go-back-N a livelock.
+  if (auto lf = r.take("livelock_retries")) {
+    const uint64_t v = read_uint(*lf, 0, 1000000);
+    if (v >= 1 && v <= 7)
+      lf->fail(fmt::format("{} is not a livelock: give 0 (not watched) or at least 8 (a QP's retry count, "
+                           "TIMEOUTCONFi[10:8], allows up to 7 retries)", v));
+    sc_.limits.livelock_retries = uint32_t(v);
+  }
   r.finish();
 }
 

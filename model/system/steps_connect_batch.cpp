@@ -17,11 +17,9 @@ void System::connect_batch(const ConnectStep& s, const SourceLoc& loc, const hos
   const roce::IpAddr server = s.ip_version == 6 && sn->cfg.ip6 ? roce::IpAddr(*sn->cfg.ip6) : roce::IpAddr(sn->cfg.ip);
   const std::vector<host::Connection*> servers = sn->driver->listen_batch(sp, s.batch);
   const std::vector<host::Connection*> clients = cn->driver->connect_batch(server, cp, s.batch);
-  // Each server QP is RTS once its ReadyToUse has arrived (one CM try later at most).
-  const sc_time until = sc_time_stamp() + sc_time(double(sn->driver->config().cm_timeout_us) * 3, SC_US);
-  for (host::Connection* k : servers)
-    while (k->state != host::VerbsState::Rts && sc_time_stamp() < until)
-      wait(until - sc_time_stamp(), sn->sc_host->event(host::HostBus::kEstablished));
+  // Each server QP is RTS once its ReadyToUse has arrived; each resends
+  // its ConnectReply while none comes (Driver::await_rtu, as a single connect).
+  for (host::Connection* k : servers) sn->driver->await_rtu(*k);
   for (uint32_t i = 0; i < s.batch; ++i) {
     host::Connection* c = clients[i];
     // The server end that answered this client's ConnectRequest.

@@ -36,10 +36,10 @@ std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node,
   return fmt::format("{}.{}-{}.pcap", pcap_stem(wire_pcap), node, dir);
 }
 
-bool pcap_has_taps(const std::string& wire_pcap) {
+bool output_has_side_files(const std::string& path) {
   struct stat st {};
-  if (::stat(wire_pcap.c_str(), &st) != 0) return true;
-  return !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return true;
+  return S_ISREG(st.st_mode);
 }
 
 PcieParams pcie_params(const PcieConfig& c) {
@@ -483,7 +483,7 @@ void System::watch_link() {
 void System::open_taps(const std::string& pcap) {
   tap_wire = std::make_unique<PcapWriter>(pcap);
   uint32_t rank = 0;  // the scenario's node order ranks a same-instant's frames in the merged capture
-  const bool taps = pcap_has_taps(pcap);
+  const bool taps = output_has_side_files(pcap);
   for (auto& n : nodes) {
     n->cmac->tap_wire_source = rank++;
     if (taps) {

@@ -60,9 +60,11 @@ namespace ernic {
 
 // The pcap tap files beside the wire pcap: "out.pcap" -> "out.A-tx.pcap".
 std::string pcap_tap_path(const std::string& wire_pcap, const std::string& node, const char* dir /*"tx"|"rx"*/);
-// Whether taps go beside this wire pcap: not when it is a character or
-// block device (`--pcap /dev/null` or /dev/full would create files in /dev).
-bool pcap_has_taps(const std::string& wire_pcap);
+// Whether files go beside this output path (a wire pcap's taps, a VCD's
+// GTKWave save file and temporaries): only when it is a regular file or
+// does not exist yet; not beside a device, a pipe or a socket (`--pcap
+// /dev/null`, `--vcd /dev/stdout` would create files in /dev).
+bool output_has_side_files(const std::string& path);
 
 struct RunOptions {
   std::string pcap;   // wire view (both directions); taps beside it: <stem>.<node>-tx.pcap / -rx.pcap
