@@ -222,10 +222,12 @@ void QpMgr::resend(qp::QpContext& qp) {
         qp.retry.resend_psn = roce::psn_add(o.last_psn, 1);
       continue;
     }
+    qp.retry.resending = true;
     if (o.is_read)
       wqe_proc_.reissue_read(qp, o.first_psn);
     else
       wqe_proc_.resend_packets(qp, o, from);
+    qp.retry.resending = false;
     if (qp.retry.gen == gen) qp.retry.resend_psn = roce::psn_add(o.last_psn, 1);
   }
   s_.Q(n, R::q::SQPSNi) = saved_psn;

@@ -50,8 +50,16 @@ void RespHndler::arm_timer(qp::QpContext& qp) {
 void RespHndler::start_retry(qp::QpContext& qp, uint32_t psn, const std::string& why) {
   const uint32_t n = qp.qpn;
   if (s_.fatal(n)) return;
-  // Already going back to this point or before it: nothing new.
-  if (qp.rs.retransmit_pending() && roce::psn_ge(psn, qp.retry.resend_psn)) return;
+  // Already going back to this point or before it: nothing new. While a
+  // WQE is being sent again, the go-back will still send only what is
+  // past its last packet sent (SQPSNi): a NAK for a PSN it already sent
+  // again (lost again; the responder NAKs a gap once) is a new go-back.
+  if (qp.rs.retransmit_pending()) {
+    uint32_t will_send = qp.retry.resend_psn;
+    const uint32_t next = s_.Q(n, R::q::SQPSNi) & roce::kPsnMask;
+    if (qp.retry.resending && roce::psn_gt(next, will_send)) will_send = next;
+    if (roce::psn_ge(psn, will_send)) return;
+  }
   ++qp.retry.retry_cnt;
   ++s_.stats.retries;
   const uint32_t max = FLD::TIMEOUTCONFi_RETRY_CNT.get(s_.Q(n, R::q::TIMEOUTCONFi));

@@ -84,6 +84,7 @@ struct ResponderCtx {
 // Retransmission: go-back-N, the local ACK timer, RNR waits.
 struct RetryCtx {
   uint32_t resend_psn = 0;       // a go-back resends from here (RequesterState::retransmit_pending)
+  bool resending = false;        // QpMgr::resend is sending a WQE again (SQPSNi: its next PSN)
   uint32_t gen = 0;              // bumped by every rollback
   bool ack_high_valid = false;   // the highest PSN an ACK or NAK has acknowledged (retire_acked)
   uint32_t ack_high = 0;
