@@ -103,13 +103,6 @@ void run_all(const std::string& self, const std::vector<std::pair<fs::path, RunS
   progress.clear();
 }
 
-// Issue 19's experiments that need the model extended first.
-const std::vector<std::pair<std::string, std::string>> kNotBuilt = {
-    {"doorbell_batch latency side (seed 003)",
-     "the scenario language cannot hold WQEs back: a `post` step always rings at its end, so software that waits to "
-     "fill a batch (the submission latency) cannot be expressed; a `post` option `ring: false` would do."},
-};
-
 std::string default_self() {
   std::error_code ec;
   const std::string s = fs::read_symlink("/proc/self/exe", ec).string();
@@ -297,11 +290,6 @@ int main(int argc, char** argv) {
     std::printf("experiment: %s: %zu run(s), %s, %s\n", e->name().c_str(), n, csv_path.string().c_str(),
                 png.string().c_str());
   }
-  doc.h(2, "Not yet built", "not-built");
-  doc.p("Issue 19's other experiments need the model, the driver model or the scenario language extended first:");
-  std::vector<std::string> nb;
-  for (const auto& [n, w] : kNotBuilt) nb.push_back(n + ": " + w);
-  doc.bullets(nb);
   const std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ernic-sim experiments</title>\n"
                            "<style>body{font-family:sans-serif;max-width:60em;margin:auto;padding:1em}"
                            "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;text-align:right}"

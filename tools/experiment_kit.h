@@ -242,6 +242,8 @@ inline std::string nodes_yaml(uint32_t num_qp, uint32_t mib, const std::string& 
 std::vector<std::unique_ptr<Experiment>> registry();
 // The MR cache, QP count and doorbell sweeps (experiment_sweeps_queues.cpp).
 void add_queue_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
+// Doorbell batching's latency side (experiment_sweeps_submit.cpp).
+void add_submit_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
 // CQE batches and doorbell lines (experiment_sweeps_host.cpp).
 void add_host_sweeps(std::vector<std::unique_ptr<Experiment>>& v);
 // Connection set-up (experiment_sweeps_cm.cpp).

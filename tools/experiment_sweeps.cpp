@@ -306,6 +306,7 @@ std::vector<std::unique_ptr<Experiment>> registry() {
   v.push_back(std::make_unique<Bandwidth>());
   v.push_back(std::make_unique<PcieMps>());
   add_queue_sweeps(v);  // experiment_sweeps_queues.cpp
+  add_submit_sweeps(v); // experiment_sweeps_submit.cpp
   add_host_sweeps(v);   // experiment_sweeps_host.cpp
   add_cm_sweeps(v);     // experiment_sweeps_cm.cpp
   add_shadow_sweeps(v); // experiment_sweeps_shadow.cpp

@@ -378,8 +378,8 @@ struct DoorbellBatch : Experiment {
                              pct(most->mpps / one->mpps));
     }
     d.kv("Verdict", "refuted in the model (no x3, no measurable gain): " + verdict +
-                        "The latency side of seed 003's trade-off (software waiting to fill a batch) is not built: "
-                        "a `post` step always rings at its end, so WQEs arriving over time cannot be held back.");
+                        "The latency side of seed 003's trade-off (software waiting to fill a batch) is "
+                        "`doorbell_latency`.");
     d.kv("Mechanism",
          "a doorbell is one posted 4-byte MMIO write TLP on the host->device direction of PCIe (28 bytes with "
          "overhead, 250 ns of latency that the CPU does not wait for, A-PCIE-3) and 2 core cycles for the QP manager "

@@ -214,6 +214,35 @@ def doorbell_batch(data, png):
     save(fig, png)
 
 
+def doorbell_latency(data, png):
+    fig, ax = plt.subplots(1, 1, figsize=(7, 4.6))
+    for i, op in enumerate(("write", "read")):
+        pts = sorted([r for r in data if r["op"] == op], key=lambda r: int(r["wqes_per_doorbell"]))
+        if not pts:
+            continue
+        x = [int(r["wqes_per_doorbell"]) for r in pts]
+        ax.plot(x, [num(r, "submit_latency_mean_us") for r in pts], marker="o", color=f"C{i}",
+                label=f"model: {op.upper()} 64 B, post to CQE (mean)")
+        ax.plot(x, [num(r, "submit_latency_max_us") for r in pts], marker="x", linestyle="--", color=f"C{i}",
+                label=f"{op.upper()}: max")
+        ax.plot(x, [num(r, "doorbell_latency_mean_us") for r in pts], marker="s", linestyle="-.", color=f"C{i}",
+                alpha=0.6, label=f"{op.upper()}: doorbell to CQE (mean)")
+        # The batch wait alone: (B - 1) / 2 arrival intervals, on top of B = 1's latency.
+        base, ia = num(pts[0], "submit_latency_mean_us"), num(pts[0], "interarrival_us")
+        ax.plot(x, [base + (b - 1) / 2 * ia for b in x], color=f"C{i}", alpha=0.7,
+                label=f"{op.upper()}: B = 1 + (B - 1)/2 intervals", **LIMIT)
+    ax.plot([], [], label="seed 003: submission latency rises with the batch", **CLAIM)
+    ax.set_xscale("log", base=2)
+    int_ticks(ax, [int(r["wqes_per_doorbell"]) for r in data])
+    ax.set_xlabel("WQEs per doorbell (one WQE arrives every microsecond)")
+    ax.set_ylabel("latency (us)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("Submission latency vs doorbell batch (one QP)")
+    save(fig, png)
+
+
 def int_ticks(ax, xs):
     """Plain numbers on a log-2 axis (1, 2, 4 ... rather than powers)."""
     xs = sorted(set(xs))
@@ -338,7 +367,8 @@ def cm_setup(data, png):
 
 
 LAYOUTS = {"bandwidth": bandwidth, "pcie_mps": pcie_mps, "mr_cache": mr_cache, "qp_count": qp_count,
-           "doorbell_batch": doorbell_batch, "cqe_batch": cqe_batch, "doorbell_line": doorbell_line,
+           "doorbell_batch": doorbell_batch,
+           "doorbell_latency": doorbell_latency, "cqe_batch": cqe_batch, "doorbell_line": doorbell_line,
            "cm_setup": cm_setup}
 # The model extensions' experiments (shadow_doorbell, qp_ctx_cache): tools/plot_experiment_ext.py.
 from plot_experiment_ext import LAYOUTS as _EXT_LAYOUTS  # noqa: E402

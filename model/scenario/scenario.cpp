@@ -58,6 +58,7 @@ const char* to_string(Doorbell d) {
   switch (d) {
     case Doorbell::once: return "once";
     case Doorbell::each: return "each";
+    case Doorbell::none: return "none";
   }
   return "?";
 }

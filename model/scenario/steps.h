@@ -24,7 +24,9 @@ namespace ernic {
 enum class Pattern { random, zero, incrementing, constant };
 enum class Access { r, w, rw };  // MR access rights (remote read / write)
 using WqeOpcode = pg332::WqeOpcode;  // PG332 Table 2-1 (model/regs/wqe.h)
-enum class Doorbell { once, each };  // one SQ doorbell for the list, or one per WQE
+// One SQ doorbell (SQPIi write) for the list, one per WQE, or none: the WQEs
+// wait in the SQ for a later post's doorbell (doorbell batching, seed 003).
+enum class Doorbell { once, each, none };
 
 const char* to_string(Pattern p);
 const char* to_string(Access a);

@@ -22,7 +22,8 @@ const EnumTable<WqeOpcode> kOpcodes = [] {
   for (WqeOpcode o : pg332::kAllWqeOpcodes) t.emplace_back(pg332::wqe_opcode_name(o), o);
   return t;
 }();
-const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each}};
+const EnumTable<Doorbell> kDoorbells = {{"once", Doorbell::once}, {"each", Doorbell::each},
+                                        {"none", Doorbell::none}};
 
 }  // namespace
 

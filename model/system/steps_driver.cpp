@@ -81,11 +81,13 @@ void System::handle(const PostStep& s, const SourceLoc& loc, Group*) {
       sb_posts.push_back({sb_qp, w.opcode, q.wr_id, q.laddr, q.length, q.remote_va, q.rkey, "post at " + w.loc.str()});
   }
   // `repeat` posts the list again and again without building it N times;
-  // with one doorbell, it is rung after the last (and whenever the SQ is full).
+  // with one doorbell, it is rung after the last (and whenever the SQ is
+  // full); with none, only when the SQ is full (else nothing would complete).
   const bool each = s.doorbell == Doorbell::each;
+  const bool ring_last = s.doorbell == Doorbell::once;
   for (uint32_t r = 0; r < s.repeat && !exit_code; ++r) {
     for (const auto& p : sb_posts) scoreboard.post(p);
-    n->driver->post(c, wqes, each, /*ring=*/each || r + 1 == s.repeat);
+    n->driver->post(c, wqes, each, /*ring=*/each || (ring_last && r + 1 == s.repeat));
   }
 }
 

@@ -26,6 +26,8 @@ COLUMNS = {
     "qp_count": "op,bytes,qps,messages,messages_per_qp,window_us,bw_gbps,msg_rate_mpps,wire_limit_gbps",
     "doorbell_batch": "op,bytes,wqes_per_doorbell,messages,doorbells,window_us,msg_rate_mpps,latency_mean_us,"
                       "latency_max_us",
+    "doorbell_latency": "op,bytes,wqes_per_doorbell,interarrival_us,messages,doorbells,window_us,msg_rate_mpps,"
+                        "submit_latency_mean_us,submit_latency_max_us,doorbell_latency_mean_us,batch_wait_mean_us",
     "cqe_batch": "cq_head,outstanding,batch,messages,elapsed_us,msg_rate_mpps,cqhead_reads,cqhead_reads_per_msg,"
                  "cqhead_writes,doorbells",
     "doorbell_line": "layout,op,qps,messages,window_us,msg_rate_mpps,doorbell_writes,doorbell_lines,pcie_up_tlps,"
@@ -151,6 +153,30 @@ def check_csv(name, path):
             check(int(r["doorbells"]) * b == n, f"doorbell_batch: doorbells {r}")
             check(f(r["latency_mean_us"]) <= f(r["latency_max_us"]), f"doorbell_batch: mean <= max {r}")
             check(near(f(r["msg_rate_mpps"]), n / f(r["window_us"]), 0.002), f"doorbell_batch: rate {r}")
+    elif name == "doorbell_latency":
+        # One WQE a interval, a doorbell after every B-th: WQE j of a batch
+        # waits (B - 1 - j) intervals for it, so the mean wait is (B - 1) / 2
+        # intervals plus what B = 1 waits (the doorbell's MMIO write), to the
+        # nanosecond. A WQE's latency is its wait plus its doorbell's time to
+        # its CQE; the first of a batch waits longest.
+        one = {r["op"]: r for r in data if r["wqes_per_doorbell"] == "1"}
+        for r in data:
+            n, b, ia = int(r["messages"]), int(r["wqes_per_doorbell"]), f(r["interarrival_us"])
+            check(int(r["doorbells"]) * b == n, f"doorbell_latency: doorbells {r}")
+            base = one.get(r["op"])
+            check(base is not None, f"doorbell_latency: no B = 1 row for {r['op']}")
+            if base is None:
+                continue
+            check(0.25 <= f(base["batch_wait_mean_us"]) < 0.3, f"doorbell_latency: B = 1 waits the MMIO write {base}")
+            check(abs(f(r["batch_wait_mean_us"]) - ((b - 1) / 2 * ia + f(base["batch_wait_mean_us"]))) <= 0.001,
+                  f"doorbell_latency: batch wait (B - 1) / 2 intervals {r}")
+            check(abs(f(r["submit_latency_mean_us"]) - f(r["batch_wait_mean_us"]) - f(r["doorbell_latency_mean_us"]))
+                  <= 0.002, f"doorbell_latency: latency = wait + doorbell to CQE {r}")
+            check(f(r["submit_latency_max_us"]) >= (b - 1) * ia + f(base["submit_latency_mean_us"]) - 0.1,
+                  f"doorbell_latency: the first of a batch waits B - 1 intervals {r}")
+            check(f(r["doorbell_latency_mean_us"]) >= f(base["doorbell_latency_mean_us"]),
+                  f"doorbell_latency: a batch is not served faster than one WQE {r}")
+            check(near(f(r["msg_rate_mpps"]), n / f(r["window_us"]), 0.002), f"doorbell_latency: rate {r}")
 
 
 def check_host_csv(name, data):
@@ -275,7 +301,7 @@ def main():
             md = f.read()
         for n in names:
             check(f"## {n}:" in md and f"({n}.png)" in md, f"report.md lacks the section of {n}")
-        check("**Verdict:**" in md and "## Not yet built" in md, "report.md: verdicts and the list of what is not built")
+        check(md.count("**Verdict:**") == len(names), f"report.md: one verdict per experiment ({len(names)})")
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
