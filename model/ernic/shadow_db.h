@@ -25,9 +25,10 @@
 //
 // Polling runs while the NIC is enabled and some RC QP is enabled with AXI
 // doorbells; otherwise the block sleeps. When an RC QP is enabled
-// (QPCONFi[0] 0 -> 1) its entry is zeroed by a posted 4-byte write of this
-// master (before the next read) and 0 is its last value: the driver posts
-// only once the QP is in RTS, long after. A read that was in flight across
+// (QPCONFi[0] 0 -> 1) 0 is its last value: the table is the driver's, which
+// stores 0 in the entry before it enables the QP (the NIC writes nothing
+// there: a write of its own could land after the driver's first doorbell,
+// which may follow the enable at once). A read that was in flight across
 // the enable is not used for that QP. SQPIi writes over AXI4-Lite still
 // ring (the register is PG332's); the built-in driver just makes none for
 // RC QPs. A poll that finds nothing new is not progress for the watchdog.
@@ -37,7 +38,6 @@
 // `dma` records.
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <systemc>
 #include <vector>
@@ -53,13 +53,13 @@ class ShadowDb : public sc_core::sc_module {
   // take(qpn, pi): what an SQPIi write of pi does (the ERNIC top's).
   ShadowDb(sc_core::sc_module_name name, ErnicShared& s, std::function<void(uint32_t, uint32_t)> take);
 
-  // QPCONFi[0] 0 -> 1 of an RC QP: its entry is zeroed, 0 is its last value.
+  // QPCONFi[0] 0 -> 1 of an RC QP: 0 is its last value.
   void on_enable(uint32_t qpn);
   // A QP's QPCONFi or XRNICCONF changed: whether to poll is looked at again.
   void wake() { wake_ev_.notify(sc_core::SC_ZERO_TIME); }
 
   struct Counters {
-    uint64_t polls = 0, doorbells = 0, zero_writes = 0;
+    uint64_t polls = 0, doorbells = 0;
   };
   const Counters& counters() const { return c_; }
   const ShadowDbConfig& config() const { return s_.cfg.shadow_db; }
@@ -80,7 +80,6 @@ class ShadowDb : public sc_core::sc_module {
   Dma dma_;                         // shadow_db_m_axi
   std::vector<uint32_t> last_;      // per QPN: the entry's last value
   std::vector<uint32_t> gen_;       // per QPN: bumped at each enable
-  std::deque<uint32_t> zero_q_;     // entries to zero before the next read
   sc_core::sc_event wake_ev_;
   Counters c_;
 };

@@ -87,7 +87,9 @@ struct DriverConfig {
   std::optional<uint64_t> mr_ctx_table;
   // Extension shadow_doorbell (X-SHADOW-DB-1, model/ernic/shadow_db.h): an
   // RC QP's SQ producer index is written to this host-memory table (QP n's
-  // 4 bytes at +4 (n - 1)) instead of SQPIi; the NIC polls it. None: SQPIi.
+  // 4 bytes at +4 (n - 1)) instead of SQPIi; the NIC polls it. The driver
+  // owns the table: it stores 0 in a QP's entry before it enables the QP
+  // (X-SHADOW-DB-3). None: SQPIi.
   std::optional<uint64_t> shadow_sq_db;
   // Where an RC QP's CQ and RQ doorbell words (CQDBADDi, RQWPTRDBADDi: the
   // NIC's 4-byte mirror writes) lie: qp_line (default) one 64-byte line of
@@ -391,6 +393,7 @@ class Driver {
   // Host memory through the bus (little-endian words).
   uint32_t mem_read32(uint64_t a) const;
   void mem_write32(uint64_t a, uint32_t v);
+  uint64_t shadow_entry(uint32_t qpn) const { return *cfg_.shadow_sq_db + 4ull * (qpn - 1); }  // X-SHADOW-DB-1
   std::vector<uint8_t> mem_read(uint64_t a, uint64_t len) const;
   void mem_write(uint64_t a, const std::vector<uint8_t>& v) { bus_.mem_write(a, v.data(), v.size()); }
   void poll_rq_mirror(Connection& c);  // a bus without RX streams: arrivals from RQWPTRDBADDi

@@ -159,7 +159,7 @@ void Driver::on_cq_doorbell(uint32_t qpn, uint32_t cq_head) {
 
 void Driver::ring_sq(Connection& c) {
   if (c.sideband) bus_.sq_pidb(c.qpn, c.sq_pi);
-  else if (cfg_.shadow_sq_db) mem_write32(*cfg_.shadow_sq_db + 4ull * (c.qpn - 1), c.sq_pi);  // X-SHADOW-DB-1
+  else if (cfg_.shadow_sq_db) mem_write32(shadow_entry(c.qpn), c.sq_pi);  // X-SHADOW-DB-1
   else wr(qreg(c.qpn, R::q::SQPIi), c.sq_pi);
 }
 

@@ -17,7 +17,6 @@ void add_extension_json(json& j, const Node& n) {
                             {"bytes_per_poll", d->bytes_per_poll()},
                             {"polls", c.polls},
                             {"doorbells", c.doorbells},
-                            {"zero_writes", c.zero_writes},
                             {"read_requests", d->read_requests()},
                             {"read_completions", d->read_completions()},
                             {"bytes_read", d->bytes_read()}};
