@@ -228,8 +228,15 @@ std::optional<uint32_t> Parser::read_psn(const Field& f) {
 }
 
 uint32_t Parser::read_qpn(const Field& f, const std::string& node, const std::string& conn) {
+  // 3.x counts enabled QPs in XRNICCONF[15:8]: QPN 256 cannot be enabled
+  // there even with num_qp 256 (A-ERNIC-9; the driver's alloc_qpn).
   const uint32_t num_qp = sc_.nodes[node_index_[node]].num_qp;
+  const uint32_t top = reg_layout(sc_.layout).qp_count_in_xrnicconf ? std::min(num_qp, 255u) : num_qp;
   const uint32_t q = uint32_t(read_uint(f, 2, num_qp));
+  if (q > top)
+    f.fail(fmt::format("QP {} of node {}: the {} layout enables at most 255 QPs (XRNICCONF[15:8]); use 2..255, "
+                       "or layout: \"4.x\"",
+                       q, node, to_string(sc_.layout)));
   auto& used = qp_used_[node];
   if (auto it = used.find(q); it != used.end())
     f.fail(fmt::format("QP {} of node {} is already used by connection {}", q, node, it->second));

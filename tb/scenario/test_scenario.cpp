@@ -603,6 +603,8 @@ const BadCase kBadCases[] = {
     {"bypass_runt.yaml", 7, 63, "steps[1].bypass_send.length",
      "the frame would have 24 bytes; Ethernet needs at least 60 before the FCS (length >= 46)"},
     {"ack_mode_unknown.yaml", 4, 61, "nodes.B.ack.mode", "unknown value 'timeouts' (did you mean 'timeout'?)"},
+    {"connect_qpn_256_layout31.yaml", 9, 72, "steps[1].connect.server_qp",
+     "QP 256 of node B: the 3.1 layout enables at most 255 QPs (XRNICCONF[15:8])"},
     {"mr_cache_unknown.yaml", 4, 58, "nodes.B.mr_cache", "unknown value 'cma' (did you mean 'cam'?)"},
     {"mr_cache_entries_table.yaml", 4, 82, "nodes.B.mr_cache.entries", "entries is a parameter of mode 'cam'"},
     {"mr_cache_entries_range.yaml", 4, 80, "nodes.B.mr_cache.entries", "0 is out of range [1, 256]"},
