@@ -25,10 +25,11 @@
 //
 // Polling runs while the NIC is enabled and some RC QP is enabled with AXI
 // doorbells; otherwise the block sleeps. When an RC QP is enabled
-// (QPCONFi[0] 0 -> 1) 0 is its last value: the table is the driver's, which
-// stores 0 in the entry before it enables the QP (the NIC writes nothing
-// there: a write of its own could land after the driver's first doorbell,
-// which may follow the enable at once). A read that was in flight across
+// (QPCONFi[0] 0 -> 1) 0 is its last value: the table is software's, which
+// stores 0 in the entry before it enables the QP and when it deletes it
+// (host::Driver::clear_shadow_doorbell; the NIC writes nothing there: a
+// write of its own could land after the first doorbell, which may follow
+// the enable at once). A read that was in flight across
 // the enable is not used for that QP. SQPIi writes over AXI4-Lite still
 // ring (the register is PG332's); the built-in driver just makes none for
 // RC QPs. A poll that finds nothing new is not progress for the watchdog.

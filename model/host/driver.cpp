@@ -235,7 +235,7 @@ void Driver::program_rc_qp(Connection& c) {
   c.sideband = p.sideband;
   // X-SHADOW-DB-3: the entry starts at 0, the NIC's last value once it sees
   // the enable (a store of the CPU: there before any post of this QP).
-  if (cfg_.shadow_sq_db && !p.sideband) mem_write32(shadow_entry(n), 0);
+  if (!p.sideband) clear_shadow_doorbell(n);
   wr(qreg(n, R::q::QPCONFi), FLD::QPCONFi_EN.bit() | (p.sideband ? 0u : FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) | FLD::QPCONFi_CQE_WRITE_EN.bit() |
                                  (c.ipv6 ? FLD::QPCONFi_IPV6.bit() : 0u) | FLD::QPCONFi_PMTU.set(0, R::pmtu_code(p.pmtu)) |
                                  FLD::QPCONFi_RQ_BUF_SIZE.set(0, p.rq_elem_bytes / R::kRqBufSizeUnit));

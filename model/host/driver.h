@@ -348,6 +348,12 @@ class Driver {
   const DriverConfig& config() const { return cfg_; }
   const std::vector<std::unique_ptr<Connection>>& connections() const { return conns_; }
   uint64_t fatal_interrupts() const { return fatal_irqs_; }
+  // Extension shadow_doorbell (X-SHADOW-DB-3): QP qpn's entry of the table
+  // to 0, a CPU store. The table is software's: whoever enables a QP (this
+  // driver, the QP-setup offload's driver) zeroes its entry first, and a
+  // deleted QP's entry is zeroed, so a reused QPN never rings from a stale
+  // value. Nothing without the extension.
+  void clear_shadow_doorbell(uint32_t qpn);
 
  private:
   void service_cnp();
@@ -356,7 +362,13 @@ class Driver {
   roce::Frame qp1_frame(const roce::IpAddr& dst);
   uint64_t cnps_sent_ = 0, cnps_suppressed_ = 0;
   void ring_sq(Connection& c);        // SQPIi or i_qp_sq_pidb
-  void wait_qp_idle(uint32_t qpn, const char* what);
+  // Until the QP's SQ and outstanding queue are empty and every WQE taken
+  // has completed (CQHEADi = SQPIi); with want_pi, also until SQPIi =
+  // want_pi (a doorbell the NIC takes later, from the shadow table).
+  void wait_qp_idle(uint32_t qpn, const char* what, std::optional<uint32_t> want_pi = std::nullopt);
+  // The SQ producer index the NIC must have taken before the QP is idle:
+  // the connection's own when its doorbells go through the shadow table.
+  std::optional<uint32_t> shadow_pi(const Connection& c) const;
   Connection* by_qpn(uint32_t qpn);
   void take_cqe(Connection& c, uint32_t depth);  // the CQE at cq_ci, into c.cqes
   void service_qp1_rq();

@@ -21,7 +21,9 @@ void Driver::delete_qp(Connection& c) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const uint32_t head = rd(qreg(n, R::q::CQHEADi));
     const uint32_t pi = rd(qreg(n, R::q::SQPIi));
-    if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi) break;
+    const std::optional<uint32_t> want = shadow_pi(c);
+    if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi && (!want || pi == *want))
+      break;
     if (st & FLD::STATQPi_FATAL.bit()) break;  // nothing more will complete
     if (now() >= deadline)
       fail(fmt::format("QP{} deletion: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})",
@@ -37,6 +39,7 @@ void Driver::delete_qp(Connection& c) {
     wr(qreg(n, off), 0);
   wr(qreg(n, R::q::QPCONFi), (qpconf & ~FLD::QPCONFi_EN.bit()) | FLD::QPCONFi_UNDER_RECOVERY.bit());
   wr(greg(R::g::XRNICADCONF), adconf);
+  clear_shadow_doorbell(n);  // X-SHADOW-DB-3: a reused QPN never rings from this QP's value
   set_state(c, VerbsState::Reset);
   qpn_used_[n] = false;
   fatal_codes_.erase(n);  // a new QP on this QPN starts without one
@@ -87,19 +90,31 @@ uint32_t Driver::recover_fatal(Connection& c) {
   // 5 and 6 (new PSNs, destination, QPCONF enable with [6] cleared) are the
   // next connection's QP programming; end the SW override here.
   wr(greg(R::g::XRNICADCONF), adconf);
+  clear_shadow_doorbell(n);  // X-SHADOW-DB-3: a reused QPN never rings from this QP's value
   set_state(c, VerbsState::Reset);
   qpn_used_[n] = false;
   fatal_codes_.erase(n);  // a new QP on this QPN starts without one
   return code;
 }
 
-void Driver::wait_qp_idle(uint32_t n, const char* what) {
+void Driver::clear_shadow_doorbell(uint32_t n) {
+  if (cfg_.shadow_sq_db) mem_write32(shadow_entry(n), 0);
+}
+
+std::optional<uint32_t> Driver::shadow_pi(const Connection& c) const {
+  if (!cfg_.shadow_sq_db || c.sideband) return std::nullopt;
+  return c.sq_pi;
+}
+
+void Driver::wait_qp_idle(uint32_t n, const char* what, std::optional<uint32_t> want_pi) {
   const uint64_t deadline = now() + uint64_t(cfg_.cm_timeout_us) * 1000000;
   for (;;) {
     const uint32_t st = rd(qreg(n, R::q::STATQPi));
     const uint32_t head = rd(qreg(n, R::q::CQHEADi));
     const uint32_t pi = rd(qreg(n, R::q::SQPIi));
-    if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi) return;
+    if ((st & FLD::STATQPi_SQ_EMPTY.bit()) && (st & FLD::STATQPi_OSQ_EMPTY.bit()) && head == pi &&
+        (!want_pi || pi == *want_pi))
+      return;
     if (st & FLD::STATQPi_FATAL.bit()) fail(fmt::format("QP{} {}: the QP is fatal", n, what));
     if (now() >= deadline)
       fail(fmt::format("QP{} {}: SQ/outstanding queue not empty after {} us (STATQP=0x{:08x} CQHEAD={} SQPI={})", n,
@@ -116,7 +131,7 @@ uint32_t Driver::switch_to_hw_handshake(Connection& c) {
   // "During the switch the QP must carry no traffic": every posted WQE has
   // completed; its CQEs are collected now (the CQ restarts at 0).
   if (c.rung != c.posted) ring_sq(c);
-  wait_qp_idle(n, "switch to HW handshake");
+  wait_qp_idle(n, "switch to HW handshake", shadow_pi(c));
   poll(c, 0, 0);
   if (c.posted != c.completed) fail(fmt::format("switch to HW handshake: QP{} has {} WQEs not completed", n, c.posted - c.completed));
   const uint32_t depth = c.params.rq_depth ? c.params.rq_depth : 1;

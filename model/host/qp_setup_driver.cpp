@@ -85,6 +85,7 @@ QpSetupResult QpSetupDriver::create(const QpSetupRequest& r, uint64_t timeout_ps
     fail(fmt::format("create QP{}: QP {} is being established by a connection of the driver (a connect at the same "
                      "time?)", r.qpn, r.qpn));
   if (holder == Driver::QpnHolder::none) drv_.reserve_qpn(r.qpn, true);
+  drv_.clear_shadow_doorbell(r.qpn);  // the block enables the QP (X-SHADOW-DB-3)
   wr(Q::reg::QPCTRL, Q::qpctrl(Q::kOpCreate, uint16_t(r.qpn)));
   wr(Q::reg::DESTQP, r.remote_qpn);
   wr(Q::reg::REMOTE_IP, r.remote_ip);

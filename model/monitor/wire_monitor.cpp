@@ -79,6 +79,15 @@ void WireMonitor::set_pmtu(Stream& s, uint32_t pmtu, const std::string& dir, con
   }
 }
 
+void WireMonitor::new_connection(const std::string& dir_cs, uint32_t qp_s, const std::string& dir_sc, uint32_t qp_c) {
+  reset_qp(dir_cs, qp_s);
+  reset_qp(dir_sc, qp_c);
+  answers_.erase({dir_sc, qp_c});
+  answers_.erase({dir_cs, qp_s});
+  answers_[{dir_sc, qp_c}] = {dir_cs, qp_s};
+  answers_[{dir_cs, qp_s}] = {dir_sc, qp_c};
+}
+
 void WireMonitor::reset_qp(const std::string& dir, uint32_t dest_qp) {
   const auto key = std::make_pair(dir, dest_qp);
   streams_.erase(key);
@@ -218,13 +227,7 @@ void WireMonitor::cm(const roce::Frame& f, const std::string& dir) {
     if (it == cm_req_.end()) return;
     const std::string req_dir = it->second.first;
     const uint32_t a = it->second.second, b = rep->local_qpn;
-    // A new connection on these QPs: whatever ran on them before is over.
-    reset_qp(req_dir, b);
-    reset_qp(dir, a);
-    answers_.erase({dir, a});
-    answers_.erase({req_dir, b});
-    answers_[{dir, a}] = {req_dir, b};
-    answers_[{req_dir, b}] = {dir, a};
+    new_connection(req_dir, b, dir, a);
     cm_req_.erase(it);
   }
 }

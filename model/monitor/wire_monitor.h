@@ -105,6 +105,12 @@ class WireMonitor {
   // which sees every connection begin.
   void set_mid_connection(bool on) { mid_connection_ = on; }
 
+  // A connection set up out of band (no CM on the wire: `connect` with
+  // cm: false, `qp_adopt`): requests travel dir_cs to QP qp_s, answers
+  // dir_sc to QP qp_c. Whatever ran on these QPs before is over, as at a
+  // ConnectReply: a reused QPN starts again from the new PSNs and MSN 0.
+  void new_connection(const std::string& dir_cs, uint32_t qp_s, const std::string& dir_sc, uint32_t qp_c);
+
   const std::vector<Violation>& violations() const { return violations_; }
   uint64_t frames_seen() const { return frames_; }
 

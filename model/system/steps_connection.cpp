@@ -57,6 +57,7 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
     };
     cn->driver->establish(*k.c, k.s->qpn, k.s->local_psn, node_addr(sn->cfg, s.ip_version), mr_of(sp));
     sn->driver->establish(*k.s, k.c->qpn, k.c->local_psn, node_addr(cn->cfg, s.ip_version), mr_of(cp));
+    monitor_connection(s.client, k.c->qpn, s.server, k.s->qpn);
     track();
     conns_[s.name] = k;
     return;

@@ -83,6 +83,7 @@ void System::handle(const QpAdoptStep& s, const SourceLoc&, Group*) {
     k.s = &take(sn, s.server, smr, cinfo, cn, s.client);
     k.c = &take(cn, s.client, cmr, sinfo, sn, s.server);
   }
+  monitor_connection(k.client, k.c->qpn, k.server, k.s->qpn);
   k.sb_c = scoreboard.add_qp(k.client, k.c->qpn, k.c->rq_base, k.c->params.rq_depth, k.c->params.rq_elem_bytes);
   k.sb_s = scoreboard.add_qp(k.server, k.s->qpn, k.s->rq_base, k.s->params.rq_depth, k.s->params.rq_elem_bytes);
   scoreboard.pair_qps(k.sb_c, k.sb_s);

@@ -528,6 +528,16 @@ Node* System::node(const std::string& name) {
   return nullptr;
 }
 
+void System::monitor_connection(const std::string& client, uint32_t qp_c, const std::string& server, uint32_t qp_s) {
+  size_t i = nodes.size(), j = nodes.size();
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k]->cfg.name == client) i = k;
+    if (nodes[k]->cfg.name == server) j = k;
+  }
+  auto it = wire_monitors.find({std::min(i, j), std::max(i, j)});
+  if (it != wire_monitors.end()) it->second->new_connection(client + "->" + server, qp_s, server + "->" + client, qp_c);
+}
+
 void System::close_taps() {
   if (tap_wire) tap_wire->close();
   for (auto& n : nodes) {

@@ -221,6 +221,9 @@ class System : public sc_core::sc_module {
   bool stopped_after_error = false;        // limits.after_error_us ran out before the last step
 
   Node* node(const std::string& name);
+  // A connection set up out of band (connect cm: false, qp_adopt): its pair's
+  // wire monitor starts these QPs afresh (WireMonitor::new_connection).
+  void monitor_connection(const std::string& client, uint32_t qp_c, const std::string& server, uint32_t qp_s);
   void close_taps();
   std::map<std::string, DirFrames> dirs;   // by "A->B"
   // Independent protocol monitors, one per node pair (flow) on both its

@@ -196,6 +196,56 @@ TEST(ShadowDoorbell, PostRightAfterTheEnableIsTaken) {
   EXPECT_EQ(s.rep["nodes"]["A"]["shadow_doorbell"]["doorbells"], 1);
 }
 
+// A QPN reused by the QP-setup block: the old connection left 3 in QP 2's
+// entry. The block enables QP 2 itself (not through the driver), so the
+// entry must be 0 by then: zeroed when the driver deleted the QP and when
+// the block's driver issued the create. It used to ring 3 stale WQEs.
+TEST(ShadowDoorbell, QpNumberReusedByTheSetupBlockDoesNotRing) {
+  const fs::path dir = test_dir();
+  const std::string y =
+      "scenario: reuse\nseed: 1\nlimits: { sim_time_us: 500 }\n" +
+      nodes(", qp_setup_fsm: { pool: 2 }, extensions: { shadow_doorbell: { poll_ns: 500 } }", "") +
+      "steps:\n  - init: [A, B]\n  - register_mr: { node: A, name: src, length: 4096 }\n"
+      "  - register_mr: { node: B, name: dst, length: 4096 }\n"
+      "  - connect: { name: c0, client: A, server: B, client_mr: src, server_mr: dst, client_qp: 2, server_qp: 2 }\n"
+      "  - post: { conn: c0, node: A, repeat: 3, wqes: [ { opcode: write, wr_id: 1, local_mr: src, length: 64 } ] }\n"
+      "  - wait_completions: { conn: c0, node: A, count: 3 }\n"
+      "  - disconnect: { conn: c0, node: A }\n"
+      "  - qp_setup: { node: A, qp: 2, remote: B, remote_qp: 3, psn: 0x100, remote_psn: 0x200 }\n"
+      "  - expect_idle: { us: 5 }\n";
+  const SimRun s = run(dir, "reuse", y);
+  ASSERT_EQ(s.rep["exit_code"], 0) << s.out;
+  const auto db = records(s, "A", "state", [](const json& o) { return o["what"] == "shadow_sq_pi"; });
+  const uint64_t t_setup = step_start(s.rep, "qp_setup");
+  for (const auto& d : db) EXPECT_LT(d["t_ps"].get<uint64_t>(), t_setup) << d;
+  EXPECT_EQ(db.size(), 1u) << "the three WRITEs' one doorbell (repeat: one post, one doorbell)";
+}
+
+// hw_handshake right after a post: the QP is idle only once the NIC has
+// taken the shadow doorbell (SQPIi = the driver's producer index), not
+// while SQPIi still reads 0 because no poll has come yet (20 us apart).
+TEST(ShadowDoorbell, SwitchToHwHandshakeWaitsForTheShadowDoorbell) {
+  const fs::path dir = test_dir();
+  const std::string y =
+      "scenario: switch\nseed: 3\nlimits: { sim_time_us: 3000 }\n" +
+      nodes(", extensions: { shadow_doorbell: { poll_ns: 20000 } }", "") +
+      "steps:\n  - init: [A, B]\n  - register_mr: { node: A, name: src, length: 4096 }\n"
+      "  - register_mr: { node: B, name: dst, length: 4096 }\n"
+      "  - connect: { name: c1, client: A, server: B, client_mr: src, server_mr: dst, client_qp: 2, server_qp: 2 }\n"
+      "  - post: { conn: c1, node: A, wqes: [ { opcode: write, wr_id: 1, local_mr: src, length: 64 } ] }\n"
+      "  - hw_handshake: { conn: c1, node: A }\n"
+      "  - wait_completions: { conn: c1, node: A, count: 1 }\n";
+  const SimRun s = run(dir, "switch", y);
+  ASSERT_EQ(s.rep["exit_code"], 0) << s.out;
+  const auto db = records(s, "A", "state", [](const json& o) { return o["what"] == "shadow_sq_pi"; });
+  ASSERT_EQ(db.size(), 1u);
+  EXPECT_EQ(db[0]["t_ps"].get<uint64_t>() % 20000000u, 510000u) << "taken by a poll (every 20 us), D = 510 ns later";
+  uint64_t switch_end = 0;
+  for (const auto& st : s.rep["steps"])
+    if (st["step"] == "hw_handshake") switch_end = st["end_ps"];
+  EXPECT_GT(switch_end, db[0]["t_ps"].get<uint64_t>());
+}
+
 TEST(ShadowDoorbell, PollingFasterThanAReadIsOneReadInFlight) {
   const fs::path dir = test_dir();
   const SimRun s = run(dir, "fast", one_write("fast", ", extensions: { shadow_doorbell: { poll_ns: 100 } }"));

@@ -177,6 +177,30 @@ TEST(WireMonitor, LegalCmThenTraffic) {
   EXPECT_TRUE(w.m.violations().empty()) << w.dump();
 }
 
+// The same QPs reused by a connection set up out of band (connect cm:
+// false, qp_adopt): new PSNs, the MSN from 0. Without new_connection the
+// monitor holds the old connection's state and flags both (the false
+// errors a reused QPN gave before the System told it).
+TEST(WireMonitor, LegalOutOfBandReuseOfTheQps) {
+  auto run = [](bool told) {
+    Wire w;
+    w.req(op::RC_WRITE_ONLY, 0x500000, 64);
+    w.req(op::RC_WRITE_ONLY, 0x500001, 64);
+    w.req(op::RC_WRITE_ONLY, 0x500002, 64);
+    w.ack(0x500002, 3);
+    if (told) w.m.new_connection(AB, kQpB, BA, kQpA);
+    w.req(op::RC_WRITE_ONLY, 0x100, 64);
+    w.ack(0x100, 1);
+    return w;
+  };
+  const Wire told = run(true);
+  EXPECT_TRUE(told.m.violations().empty()) << told.dump();
+  const Wire blind = run(false);
+  ASSERT_EQ(blind.m.violations().size(), 2u) << blind.dump();
+  EXPECT_EQ(blind.m.violations()[0].rule, "psn_sequence");
+  EXPECT_EQ(blind.m.violations()[1].rule, "msn");
+}
+
 TEST(WireMonitorRule, PsnSequence) {
   Wire w;
   w.req(op::RC_SEND_ONLY, 10, 4);
