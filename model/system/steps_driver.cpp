@@ -112,8 +112,13 @@ void System::handle(const WaitCompletionsStep& s, const SourceLoc& loc, Group*) 
         fail(loc, e);
   if (got.size() < s.count) {
     snapshot_qps();
-    return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}", s.count, s.node,
-                                 c.qpn, s.timeout_us, got.size()));
+    return fail(loc, fmt::format("expected {} completion(s) on {} QP{} within {} us, got {}{}", s.count, s.node,
+                                 c.qpn, s.timeout_us, got.size(),
+                                 c.rung != c.posted
+                                     ? fmt::format(" ({} WQE(s) written with `doorbell: none` and no doorbell "
+                                                   "covering them yet: the NIC has not seen them)",
+                                                   c.posted - c.rung)
+                                     : std::string()));
   }
   // Completions no expect entry speaks of the error of: error-free unless
   // `errors: allowed` (issue 20: they used to pass unchecked).

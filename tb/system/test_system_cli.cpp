@@ -339,6 +339,25 @@ TEST(SystemCli, ALivelockStopsTheRunAndSaysSo) {
   EXPECT_NE(r.out.find("result    no-progress (exit 3)"), std::string::npos) << r.out;
 }
 
+// WQEs no doorbell covers (post doorbell: none, nothing after): the timeout
+// says why nothing completed (tb/system/errors/doorbell_none_uncovered.yaml:
+// two WQEs, a 20 us wait at line 16).
+TEST(SystemCli, UncoveredWqesAreNamedInTheTimeout) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSystemDir + "/errors/doorbell_none_uncovered.yaml", "--json", "out.json"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir / "out.json"));
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_EQ(j["failures"][0]["what"],
+            "expected 2 completion(s) on A QP2 within 20 us, got 0 (2 WQE(s) written with `doorbell: none` and no "
+            "doorbell covering them yet: the NIC has not seen them)");
+  EXPECT_EQ(j["failures"][0]["step"].get<std::string>().substr(j["failures"][0]["step"].get<std::string>().size() - 5),
+            ":16:5");
+  // Nothing but CM left A: ConnectRequest and ReadyToUse.
+  EXPECT_EQ(j["nodes"]["A"]["tx"]["packets"], 2);
+  EXPECT_EQ(j["nodes"]["A"]["tx"]["by_opcode"]["UD_SEND_ONLY"]["packets"], 2);
+}
+
 }  // namespace
 
 namespace {
