@@ -165,6 +165,13 @@ void Parser::step_qp_adopt(const Field& f, const SourceLoc& loc) {
   for (int i = 0; i < 2; ++i) {
     QpAdoptStep::End& e = *sides[i].e;
     const uint32_t num_qp = sc_.nodes[node_index_[e.node]].num_qp;
+    // A driver end's QP is enabled by the driver: 3.x counts enabled QPs in
+    // XRNICCONF[15:8] (A-ERNIC-9), as connect's read_qpn checks.
+    if (!sides[i].fsm && reg_layout(sc_.layout).qp_count_in_xrnicconf && e.qp > 255)
+      (*sides[i].qf ? **sides[i].qf : nf)
+          .fail(fmt::format("QP {} of node {}: the {} layout enables at most 255 QPs (XRNICCONF[15:8]); use 2..255, "
+                            "or layout: \"4.x\"",
+                            e.qp, e.node, to_string(sc_.layout)));
     if (++conn_count_[e.node] > num_qp - 1)
       nf.fail(fmt::format("node {} has no free QP for this connection (num_qp {} allows {} connections)", e.node,
                           num_qp, num_qp - 1));

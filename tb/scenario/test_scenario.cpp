@@ -605,6 +605,8 @@ const BadCase kBadCases[] = {
     {"ack_mode_unknown.yaml", 4, 61, "nodes.B.ack.mode", "unknown value 'timeouts' (did you mean 'timeout'?)"},
     {"connect_qpn_256_layout31.yaml", 9, 72, "steps[1].connect.server_qp",
      "QP 256 of node B: the 3.1 layout enables at most 255 QPs (XRNICCONF[15:8])"},
+    {"qp_adopt_qpn_256_layout31.yaml", 10, 23, "steps[2].qp_adopt.name",
+     "QP 256 of node B: the 3.1 layout enables at most 255 QPs (XRNICCONF[15:8])"},
     {"mr_cache_unknown.yaml", 4, 58, "nodes.B.mr_cache", "unknown value 'cma' (did you mean 'cam'?)"},
     {"mr_cache_entries_table.yaml", 4, 82, "nodes.B.mr_cache.entries", "entries is a parameter of mode 'cam'"},
     {"mr_cache_entries_range.yaml", 4, 80, "nodes.B.mr_cache.entries", "0 is out of range [1, 256]"},
