@@ -3,6 +3,7 @@
 // the requester's frames, the comparison of ERNIC's answers with the
 // capture's responder frames, the report.
 #include "tools/pcap_replay.h"
+#include "tools/pcap_replay_plan.h"
 
 #include <fmt/format.h>
 
@@ -22,131 +23,16 @@ namespace pcap_replay {
 
 namespace {
 
-constexpr uint32_t kPsnMask = 0xFFFFFF;
-
-struct Pkt {
-  const ReplayFrame* cap = nullptr;
-  roce::Frame f;  // plain RoCEv2, packet.h's decode
-};
-
-bool is_request(uint8_t op) {
-  const auto k = roce::wire_opcode(op).kind;
-  return op < 0x20 && roce::wire_opcode(op).known &&
-         (k == roce::OpKind::Send || k == roce::OpKind::Write || k == roce::OpKind::ReadRequest ||
-          k == roce::OpKind::Atomic);
-}
-bool is_response(uint8_t op) { return op >= 0x0D && op <= 0x12; }
 int answer_class(uint8_t op) { return op == 0x11 ? 0 : op == 0x12 ? 2 : 1; }  // ACK/NAK, READ response, atomic ACK
-const char* op_name(uint8_t op) { return roce::opcode_name(op); }
-
-std::string ack_fields(const roce::Frame& f) {
-  return f.aeth ? fmt::format(" syndrome=0x{:02x} msn={}", f.aeth->syndrome, f.aeth->msn) : std::string();
-}
-
-// The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
-std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames) {
-  std::vector<Pkt> out;
-  for (const ReplayFrame& c : frames) {
-    if (!c.skip.empty() || c.ib) continue;
-    const roce::WireDecode d = roce::decode_wire(c.bytes.data(), c.bytes.size());
-    if (d.status != roce::WireStatus::Ok || d.w.f.ipv6 || d.w.encap != roce::Encap::RoceV2) continue;
-    const roce::Bytes plain = roce::as_plain_rocev2(c.bytes.data(), c.bytes.size(), d.w);
-    if (plain.empty()) continue;
-    if (auto f = roce::decode(plain)) out.push_back({&c, std::move(*f)});
-  }
-  return out;
-}
-
-struct Plan {
-  roce::Ipv4Addr req_ip, resp_ip;
-  uint32_t resp_qpn = 0, req_qpn = 0, first_psn = 0;
-  std::string source;  // where the mapping came from
-  std::vector<const Pkt*> requests, responses;
-  struct Mr { uint32_t rkey; uint64_t lo, hi; };
-  std::vector<Mr> mrs;
-  SimSetup sim;
-};
-
-std::string fail_usage(const std::string& s) {
-  std::fprintf(stderr, "ernic-sim pcap replay: %s\n", s.c_str());
-  return s;
-}
-
-// The connection and the mapping. Empty string: ok; else why not.
-std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* p) {
-  const Pkt* first = nullptr;
-  std::optional<roce::Ipv4Addr> want_src;
-  if (!o.requester_ip.empty()) {
-    want_src = roce::Ipv4Addr::parse(o.requester_ip);
-    if (!want_src) return "--requester-ip " + o.requester_ip + ": not an IPv4 address";
-  }
-  for (const Pkt& k : pk)
-    if (is_request(k.f.bth.opcode) && (!want_src || k.f.ip4.src == *want_src) &&
-        (!o.qpn || k.f.bth.dest_qp == *o.qpn)) {
-      first = &k;
-      break;
-    }
-  if (!first) return "no RC request in the capture matches (requester IP / --qpn)";
-  p->req_ip = first->f.ip4.src;
-  p->resp_ip = first->f.ip4.dst;
-  p->resp_qpn = first->f.bth.dest_qp;
-  std::set<uint32_t> req_psns;
-  for (const Pkt& k : pk)
-    if (is_request(k.f.bth.opcode) && k.f.ip4.src == p->req_ip && k.f.ip4.dst == p->resp_ip &&
-        k.f.bth.dest_qp == p->resp_qpn) {
-      p->requests.push_back(&k);
-      req_psns.insert(k.f.bth.psn);
-    }
-  // The CM exchange: a ConnectRequest from the requester whose ConnectReply names the responder's QP.
-  std::optional<uint32_t> cm_rqpn, cm_psn;
-  std::map<uint32_t, std::pair<const Pkt*, roce::cm::Req>> reqs;  // local comm id ->
-  for (const Pkt& k : pk) {
-    if (k.f.bth.opcode != 0x64 || k.f.bth.dest_qp != 1) continue;
-    const auto mad = roce::cm::decode_mad(k.f.payload.data(), k.f.payload.size());
-    if (!mad) continue;
-    if (auto* rq = std::get_if<roce::cm::Req>(&mad->msg); rq && k.f.ip4.src == p->req_ip)
-      reqs[rq->local_comm_id] = {&k, *rq};
-    if (auto* rp = std::get_if<roce::cm::Rep>(&mad->msg);
-        rp && k.f.ip4.src == p->resp_ip && rp->local_qpn == p->resp_qpn && reqs.count(rp->remote_comm_id)) {
-      const auto& [rf, rq] = reqs[rp->remote_comm_id];
-      cm_rqpn = rq.local_qpn;
-      cm_psn = rq.start_psn;
-      p->source = fmt::format("the CM exchange (frames {} and {})", rf->cap->n, k.cap->n);
-    }
-  }
-  if (p->source.empty()) p->source = "the data frames";
-  // The requester's QPN: the CM's, else the first answer to one of the requests' PSNs.
-  if (o.requester_qpn) p->req_qpn = *o.requester_qpn;
-  else if (cm_rqpn) p->req_qpn = *cm_rqpn;
-  else {
-    bool found = false;
-    for (const Pkt& k : pk)
-      if (is_response(k.f.bth.opcode) && k.f.ip4.src == p->resp_ip && k.f.ip4.dst == p->req_ip &&
-          req_psns.count(k.f.bth.psn)) {
-        p->req_qpn = k.f.bth.dest_qp;
-        found = true;
-        break;
-      }
-    if (!found) return "no answer to the requests in the capture: give --requester-qpn";
-  }
-  p->first_psn = o.first_psn ? *o.first_psn : cm_psn ? *cm_psn : p->requests.front()->f.bth.psn;
-  for (const Pkt& k : pk)
-    if (is_response(k.f.bth.opcode) && k.f.ip4.src == p->resp_ip && k.f.ip4.dst == p->req_ip &&
-        k.f.bth.dest_qp == p->req_qpn)
-      p->responses.push_back(&k);
-  return "";
-}
 
 // PMTU, RQ geometry, MRs and their preload; the frame rewriting.
 void plan_node(Plan& p, const ReplayOptions& o) {
   SimSetup& s = p.sim;
   s.opt = o;
-  uint32_t seg = 0, only = 0, msg = 0, max_msg = 0, sends = 0;
+  uint32_t msg = 0, max_msg = 0, sends = 0;
   for (const Pkt* k : p.requests) {
     const auto& w = roce::wire_opcode(k->f.bth.opcode);
     const uint32_t len = uint32_t(k->f.payload.size());
-    if (w.pos == roce::OpPos::First || w.pos == roce::OpPos::Middle) seg = std::max(seg, len);
-    else only = std::max(only, len);
     if (w.kind == roce::OpKind::Send) {
       msg = (w.pos == roce::OpPos::First || w.pos == roce::OpPos::Only) ? len : msg + len;
       max_msg = std::max(max_msg, msg);
@@ -159,14 +45,7 @@ void plan_node(Plan& p, const ReplayOptions& o) {
       else it->lo = std::min(it->lo, lo), it->hi = std::max(it->hi, hi);
     }
   }
-  for (const Pkt* k : p.responses)
-    if (k->f.bth.opcode == 0x0D || k->f.bth.opcode == 0x0E) seg = std::max(seg, uint32_t(k->f.payload.size()));
-  s.pmtu = 4096;
-  for (uint32_t m : {256u, 512u, 1024u, 2048u, 4096u})
-    if (seg ? m == seg : m >= only) {
-      s.pmtu = m;
-      break;
-    }
+  s.pmtu = detect_pmtu(p);
   s.rq_elem_bytes = 256;
   while (s.rq_elem_bytes < max_msg) s.rq_elem_bytes <<= 1;
   s.rq_depth = 16;
@@ -218,27 +97,19 @@ void plan_node(Plan& p, const ReplayOptions& o) {
   };
 }
 
-std::vector<std::string> read_expect(const std::string& path, bool* ok) {
-  std::vector<std::string> out;
-  std::ifstream in(path);
-  *ok = bool(in);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t a = line.find_first_not_of(" \t"), b = line.find_last_not_of(" \t\r");
-    if (a == std::string::npos || line[a] == '#') continue;
-    out.push_back(line.substr(a, b - a + 1));
-  }
-  return out;
-}
-
 }  // namespace
 
 CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
   auto* rep = app.add_subcommand(
-      "replay", "the requester side of one RC connection into a simulated ERNIC node (the responder); its answers "
-                "against the capture's, field by field; exit 1 on an unexplained difference");
+      "replay", "one side of an RC connection of a capture replayed against a simulated ERNIC node in the other's "
+                "place (by default the requester's frames into ERNIC as the responder); ERNIC's frames against the "
+                "capture's, field by field; exit 1 on an unexplained difference");
   rep->add_option("file", file, "capture (pcap or pcapng)")->required();
-  rep->add_flag("--responder-side", "ERNIC takes the responder's place (the only side replayed today)");
+  auto* resp = rep->add_flag("--responder-side", "ERNIC takes the responder's place (the default)");
+  rep->add_flag("--requester-side", o.requester_side,
+                "ERNIC takes the requester's place: it posts the requester's messages as WQEs, the capture's "
+                "responder frames answer its requests, its requests are compared with the capture's")
+      ->excludes(resp);
   rep->add_option("--requester-ip", o.requester_ip, "the capture's requester (default: the first RC request's source)");
   rep->add_option("--qpn", o.qpn, "the capture's responder QPN the requests address (default: the first request's)")
       ->check(CLI::Range(0u, 0xFFFFFFu));
@@ -280,6 +151,7 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
   auto plan = std::make_unique<Plan>();
   Plan& p = *plan;
   if (std::string why = make_plan(pk, o, &p); !why.empty()) return fail_usage(o.file + ": " + why), 2;
+  if (o.requester_side) return replay_requester(p, o, expected);
   plan_node(p, o);
   std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
               p.req_ip.str().c_str(), p.req_qpn, p.resp_ip.str().c_str(), p.resp_qpn, p.first_psn, p.source.c_str());
@@ -365,18 +237,8 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
                                   sim[j].bth.psn, ack_fields(sim[j]),
                                   n ? fmt::format("answers the request in frame {}", n) : "no request has this PSN"));
     }
-  size_t unexplained = 0;
-  for (const std::string& d : diffs) {
-    const bool ex = std::find(expected.begin(), expected.end(), d) != expected.end();
-    unexplained += !ex;
-    std::printf("diff%s: %s\n", ex ? " (expected)" : "", d.c_str());
-  }
-  size_t missing = 0;
-  for (const std::string& e : expected)
-    if (std::find(diffs.begin(), diffs.end(), e) == diffs.end()) {
-      ++missing;
-      std::printf("expected difference not seen: %s\n", e.c_str());
-    }
+  const DiffTally tally = report_diffs(diffs, expected);
+  const size_t unexplained = tally.unexplained, missing = tally.missing;
   const bool bad = unexplained || missing;
   std::printf("summary: %zu capture answers, %zu ERNIC answers, %zu matched field for field, %zu difference(s), %zu "
               "unexplained, %zu expected not seen: %s\n",

@@ -1,14 +1,20 @@
-// tools: `ernic-sim pcap replay CAPTURE`: the requester side of one RC
-// connection in a real capture injected into one simulated ERNIC node (the
-// responder), the node's answers compared with the capture's responder
-// frames field by field (README.md "Real captures", pcap replay).
+// tools: `ernic-sim pcap replay CAPTURE`: one side of an RC connection in a
+// real capture against one simulated ERNIC node in the other side's place,
+// ERNIC's frames compared with the capture's field by field (README.md
+// "Real captures", pcap replay). Responder side (default): the requester's
+// frames injected into ERNIC, its answers against the responder's.
+// Requester side (--requester-side): ERNIC posts the requester's messages,
+// the responder's frames are injected in answer to ERNIC's requests, its
+// requests against the requester's.
 //
-// Files: pcap_replay.cpp picks the connection, infers the mapping (from the
-// capture's CM exchange, else from its data frames, overridable by
-// options), plans the MRs and their preload, rewrites the requester's
-// frames, compares and reports; pcap_replay_sim.cpp builds the node (host
-// memory, driver, ERNIC, datapath, CMAC; no peer: frames go straight into
-// the CMAC's RX, answers are taken from its TX) and runs it.
+// Files: pcap_replay_plan.cpp picks the connection and infers the mapping
+// (from the capture's CM exchange, else from its data frames, overridable
+// by options); pcap_replay.cpp plans the responder's MRs and their
+// preload, rewrites the requester's frames, compares and reports;
+// pcap_replay_sim.cpp builds the node (host memory, driver, ERNIC,
+// datapath, CMAC; no peer: frames go straight into the CMAC's RX, ERNIC's
+// are taken from its TX) and runs either side; pcap_replay_req.cpp plans
+// and reports the requester side.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -49,6 +55,7 @@ struct ReplayOptions {
   uint32_t settle_us = 200;               // simulated time after the last request
   bool report_only = false;               // exit 0 whatever the differences
   std::string expect_file;                // explained differences, one a line ('#' comments)
+  bool requester_side = false;            // ERNIC in the requester's place (pcap_replay_req.cpp)
 };
 
 // What the simulated node is given (pcap_replay_sim.cpp).
@@ -83,6 +90,44 @@ struct SimResult {
   std::vector<uint32_t> rkeys;
 };
 SimResult run_sim(const SimSetup& s);
+
+// The requester side's node: ERNIC's QP towards the capture's responder,
+// the requester's messages to post and the responder's frames to inject.
+struct ReqMessage {
+  uint8_t wqe_opcode = 0;  // pg332::WqeOpcode
+  uint32_t length = 0;
+  uint64_t remote_va = 0;
+  uint32_t rkey = 0, immdt = 0;
+  roce::Bytes data;        // a WRITE's or SEND's payload (the capture's)
+  uint64_t t_ns = 0;       // its first packet, ns after the first request
+};
+struct ReqAnswer {
+  // Injected once ERNIC has sent the request with this (simulated) PSN for
+  // the (occurrence + 1)-th time, delay_ps after it started on the line.
+  uint32_t trigger_psn = 0, occurrence = 0;
+  uint64_t delay_ps = 0;
+  roce::Bytes frame;       // rewritten to ERNIC's addresses and QP
+};
+struct ReqSetup {
+  ReplayOptions opt;
+  uint32_t pmtu = 1024;
+  uint32_t dest_qpn = 0;   // the capture's responder QPN
+  uint32_t sq_psn = 0;     // ERNIC's first PSN (simulated)
+  std::vector<ReqMessage> msgs;
+  std::vector<ReqAnswer> answers;
+};
+struct ReqCompletion {
+  uint16_t wr_id = 0;
+  bool error = false;
+};
+struct ReqResult {
+  std::vector<SimAnswer> sent;          // ERNIC's RoCE frames, in order
+  std::vector<bool> injected;           // per answer
+  std::vector<roce::Bytes> landed;      // per message: ERNIC's buffer at the end (READ: the data that landed)
+  std::vector<ReqCompletion> completions;
+  std::vector<std::string> errors, setup_errors;
+};
+ReqResult run_req_sim(const ReqSetup& s);
 
 // `pcap replay`'s options on app (tools/pcap_cmd.cpp); file gets the capture.
 CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o);

@@ -7,63 +7,16 @@
 // mapping (PSN wrap, another VA, another QPN) changing nothing, and a
 // planted mismatch found and failing the run (or reported only).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
-#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "tb/fidelity/replay_run.h"
+
 namespace {
 
-const std::string kData = std::string(ERNIC_TEST_DATA) + "/captures/";
-const std::string kExpect = ERNIC_REPLAY_EXPECT;
-const std::string kSim = ERNIC_SIM;
-
-struct Outcome {
-  int code = -1;
-  std::vector<std::string> lines;
-  std::vector<std::string> with(const std::string& prefix) const {
-    std::vector<std::string> out;
-    for (const auto& l : lines)
-      if (l.rfind(prefix, 0) == 0) out.push_back(l.substr(prefix.size()));
-    return out;
-  }
-  std::string text() const {
-    std::string s;
-    for (const auto& l : lines) s += l + "\n";
-    return s;
-  }
-};
-
-Outcome replay(const std::string& capture, const std::string& args) {
-  Outcome r;
-  FILE* p = popen((kSim + " pcap replay " + kData + capture + ".pcap " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::string cur;
-  while (fgets(buf, sizeof buf, p)) {
-    cur += buf;
-    if (!cur.empty() && cur.back() == '\n') {
-      cur.pop_back();
-      r.lines.push_back(cur);
-      cur.clear();
-    }
-  }
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::vector<std::string> expected(const std::string& capture) {
-  std::vector<std::string> out;
-  std::ifstream in(kExpect + "/" + capture + ".expect");
-  std::string l;
-  while (std::getline(in, l))
-    if (!l.empty() && l[0] != '#') out.push_back(l);
-  return out;
-}
+using namespace replay_run;
 
 struct Case {
   const char* capture;

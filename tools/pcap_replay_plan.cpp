@@ -1,0 +1,160 @@
+// tools: pcap replay's plan, shared by both sides (see pcap_replay_plan.h).
+#include "tools/pcap_replay_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "model/roce/cm.h"
+#include "model/roce/opcodes.h"
+#include "model/roce/wire_decode.h"
+
+namespace pcap_replay {
+
+bool is_request(uint8_t op) {
+  const auto k = roce::wire_opcode(op).kind;
+  return op < 0x20 && roce::wire_opcode(op).known &&
+         (k == roce::OpKind::Send || k == roce::OpKind::Write || k == roce::OpKind::ReadRequest ||
+          k == roce::OpKind::Atomic);
+}
+bool is_response(uint8_t op) { return op >= 0x0D && op <= 0x12; }
+const char* op_name(uint8_t op) { return roce::opcode_name(op); }
+
+std::string ack_fields(const roce::Frame& f) {
+  return f.aeth ? fmt::format(" syndrome=0x{:02x} msn={}", f.aeth->syndrome, f.aeth->msn) : std::string();
+}
+
+// The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
+std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames) {
+  std::vector<Pkt> out;
+  for (const ReplayFrame& c : frames) {
+    if (!c.skip.empty() || c.ib) continue;
+    const roce::WireDecode d = roce::decode_wire(c.bytes.data(), c.bytes.size());
+    if (d.status != roce::WireStatus::Ok || d.w.f.ipv6 || d.w.encap != roce::Encap::RoceV2) continue;
+    const roce::Bytes plain = roce::as_plain_rocev2(c.bytes.data(), c.bytes.size(), d.w);
+    if (plain.empty()) continue;
+    if (auto f = roce::decode(plain)) out.push_back({&c, std::move(*f)});
+  }
+  return out;
+}
+
+uint32_t detect_pmtu(const Plan& p) {
+  uint32_t seg = 0, only = 0;
+  for (const Pkt* k : p.requests) {
+    const auto pos = roce::wire_opcode(k->f.bth.opcode).pos;
+    const uint32_t len = uint32_t(k->f.payload.size());
+    if (pos == roce::OpPos::First || pos == roce::OpPos::Middle) seg = std::max(seg, len);
+    else only = std::max(only, len);
+  }
+  for (const Pkt* k : p.responses)
+    if (k->f.bth.opcode == 0x0D || k->f.bth.opcode == 0x0E) seg = std::max(seg, uint32_t(k->f.payload.size()));
+    else if (k->f.bth.opcode == 0x0F || k->f.bth.opcode == 0x10) only = std::max(only, uint32_t(k->f.payload.size()));
+  for (uint32_t m : {256u, 512u, 1024u, 2048u, 4096u})
+    if (seg ? m == seg : m >= only) return m;
+  return 4096;
+}
+
+std::string fail_usage(const std::string& s) {
+  std::fprintf(stderr, "ernic-sim pcap replay: %s\n", s.c_str());
+  return s;
+}
+
+// The connection and the mapping. Empty string: ok; else why not.
+std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* p) {
+  const Pkt* first = nullptr;
+  std::optional<roce::Ipv4Addr> want_src;
+  if (!o.requester_ip.empty()) {
+    want_src = roce::Ipv4Addr::parse(o.requester_ip);
+    if (!want_src) return "--requester-ip " + o.requester_ip + ": not an IPv4 address";
+  }
+  for (const Pkt& k : pk)
+    if (is_request(k.f.bth.opcode) && (!want_src || k.f.ip4.src == *want_src) &&
+        (!o.qpn || k.f.bth.dest_qp == *o.qpn)) {
+      first = &k;
+      break;
+    }
+  if (!first) return "no RC request in the capture matches (requester IP / --qpn)";
+  p->req_ip = first->f.ip4.src;
+  p->resp_ip = first->f.ip4.dst;
+  p->resp_qpn = first->f.bth.dest_qp;
+  std::set<uint32_t> req_psns;
+  for (const Pkt& k : pk)
+    if (is_request(k.f.bth.opcode) && k.f.ip4.src == p->req_ip && k.f.ip4.dst == p->resp_ip &&
+        k.f.bth.dest_qp == p->resp_qpn) {
+      p->requests.push_back(&k);
+      req_psns.insert(k.f.bth.psn);
+    }
+  // The CM exchange: a ConnectRequest from the requester whose ConnectReply names the responder's QP.
+  std::optional<uint32_t> cm_rqpn, cm_psn;
+  std::map<uint32_t, std::pair<const Pkt*, roce::cm::Req>> reqs;  // local comm id ->
+  for (const Pkt& k : pk) {
+    if (k.f.bth.opcode != 0x64 || k.f.bth.dest_qp != 1) continue;
+    const auto mad = roce::cm::decode_mad(k.f.payload.data(), k.f.payload.size());
+    if (!mad) continue;
+    if (auto* rq = std::get_if<roce::cm::Req>(&mad->msg); rq && k.f.ip4.src == p->req_ip)
+      reqs[rq->local_comm_id] = {&k, *rq};
+    if (auto* rp = std::get_if<roce::cm::Rep>(&mad->msg);
+        rp && k.f.ip4.src == p->resp_ip && rp->local_qpn == p->resp_qpn && reqs.count(rp->remote_comm_id)) {
+      const auto& [rf, rq] = reqs[rp->remote_comm_id];
+      cm_rqpn = rq.local_qpn;
+      cm_psn = rq.start_psn;
+      p->source = fmt::format("the CM exchange (frames {} and {})", rf->cap->n, k.cap->n);
+    }
+  }
+  if (p->source.empty()) p->source = "the data frames";
+  // The requester's QPN: the CM's, else the first answer to one of the requests' PSNs.
+  if (o.requester_qpn) p->req_qpn = *o.requester_qpn;
+  else if (cm_rqpn) p->req_qpn = *cm_rqpn;
+  else {
+    bool found = false;
+    for (const Pkt& k : pk)
+      if (is_response(k.f.bth.opcode) && k.f.ip4.src == p->resp_ip && k.f.ip4.dst == p->req_ip &&
+          req_psns.count(k.f.bth.psn)) {
+        p->req_qpn = k.f.bth.dest_qp;
+        found = true;
+        break;
+      }
+    if (!found) return "no answer to the requests in the capture: give --requester-qpn";
+  }
+  p->first_psn = o.first_psn ? *o.first_psn : cm_psn ? *cm_psn : p->requests.front()->f.bth.psn;
+  for (const Pkt& k : pk)
+    if (is_response(k.f.bth.opcode) && k.f.ip4.src == p->resp_ip && k.f.ip4.dst == p->req_ip &&
+        k.f.bth.dest_qp == p->req_qpn)
+      p->responses.push_back(&k);
+  return "";
+}
+
+std::vector<std::string> read_expect(const std::string& path, bool* ok) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  *ok = bool(in);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t a = line.find_first_not_of(" \t"), b = line.find_last_not_of(" \t\r");
+    if (a == std::string::npos || line[a] == '#') continue;
+    out.push_back(line.substr(a, b - a + 1));
+  }
+  return out;
+}
+
+
+DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<std::string>& expected) {
+  DiffTally t;
+  for (const std::string& d : diffs) {
+    const bool ex = std::find(expected.begin(), expected.end(), d) != expected.end();
+    t.unexplained += !ex;
+    std::printf("diff%s: %s\n", ex ? " (expected)" : "", d.c_str());
+  }
+  for (const std::string& e : expected)
+    if (std::find(diffs.begin(), diffs.end(), e) == diffs.end()) {
+      ++t.missing;
+      std::printf("expected difference not seen: %s\n", e.c_str());
+    }
+  return t;
+}
+
+}  // namespace pcap_replay

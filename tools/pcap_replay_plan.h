@@ -1,0 +1,63 @@
+// tools: what both sides of `ernic-sim pcap replay` share (pcap_replay.h):
+// the capture's RoCE frames decoded, the connection and its mapping, the
+// PMTU, the explained differences and the tally of the report. The
+// responder side is pcap_replay.cpp, the requester side pcap_replay_req.cpp.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/pcap_replay.h"
+
+namespace pcap_replay {
+
+constexpr uint32_t kPsnMask = 0xFFFFFF;  // IBTA: PSNs are 24 bits
+
+struct Pkt {
+  const ReplayFrame* cap = nullptr;
+  roce::Frame f;  // plain RoCEv2, packet.h's decode
+};
+
+bool is_request(uint8_t op);   // RC SEND, WRITE, READ request, atomic
+bool is_response(uint8_t op);  // RC READ responses, ACK / NAK, atomic ACK
+const char* op_name(uint8_t op);
+std::string ack_fields(const roce::Frame& f);  // " syndrome=0x.. msn=N", or "" without an AETH
+
+// The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
+std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames);
+
+// One RC connection of the capture: who requests, who answers, their QPNs,
+// the first PSN, and its frames each way in capture order.
+struct Plan {
+  roce::Ipv4Addr req_ip, resp_ip;
+  uint32_t resp_qpn = 0, req_qpn = 0, first_psn = 0;
+  std::string source;  // where the mapping came from
+  std::vector<const Pkt*> requests, responses;
+  struct Mr { uint32_t rkey; uint64_t lo, hi; };
+  std::vector<Mr> mrs;
+  SimSetup sim;  // the responder side's node
+};
+// The connection and the mapping. Empty string: ok; else why not.
+std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* p);
+// The path MTU the capture's segments show (a FIRST/MIDDLE packet's payload,
+// of a request or a READ response; else the smallest PMTU holding the
+// largest ONLY/LAST payload).
+uint32_t detect_pmtu(const Plan& p);
+
+std::string fail_usage(const std::string& s);  // printed on stderr, returned
+std::vector<std::string> read_expect(const std::string& path, bool* ok);
+
+// Each difference printed ("diff: ..." or "diff (expected): ..."), then
+// each expected one not seen.
+struct DiffTally {
+  size_t unexplained = 0, missing = 0;
+};
+DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<std::string>& expected);
+
+// The requester side (pcap_replay_req.cpp): ERNIC posts the capture's
+// requester messages as WQEs; the capture's responder frames are injected
+// in answer to ERNIC's requests; ERNIC's requests are compared with the
+// capture's. Exit code as replay_main's.
+int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected);
+
+}  // namespace pcap_replay

@@ -1,0 +1,276 @@
+// tools: `ernic-sim pcap replay --requester-side` (see pcap_replay.h):
+// ERNIC in the capture's requester's place. The plan: the requester's
+// messages as WQEs (retransmitted packets left out), each responder frame
+// tied to the request it followed in the capture; then ERNIC's requests
+// compared with the capture's, field by field, READ data and completions
+// checked, the report.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "model/regs/wqe.h"
+#include "model/roce/opcodes.h"
+#include "model/roce/wire_decode.h"
+#include "tools/pcap_replay_plan.h"
+
+namespace pcap_replay {
+
+namespace {
+
+using Op = ernic::pg332::WqeOpcode;
+
+// The WQE opcode of a message starting with this RC opcode; false: none
+// (atomics: ERNIC's WQE has none).
+bool wqe_opcode_of(const roce::Frame& f, uint8_t* op) {
+  const auto& w = roce::wire_opcode(f.bth.opcode);
+  const bool imm = f.immdt.has_value(), inv = f.ieth.has_value();
+  switch (w.kind) {
+    case roce::OpKind::Write: *op = uint8_t(imm ? Op::write_imm : Op::write); return true;
+    case roce::OpKind::Send: *op = uint8_t(inv ? Op::send_inv : imm ? Op::send_imm : Op::send); return true;
+    case roce::OpKind::ReadRequest: *op = uint8_t(Op::read); return true;
+    default: return false;
+  }
+}
+
+struct ReqPlan {
+  ReqSetup sim;
+  std::vector<const Pkt*> first_pkt;   // per message: the capture's first packet
+  std::vector<std::vector<const Pkt*>> read_resp;  // per message: the READ responses that carried its data
+  std::vector<const Pkt*> answer_pkt;  // per answer: the capture's frame
+  std::vector<const Pkt*> trigger_pkt; // per answer: the request it followed
+};
+
+// Messages, answers and the rewriting. Empty string: ok; else why not.
+std::string plan_requester(const Plan& p, const ReplayOptions& o, ReqPlan* rp) {
+  ReqSetup& s = rp->sim;
+  s.opt = o;
+  s.pmtu = detect_pmtu(p);
+  s.dest_qpn = p.resp_qpn;
+  s.sq_psn = (p.first_psn + o.psn_delta) & kPsnMask;
+  const uint64_t t_first = p.requests.front()->cap->t_ns;
+  std::map<uint32_t, uint32_t> seen;  // PSN -> occurrences so far
+  bool open = false;
+  for (const Pkt* k : p.requests) {
+    if (seen[k->f.bth.psn]++) continue;  // a retransmission: ERNIC resends by itself
+    const auto pos = roce::wire_opcode(k->f.bth.opcode).pos;
+    if (pos == roce::OpPos::First || pos == roce::OpPos::Only) {
+      ReqMessage m;
+      if (!wqe_opcode_of(k->f, &m.wqe_opcode))
+        return fmt::format("frame {}: {}: ERNIC's WQE has no such operation (PG332 Table 2-1)", k->cap->n,
+                           op_name(k->f.bth.opcode));
+      if (k->f.reth) {
+        m.remote_va = k->f.reth->va;
+        m.rkey = k->f.reth->rkey;
+        if (m.wqe_opcode == uint8_t(Op::read)) m.length = k->f.reth->dma_len;
+      }
+      m.t_ns = k->cap->t_ns - t_first;
+      s.msgs.push_back(std::move(m));
+      rp->first_pkt.push_back(k);
+      rp->read_resp.emplace_back();
+      open = pos == roce::OpPos::First;
+    } else if (!open) {
+      return fmt::format("frame {}: {} psn={} continues a message whose first packet is not in the capture",
+                         k->cap->n, op_name(k->f.bth.opcode), k->f.bth.psn);
+    }
+    ReqMessage& m = s.msgs.back();
+    if (m.wqe_opcode != uint8_t(Op::read)) {
+      m.data.insert(m.data.end(), k->f.payload.begin(), k->f.payload.end());
+      m.length = uint32_t(m.data.size());
+    }
+    // The immediate or the key to invalidate come with the last packet.
+    if (k->f.immdt) {
+      m.immdt = *k->f.immdt;
+      if (m.wqe_opcode == uint8_t(Op::write)) m.wqe_opcode = uint8_t(Op::write_imm);
+      if (m.wqe_opcode == uint8_t(Op::send)) m.wqe_opcode = uint8_t(Op::send_imm);
+    }
+    if (k->f.ieth) {
+      m.rkey = *k->f.ieth;
+      if (m.wqe_opcode == uint8_t(Op::send)) m.wqe_opcode = uint8_t(Op::send_inv);
+    }
+    if (pos == roce::OpPos::Last || pos == roce::OpPos::Only) open = false;
+  }
+  // Each responder frame answers the request that preceded it most recently
+  // in the capture (that PSN's n-th sending).
+  const auto peer_mac = *roce::MacAddr::parse(o.peer_mac), node_mac = *roce::MacAddr::parse(o.node_mac);
+  const auto peer_ip = *roce::Ipv4Addr::parse(o.peer_ip), node_ip = *roce::Ipv4Addr::parse(o.node_ip);
+  for (const Pkt* a : p.responses) {
+    const Pkt* trig = nullptr;
+    uint32_t occ = 0;
+    for (const Pkt* q : p.requests) {
+      if (q->cap->n > a->cap->n) break;
+      trig = q;
+    }
+    if (!trig) continue;  // an answer before any request: nothing to tie it to
+    for (const Pkt* q : p.requests) {
+      if (q == trig) break;
+      occ += q->f.bth.psn == trig->f.bth.psn;
+    }
+    ReqAnswer ans;
+    ans.trigger_psn = (trig->f.bth.psn + o.psn_delta) & kPsnMask;
+    ans.occurrence = occ;
+    ans.delay_ps = o.fast ? 0 : (a->cap->t_ns - trig->cap->t_ns) * 1000;
+    roce::Frame f = a->f;
+    f.eth.src = peer_mac;
+    f.eth.dst = node_mac;
+    f.ip4.src = peer_ip;
+    f.ip4.dst = node_ip;
+    f.bth.dest_qp = o.node_qpn;
+    f.bth.psn = (f.bth.psn + o.psn_delta) & kPsnMask;
+    ans.frame = roce::encode(f);
+    s.answers.push_back(std::move(ans));
+    rp->answer_pkt.push_back(a);
+    rp->trigger_pkt.push_back(trig);
+  }
+  // READ data: the responses whose PSN lies in a READ's span, first sending each.
+  for (size_t k = 0; k < s.msgs.size(); ++k) {
+    if (s.msgs[k].wqe_opcode != uint8_t(Op::read)) continue;
+    const uint32_t psn0 = rp->first_pkt[k]->f.bth.psn;
+    const uint32_t npk = std::max<uint32_t>(1, (s.msgs[k].length + s.pmtu - 1) / s.pmtu);
+    std::map<uint32_t, const Pkt*> by_psn;
+    for (const Pkt* a : p.responses)
+      if (a->f.bth.opcode >= 0x0D && a->f.bth.opcode <= 0x10 && ((a->f.bth.psn - psn0) & kPsnMask) < npk)
+        by_psn.emplace((a->f.bth.psn - psn0) & kPsnMask, a);
+    for (const auto& [d, a] : by_psn) rp->read_resp[k].push_back(a);
+  }
+  return "";
+}
+
+std::string reth_str(const roce::Frame& f) {
+  return f.reth ? fmt::format("va=0x{:x} rkey=0x{:08x} dmalen={}", f.reth->va, f.reth->rkey, f.reth->dma_len) : "none";
+}
+
+// ERNIC's request against the capture's: the fields either side sets.
+void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p, const std::string& what,
+                     std::vector<std::string>* diffs) {
+  if (sf.bth.opcode != cf.bth.opcode)
+    diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
+  if (sf.bth.dest_qp != p.resp_qpn)
+    diffs->push_back(fmt::format("{}: ERNIC's request goes to QP 0x{:06x}", what, sf.bth.dest_qp));
+  if (sf.bth.ack_req != cf.bth.ack_req)
+    diffs->push_back(fmt::format("{}: AckReq {} in the capture, {} from ERNIC", what, int(cf.bth.ack_req),
+                                 int(sf.bth.ack_req)));
+  if (reth_str(sf) != reth_str(cf))
+    diffs->push_back(fmt::format("{}: RETH {} in the capture, {} from ERNIC", what, reth_str(cf), reth_str(sf)));
+  if (sf.immdt != cf.immdt)
+    diffs->push_back(fmt::format("{}: ImmDt {} in the capture, {} from ERNIC", what,
+                                 cf.immdt ? fmt::format("0x{:08x}", *cf.immdt) : "none",
+                                 sf.immdt ? fmt::format("0x{:08x}", *sf.immdt) : "none"));
+  if (sf.ieth != cf.ieth)
+    diffs->push_back(fmt::format("{}: IETH {} in the capture, {} from ERNIC", what,
+                                 cf.ieth ? fmt::format("0x{:08x}", *cf.ieth) : "none",
+                                 sf.ieth ? fmt::format("0x{:08x}", *sf.ieth) : "none"));
+  if (sf.payload.size() != cf.payload.size())
+    diffs->push_back(fmt::format("{}: payload {} bytes in the capture, {} from ERNIC", what, cf.payload.size(),
+                                 sf.payload.size()));
+  else if (sf.payload != cf.payload) {
+    size_t b = 0;
+    while (sf.payload[b] == cf.payload[b]) ++b;
+    diffs->push_back(fmt::format("{}: payload differs from byte {}", what, b));
+  }
+}
+
+}  // namespace
+
+int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected) {
+  ReqPlan rp;
+  if (std::string why = plan_requester(p, o, &rp); !why.empty()) return fail_usage(o.file + ": " + why), 2;
+  const ReqSetup& s = rp.sim;
+  std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
+              p.req_ip.str().c_str(), p.req_qpn, p.resp_ip.str().c_str(), p.resp_qpn, p.first_psn, p.source.c_str());
+  std::printf("map: requester -> ERNIC %s %s QP 0x%06x, responder -> %s %s, PSN +%u, PMTU %u\n", o.node_ip.c_str(),
+              o.node_mac.c_str(), o.node_qpn, o.peer_ip.c_str(), o.peer_mac.c_str(), o.psn_delta, s.pmtu);
+  const ReqResult r = run_req_sim(s);
+  if (!r.setup_errors.empty()) {
+    for (const auto& e : r.setup_errors) std::fprintf(stderr, "ernic-sim pcap replay: cannot replay: %s\n", e.c_str());
+    return 2;
+  }
+  std::printf("post: %zu messages (frames %llu..%llu) %s; inject: %zu responder frames in answer to ERNIC's requests\n",
+              s.msgs.size(), (unsigned long long)rp.first_pkt.front()->cap->n,
+              (unsigned long long)rp.first_pkt.back()->cap->n,
+              o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size());
+  std::vector<std::string> diffs;
+  for (const auto& e : r.errors) diffs.push_back("ERNIC node: " + e);
+  // ERNIC's requests by (PSN mapped back, n-th sending) against the capture's.
+  std::map<std::pair<uint32_t, uint32_t>, const roce::Frame*> ernic;
+  std::vector<std::pair<uint32_t, uint32_t>> ernic_order;
+  std::map<uint32_t, uint32_t> count;
+  for (const SimAnswer& a : r.sent) {
+    if (!is_request(a.f.bth.opcode)) continue;
+    const uint32_t psn = (a.f.bth.psn - o.psn_delta) & kPsnMask;
+    const std::pair<uint32_t, uint32_t> key{psn, count[psn]++};
+    ernic[key] = &a.f;
+    ernic_order.push_back(key);
+  }
+  std::map<std::pair<uint32_t, uint32_t>, bool> used;
+  std::map<uint32_t, uint32_t> ccount;
+  size_t matched = 0;
+  for (const Pkt* c : p.requests) {
+    const std::pair<uint32_t, uint32_t> key{c->f.bth.psn, ccount[c->f.bth.psn]++};
+    const std::string what = fmt::format("frame {}: {} psn={}", c->cap->n, op_name(c->f.bth.opcode), c->f.bth.psn);
+    auto it = ernic.find(key);
+    if (it == ernic.end()) {
+      diffs.push_back(what + (key.second ? fmt::format(" (sent {} time(s) before)", key.second) : std::string()) +
+                      ": ERNIC did not send it");
+      continue;
+    }
+    used[key] = true;
+    const size_t before = diffs.size();
+    roce::Frame sf = *it->second;
+    sf.bth.psn = c->f.bth.psn;
+    compare_request(sf, c->f, p, what, &diffs);
+    if (diffs.size() == before) {
+      ++matched;
+      std::printf("match: %s len=%zu\n", what.c_str(), c->f.payload.size());
+    }
+  }
+  for (const auto& key : ernic_order)
+    if (!used.count(key))
+      diffs.push_back(fmt::format("ERNIC {} psn={}{}: not in the capture", op_name(ernic[key]->bth.opcode), key.first,
+                                  key.second ? fmt::format(" (sent {} time(s) before)", key.second) : std::string()));
+  size_t injected = 0;
+  for (size_t i = 0; i < s.answers.size(); ++i) {
+    if (r.injected[i]) {
+      ++injected;
+      continue;
+    }
+    const Pkt* a = rp.answer_pkt[i];
+    diffs.push_back(fmt::format("frame {}: {} psn={}{}: not injected: ERNIC did not send the request it answers "
+                                "(frame {})",
+                                a->cap->n, op_name(a->f.bth.opcode), a->f.bth.psn, ack_fields(a->f),
+                                rp.trigger_pkt[i]->cap->n));
+  }
+  // READ data in ERNIC's buffers; every message completed without error.
+  for (size_t k = 0; k < s.msgs.size() && k < r.landed.size(); ++k) {
+    if (s.msgs[k].wqe_opcode != uint8_t(Op::read)) continue;
+    roce::Bytes want;
+    for (const Pkt* a : rp.read_resp[k]) want.insert(want.end(), a->f.payload.begin(), a->f.payload.end());
+    const std::string what = fmt::format("frame {}: READ psn={} ({} bytes)", rp.first_pkt[k]->cap->n,
+                                         rp.first_pkt[k]->f.bth.psn, s.msgs[k].length);
+    if (want.size() != s.msgs[k].length)
+      diffs.push_back(fmt::format("{}: the capture's responses carry {} bytes", what, want.size()));
+    else if (want != r.landed[k]) {
+      size_t b = 0;
+      while (want[b] == r.landed[k][b]) ++b;
+      diffs.push_back(fmt::format("{}: the data in ERNIC's buffer differs from the capture's responses from byte {}",
+                                  what, b));
+    }
+  }
+  if (r.completions.size() != s.msgs.size())
+    diffs.push_back(fmt::format("ERNIC completed {} of {} messages", r.completions.size(), s.msgs.size()));
+  for (const ReqCompletion& q : r.completions)
+    if (q.error && q.wr_id < rp.first_pkt.size())
+      diffs.push_back(fmt::format("frame {}: {}: ERNIC's completion carries an error", rp.first_pkt[q.wr_id]->cap->n,
+                                  op_name(rp.first_pkt[q.wr_id]->f.bth.opcode)));
+  const DiffTally t = report_diffs(diffs, expected);
+  const bool bad = t.unexplained || t.missing;
+  std::printf("summary: %zu capture requests, %zu ERNIC requests, %zu matched field for field, %zu of %zu answers "
+              "injected, %zu of %zu messages completed, %zu difference(s), %zu unexplained, %zu expected not seen: %s\n",
+              p.requests.size(), ernic_order.size(), matched, injected, s.answers.size(), r.completions.size(),
+              s.msgs.size(), diffs.size(), t.unexplained, t.missing,
+              bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
+  return bad && !o.report_only ? 1 : 0;
+}
+
+}  // namespace pcap_replay
