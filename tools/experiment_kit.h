@@ -238,6 +238,13 @@ inline std::string nodes_yaml(uint32_t num_qp, uint32_t mib, const std::string& 
       num_qp, mib, b_extra);
 }
 
+// Seed 003's doorbell-batching claim, quoted by doorbell_batch (its
+// throughput side) and doorbell_latency (its latency side).
+inline constexpr const char* kClaimSeed003DoorbellBatching =
+    "seed 003 (`003_427c70dbe97496c8.txt`, section 4.4): 「Doorbell合并（Doorbell Batching）：软件可以连续放入多个WQE，然后只写一次"
+    "Doorbell。……虽然Doorbell开销降低了，但WQE的提交延迟反而增加了」 — \"Doorbell batching: software queues several WQEs, then "
+    "writes the doorbell once. ... the doorbell overhead fell, but the WQEs' submission latency rose.\"";
+
 // The experiments built (experiment_sweeps.cpp), in report order.
 std::vector<std::unique_ptr<Experiment>> registry();
 // The MR cache, QP count and doorbell sweeps (experiment_sweeps_queues.cpp).

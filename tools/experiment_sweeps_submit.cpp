@@ -103,10 +103,7 @@ struct DoorbellLatency : Experiment {
   }
   void report(Doc& d, bool) const override {
     d.kv("Claim",
-         "seed 003 (`003_427c70dbe97496c8.txt`, section 4.4): 「Doorbell合并（Doorbell Batching）：软件可以连续放入多个WQE，然后只写一次"
-         "Doorbell。……虽然Doorbell开销降低了，但WQE的提交延迟反而增加了」 — \"Doorbell batching: software queues several WQEs, then "
-         "writes the doorbell once. ... the doorbell overhead fell, but the WQEs' submission latency rose.\" The "
-         "throughput side is `doorbell_batch`; this is the latency side.");
+         std::string(kClaimSeed003DoorbellBatching) + " The throughput side is `doorbell_batch`; this is the latency side.");
     d.kv("Configuration",
          fmt::format("one RC QP, bench's named configuration, 64-byte WRITEs (and READs); one WQE every {} us (1 Mmsg/s "
                      "offered), each written into the SQ when it arrives (`post` with `doorbell: none`), SQPIi rung "

@@ -73,19 +73,11 @@ void plan_node(Plan& p, const ReplayOptions& o) {
       break;
     }
   }
-  const auto peer_mac = *roce::MacAddr::parse(o.peer_mac), node_mac = *roce::MacAddr::parse(o.node_mac);
-  const auto peer_ip = *roce::Ipv4Addr::parse(o.peer_ip), node_ip = *roce::Ipv4Addr::parse(o.node_ip);
   const uint64_t t_first = p.requests.front()->cap->t_ns;
   for (const Pkt* k : p.requests) s.request_t_ns.push_back(k->cap->t_ns - t_first);
   const Plan* pp = &p;
-  s.request = [pp, peer_mac, node_mac, peer_ip, node_ip, o, sim_va](size_t k, const std::vector<uint32_t>& rkeys) {
-    roce::Frame f = pp->requests[k]->f;
-    f.eth.src = peer_mac;
-    f.eth.dst = node_mac;
-    f.ip4.src = peer_ip;
-    f.ip4.dst = node_ip;
-    f.bth.dest_qp = o.node_qpn;
-    f.bth.psn = (f.bth.psn + o.psn_delta) & kPsnMask;
+  s.request = [pp, o, sim_va](size_t k, const std::vector<uint32_t>& rkeys) {
+    roce::Frame f = to_node(pp->requests[k]->f, o);
     if (f.reth)
       for (size_t i = 0; i < pp->mrs.size() && i < rkeys.size(); ++i)
         if (pp->mrs[i].rkey == f.reth->rkey) {

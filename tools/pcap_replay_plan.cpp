@@ -58,6 +58,17 @@ uint32_t detect_pmtu(const Plan& p) {
   return 4096;
 }
 
+roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o) {
+  roce::Frame f = captured;
+  f.eth.src = *roce::MacAddr::parse(o.peer_mac);
+  f.eth.dst = *roce::MacAddr::parse(o.node_mac);
+  f.ip4.src = *roce::Ipv4Addr::parse(o.peer_ip);
+  f.ip4.dst = *roce::Ipv4Addr::parse(o.node_ip);
+  f.bth.dest_qp = o.node_qpn;
+  f.bth.psn = (f.bth.psn + o.psn_delta) & kPsnMask;
+  return f;
+}
+
 std::string fail_usage(const std::string& s) {
   std::fprintf(stderr, "ernic-sim pcap replay: %s\n", s.c_str());
   return s;

@@ -44,6 +44,11 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
 // largest ONLY/LAST payload).
 uint32_t detect_pmtu(const Plan& p);
 
+// A captured frame of the peer ERNIC stands in front of, rewritten for
+// ERNIC: from --peer-mac/--peer-ip to --node-mac/--node-ip, to ERNIC's
+// --node-qpn, its PSN + --psn-delta (mod 2^24).
+roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o);
+
 std::string fail_usage(const std::string& s);  // printed on stderr, returned
 std::vector<std::string> read_expect(const std::string& path, bool* ok);
 

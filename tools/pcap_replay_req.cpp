@@ -93,8 +93,6 @@ std::string plan_requester(const Plan& p, const ReplayOptions& o, ReqPlan* rp) {
   }
   // Each responder frame answers the request that preceded it most recently
   // in the capture (that PSN's n-th sending).
-  const auto peer_mac = *roce::MacAddr::parse(o.peer_mac), node_mac = *roce::MacAddr::parse(o.node_mac);
-  const auto peer_ip = *roce::Ipv4Addr::parse(o.peer_ip), node_ip = *roce::Ipv4Addr::parse(o.node_ip);
   for (const Pkt* a : p.responses) {
     const Pkt* trig = nullptr;
     uint32_t occ = 0;
@@ -111,14 +109,7 @@ std::string plan_requester(const Plan& p, const ReplayOptions& o, ReqPlan* rp) {
     ans.trigger_psn = (trig->f.bth.psn + o.psn_delta) & kPsnMask;
     ans.occurrence = occ;
     ans.delay_ps = o.fast ? 0 : (a->cap->t_ns - trig->cap->t_ns) * 1000;
-    roce::Frame f = a->f;
-    f.eth.src = peer_mac;
-    f.eth.dst = node_mac;
-    f.ip4.src = peer_ip;
-    f.ip4.dst = node_ip;
-    f.bth.dest_qp = o.node_qpn;
-    f.bth.psn = (f.bth.psn + o.psn_delta) & kPsnMask;
-    ans.frame = roce::encode(f);
+    ans.frame = roce::encode(to_node(a->f, o));
     s.answers.push_back(std::move(ans));
     rp->answer_pkt.push_back(a);
     rp->trigger_pkt.push_back(trig);

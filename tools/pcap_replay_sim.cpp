@@ -28,6 +28,14 @@ namespace {
 
 using namespace sc_core;
 
+// PG332's bring-up by the driver, the peer in its neighbour table; the peer's IP.
+roce::Ipv4Addr bring_up(ernic::host::Driver& d, const ReplayOptions& o) {
+  d.init();
+  const auto peer_ip = *roce::Ipv4Addr::parse(o.peer_ip);
+  d.add_neighbour(peer_ip, *roce::MacAddr::parse(o.peer_mac));
+  return peer_ip;
+}
+
 class Bench : public sc_module {
  public:
   SC_HAS_PROCESS(Bench);
@@ -50,9 +58,7 @@ class Bench : public sc_module {
 
   void setup() {
     ernic::host::Driver& d = *n_.driver;
-    d.init();
-    const auto peer_ip = *roce::Ipv4Addr::parse(s_.opt.peer_ip);
-    d.add_neighbour(peer_ip, *roce::MacAddr::parse(s_.opt.peer_mac));
+    const auto peer_ip = bring_up(d, s_.opt);
     for (size_t i = 0; i < s_.mrs.size(); ++i) {
       const SimMr& m = s_.mrs[i];
       const uint64_t pa = d.alloc(m.length);
@@ -153,9 +159,7 @@ class ReqBench : public sc_module {
 
   void setup() {
     ernic::host::Driver& d = *n_.driver;
-    d.init();
-    const auto peer_ip = *roce::Ipv4Addr::parse(s_.opt.peer_ip);
-    d.add_neighbour(peer_ip, *roce::MacAddr::parse(s_.opt.peer_mac));
+    const auto peer_ip = bring_up(d, s_.opt);
     for (const ReqMessage& m : s_.msgs) {
       pa_.push_back(d.alloc(std::max<uint64_t>(m.length, 64)));
       if (!m.data.empty()) n_.mem->write(pa_.back(), m.data);
