@@ -1,6 +1,8 @@
 // tools/bench: see bench.h.
 #include "tools/bench.h"
 
+#include "tools/bench_scale.h"
+#include "tools/icarus_compare.h"
 #include "tools/progress.h"
 
 #include <fmt/format.h>
@@ -223,12 +225,16 @@ std::string bench_scenario_text(const std::string& op, const std::vector<BenchPh
   return scenario_text(op, phases, max_size, latency, lat_iters, pcie);
 }
 BenchLogScan bench_scan_log(const std::string& log) { return scan_log(log); }
+double bench_measure_floor(const std::string& self, const std::string& dir, int tries) {
+  return measure_floor_child(self, dir, tries);
+}
 bool bench_compute_results(const std::string& op, const std::vector<BenchPhase>& phases, const BenchLogScan& s,
                            const std::string& file, std::vector<BenchResult>* out) {
   return compute_results(op, phases, s, file, out);
 }
 
 int bench_main(const BenchOptions& opt, const std::string& self) {
+  if (opt.scale) return bench_scale_main(opt, self);
   std::vector<uint64_t> sizes = opt.sizes;
   if (sizes.empty())
     for (uint64_t s = 64; s <= (1u << 20); s *= 2) sizes.push_back(s);
@@ -282,7 +288,8 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
   int status = 0;
   // A progress line on a terminal only (tools/progress.h): drawn while a
   // run goes, erased before anything is printed.
-  Progress progress("bench", opt.ops.size() * dps.size() + (opt.speed ? dps.size() : 0));
+  Progress progress("bench", opt.ops.size() * dps.size() + (opt.speed ? dps.size() : 0) +
+                                 (opt.speed && opt.icarus_bytes ? 1 : 0));
   size_t runs_done = 0;
   for (const std::string& op : opt.ops) {
     std::vector<Phase> phases;
@@ -389,6 +396,18 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
     }
     speed_rows.emplace_back("idle", speeds);
   }
+  // The RTL alone, Verilator + SystemC against Icarus (tools/icarus_compare.h).
+  IcarusOptions iopt;
+  IcarusResult icarus;
+  if (opt.speed && opt.icarus_bytes) {
+    iopt.bytes = opt.icarus_bytes;
+    iopt.out_dir = (dir / "icarus").string();
+    progress.update(runs_done);
+    icarus = icarus_compare(iopt, self);
+    progress.clear();
+    ++runs_done;
+    if (!icarus.error.empty() || (icarus.skipped.empty() && !(icarus.identical && icarus.same_as_run))) status = 1;
+  }
   if (opt.speed) floor = std::max(floor, measure_floor_child(self, dir, 2));
   if (opt.speed && floor <= 0) status = 1;
   // The speed table: one row per run, one column per datapath (cycles per
@@ -418,7 +437,12 @@ int bench_main(const BenchOptions& opt, const std::string& self) {
                                                : fmt::format(" {:>12}", "-");
       std::printf("%s\n", line.c_str());
     }
-    std::printf(" (idle: 20 ms of a quiet link around one 4 KiB WRITE)\n%s\n", rule().c_str());
+    std::printf(" (idle: 20 ms of a quiet link around one 4 KiB WRITE)\n");
+    if (opt.speed && opt.icarus_bytes) {
+      std::printf("%s", icarus_table_rows(iopt, icarus, floor).c_str());
+      speed_csv << icarus_csv_rows(icarus, floor);
+    }
+    std::printf("%s\n", rule().c_str());
   }
   // Both tables complete on disk, or exit 2 naming the file.
   for (auto [f, p] : {std::pair<std::ofstream*, const fs::path*>{&csv, &csv_path}, {&speed_csv, &speed_path}}) {

@@ -23,6 +23,10 @@
 // the same, or the largest BW-average difference). bench.csv holds the
 // simulated figures only (identical on every run); the wall-clock speed
 // goes to speed.csv beside it (run,datapath,sim_core_cycles_per_wall_second).
+// With the speed runs and iverilog installed, the table also has `replay`:
+// the RTL datapath alone replaying a recorded WRITE stream under Verilator +
+// SystemC and under Icarus (tools/icarus_compare.h; rows replay,verilator
+// and replay,icarus in speed.csv); without iverilog one line says so.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -38,13 +42,21 @@ struct BenchOptions {
   uint32_t lat_iters = 16;
   bool latency = true;
   bool speed = true;                 // false: only datapaths[0]'s runs, no idle-heavy run
+  uint64_t icarus_bytes = 65536;     // with speed: the RTL alone under Verilator and Icarus on this WRITE
+                                     // stream (tools/icarus_compare.h); 0: none
   std::vector<std::string> datapaths{"rtl", "model"};  // `run --datapath` values; [0] gives bench.csv
   std::string out_dir = "bench";     // scenarios, logs, reports and the CSV
   std::string csv;                   // default: <out_dir>/bench.csv
+  bool scale = false;                // --scale: only the QP-count table (tools/bench_scale.h)
+  uint64_t scale_bytes = 16u << 20;  // its WRITE traffic per case
 };
 
 // Prints the tables on stdout; returns 0, or 1 when a run failed.
 int bench_main(const BenchOptions& opt, const std::string& self_exe);
+
+// The machine's SystemC floor (tools/floor.h) from `self floor` children in
+// dir, the best of `tries` (cycles per wall second); 0 when it failed.
+double bench_measure_floor(const std::string& self_exe, const std::string& dir, int tries);
 
 // bench's scenario generator and log reader, shared with `ernic-sim
 // experiment` (tools/experiment.h), which runs the same scenarios in other

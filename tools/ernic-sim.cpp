@@ -36,12 +36,16 @@
 #include "model/trace/trigger.h"
 #include "model/trace/txlog_view.h"
 #include "tools/bench.h"
+#include "tools/bench_pg332.h"
 #include "tools/floor.h"
 #include "tools/failure_report.h"
 #include "tools/regress.h"
 #include "tools/random.h"
 #include "tools/pcap_cmd.h"
 #include "tools/experiment.h"
+#include "tools/icarus_compare.h"
+#include "tools/rtl_record.h"
+#include "tools/rtl_replay.h"
 
 using namespace ernic;
 
@@ -347,7 +351,8 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     // file's header (written when the trace opened).
     trigger::BindContext bc;
     for (const auto& n : sys->nodes)
-      bc.nodes[n->cfg.name] = {&n->ernic->config().layout, n->ernic->config().num_qp, n->ernic->config().num_mr};
+      if (n->ernic)  // kind: peer: no registers
+        bc.nodes[n->cfg.name] = {&n->ernic->config().layout, n->ernic->config().num_qp, n->ernic->config().num_mr};
     for (const auto& [name, width] : vcd->model_var_names()) bc.signals.push_back(name);
     sys->flush_rtl_trace();
     try {
@@ -383,7 +388,8 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     sys->exit_code = 3;
     sys->time_limit_hit = true;
     for (auto& n : sys->nodes)
-      for (auto& s : n->ernic->qp_status()) sys->stall_report.push_back(n->cfg.name + " " + s);
+      if (n->ernic)  // kind: peer: no ERNIC
+        for (auto& s : n->ernic->qp_status()) sys->stall_report.push_back(n->cfg.name + " " + s);
   }
   if (sys->exit_code == 0 && !ctx.errors.empty()) sys->exit_code = 1;
   try {
@@ -565,6 +571,18 @@ int sc_main(int argc, char** argv) {
             return {};
           },
           "FLOAT in [1 - 1e6]"));
+  std::string record_datapath;
+  runc->add_option("--record-datapath", record_datapath,
+                   "NODE=FILE: record NODE's rtl datapath at its top's ports, edge by edge, into FILE (and its output "
+                   "beats into FILE.beats) for `ernic-sim rtl-replay` and Icarus (tools/rtl_stim.h)");
+  auto* replayc = app.add_subcommand(
+      "rtl-replay", "a stimulus recorded with run --record-datapath into the Verilated datapath (tools/rtl_replay.h)");
+  std::string replay_stim, replay_out;
+  replayc->add_option("stimulus", replay_stim, "the recorded stimulus")->required();
+  replayc->add_option("--out", replay_out, "the output beats (the Icarus testbench's format)")->required();
+  app.add_subcommand("icarus", "the RTL datapath under Icarus and under Verilator + SystemC with one recorded stimulus: "
+                               "speed and outputs (ernic-sim icarus --help)")
+      ->allow_extras();  // dispatched in main() (tools/icarus_compare.h)
   runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
   random_mode::Options rnd_opt;
   auto* randc = random_mode::add_command(app, rnd_opt);
@@ -581,12 +599,28 @@ int sc_main(int argc, char** argv) {
   benchc->add_option("--csv", bopt.csv, "CSV file (default: <out>/bench.csv)");
   bool no_lat = false, no_speed = false;
   benchc->add_flag("--no-latency", no_lat, "skip the 64-byte latency phase");
+  benchc->add_option("--icarus-bytes", bopt.icarus_bytes,
+                     "with the speed runs: the RTL datapath alone replaying a recorded WRITE stream of this many bytes "
+                     "under Verilator + SystemC and under Icarus (default 65536; 0: none; ernic-sim icarus)")
+      ->check(CLI::Range(uint64_t(0), uint64_t(64) << 20));
+  benchc->add_flag("--scale", bopt.scale,
+                   "only the scale table: wall seconds per simulated ms of line-rate WRITE traffic and max RSS with "
+                   "1, 8, 64, 255 active QPs and 255 connected / 1 active, per --speed-datapaths datapath (scale.csv)");
+  benchc->add_option("--scale-bytes", bopt.scale_bytes, "--scale: WRITE traffic per case in bytes (default 16 MiB)")
+      ->check(CLI::Range(uint64_t(65536), uint64_t(1) << 34));
   benchc->add_flag("--no-speed", no_speed,
                    "skip the speed runs: no idle-heavy run, and only the first --speed-datapaths datapath");
   std::string bdps = "rtl,model";
   benchc->add_option("--speed-datapaths", bdps,
                      "datapaths to run each run with, side by side (comma-separated: rtl, model, user:<name>; the first gives "
                      "bench.csv)");
+  std::string bprofile;  // --profile pg332 (tools/bench_pg332.h)
+  BenchPg332Options pgopt;
+  benchc->add_option("--profile", bprofile,
+                     "pg332: PG332's reference set-up against the ideal IBTA peer (16 KiB, PMTU 4096, 100G), "
+                     "--max-iters messages per figure")
+      ->check(CLI::IsMember({"pg332"}));
+  benchc->add_option("--peer-latency-ns", pgopt.peer_latency_ns, "--profile pg332: the peer's answer latency");
   auto* floorc = app.add_subcommand(
       "floor", "the machine's SystemC floor: a Verilated counter under sc_clock, cycles per wall second");
   uint64_t floor_cycles = 2000000;
@@ -641,6 +675,20 @@ int sc_main(int argc, char** argv) {
     return v;
   };
   if (floorc->parsed()) return floor_main(floor_cycles, floor_json);
+  if (replayc->parsed()) return rtl_replay_main(replay_stim, replay_out);
+  if (!record_datapath.empty()) {
+    const size_t eq = record_datapath.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == record_datapath.size()) {
+      std::fprintf(stderr, "ernic-sim run: --record-datapath %s: want NODE=FILE\n", record_datapath.c_str());
+      return 2;
+    }
+    if (!datapath.empty() && datapath != "rtl") {
+      std::fprintf(stderr, "ernic-sim run: --record-datapath records the rtl datapath, not --datapath %s\n",
+                   datapath.c_str());
+      return 2;
+    }
+    record_rtl_datapath(record_datapath.substr(0, eq), record_datapath.substr(eq + 1));
+  }
   if (regc->parsed()) {
     if (!parse_shard(rshard, &ropt.shard_index, &ropt.shard_count)) {
       std::fprintf(stderr, "ernic-sim regress: --shard %s: want I/N with 0 <= I < N\n", rshard.c_str());
@@ -648,6 +696,15 @@ int sc_main(int argc, char** argv) {
     }
     ropt.labels = split_csv(rlabels);
     return regress_main(ropt, self_exe(argv[0]), std::cout, std::cerr);
+  }
+  if (benchc->parsed() && bprofile == "pg332") {  // tools/bench_pg332.h
+    pgopt.out_dir = bopt.out_dir;
+    pgopt.iterations = bopt.max_iters;
+    const auto dps = split_csv(bdps);
+    if (!dps.empty()) pgopt.datapath = dps[0];
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return bench_pg332_main(pgopt, ec ? std::string(argv[0]) : self);
   }
   if (benchc->parsed()) {
     bopt.ops = split_csv(bops);
@@ -759,6 +816,7 @@ int sc_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "pcap") return pcap_cmd::main(argc - 1, argv + 1);  // tools/pcap_cmd.h
   if (argc > 1 && std::string(argv[1]) == "experiment") return ernic::experiment::main(argc - 1, argv + 1);  // tools/experiment.h
+  if (argc > 1 && std::string(argv[1]) == "icarus") return ernic::icarus_main(argc - 1, argv + 1);  // tools/icarus_compare.h
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

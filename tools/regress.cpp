@@ -292,6 +292,7 @@ std::vector<std::string> scenario_labels(const std::string& path) {
   else if (folder == "perf") l.insert(l.end(), {"perf", "long"});
   else if (folder == "examples") l.push_back("example");
   else if (folder == "topology") l.push_back("topology");
+  else if (folder == "peer") l.push_back("fidelity");  // ERNIC against the ideal IBTA peer (issue 18)
   if (folder != "perf") l.push_back("quick");
   return l;
 }

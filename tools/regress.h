@@ -11,7 +11,7 @@
 // tb/scenarios/CMakeLists.txt, which registers each scenario with ctest;
 // test `scenarios.labels_agree` compares the two): handshake/ ->
 // handshake, traffic/ -> traffic, errors/ -> error, perf/ -> perf and long,
-// examples/ -> example, topology/ -> topology; every scenario outside perf/
+// examples/ -> example, topology/ -> topology, peer/ -> fidelity; every scenario outside perf/
 // is also quick.
 //
 // Execution: each scenario runs in its own process, this same binary

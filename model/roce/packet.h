@@ -101,6 +101,19 @@ constexpr uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,    8, 
                                         48,    64,   96,   128,  192,  256,  384,   512,   768,   1024,  1536,
                                         2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
 constexpr uint64_t rnr_timer_ps(uint8_t code) { return uint64_t(kRnrTimer10us[code & 0x1F]) * 10'000'000ull; }
+// The credit count of an ACK syndrome (IBTA 9.7.5.1, the AETH credit
+// count encoding): code c stands for kCreditCount[c] receive WQEs; code 31
+// is "invalid" (no end-to-end credits: a responder with an SRQ).
+constexpr uint16_t kCreditCount[31] = {0,    1,    2,    3,    4,    6,    8,     12,    16,    24,   32,
+                                       48,   64,   96,   128,  192,  256,  384,   512,   768,   1024, 1536,
+                                       2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768};
+constexpr uint8_t kCreditInvalid = 0x1F;
+// The largest code whose count does not exceed n available WQEs.
+constexpr uint8_t credit_code(uint32_t n) {
+  uint8_t c = 0;
+  while (c < 30 && kCreditCount[c + 1] <= n) ++c;
+  return c;
+}
 }  // namespace aeth
 
 // A decoded (or to-be-encoded) RoCEv2 frame.

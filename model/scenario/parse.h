@@ -489,6 +489,16 @@ class Parser {
   const Field* top_step_ = nullptr;
   std::map<std::string, size_t> node_index_;
   std::map<std::string, int> initialised_;  // node -> line of its init step
+  // kind: peer (peer.cpp): the node's keys; whether step `kind` may name a
+  // peer node; a connect step with a peer end.
+  void read_node_peer(MapReader& r, NodeConfig& n);
+  static bool peer_step_ok(const std::string& kind);
+  void check_peer_connect(const MapReader& r, const ConnectStep& s);
+  bool peer_node(const std::string& n) const {
+    auto it = node_index_.find(n);
+    return it != node_index_.end() && sc_.nodes[it->second].peer.has_value();
+  }
+  std::string step_kind_;  // the step being parsed (peer_step_ok)
   bool program_node(const std::string& n) const {  // host: program
     auto it = node_index_.find(n);
     return it != node_index_.end() && sc_.nodes[it->second].host_program;

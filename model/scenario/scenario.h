@@ -174,6 +174,19 @@ struct NodeConfig {
   bool test_bug_ack_coalescing = false;
   std::optional<HandshakeRandom> handshake_random;  // the node's own `handshake_random`
   NodeExtensions ext;        // `extensions`: named extensions, not PG332 (extensions.h)
+  // `kind: peer` (model/peer/peer.h): the node is the ideal IBTA peer, a
+  // behavioural RC responder on its own CMAC, not an ERNIC; its `peer`
+  // map's parameters. Absent: `kind: ernic` (the default).
+  struct Peer {
+    uint64_t latency_ns = 0;         // request in -> answers to the MAC
+    uint32_t ack_every_packets = 0;  // ACK coalescing: also every N packets (0: on AckReq only)
+    bool credits_invalid = false;    // `credits: invalid` (31) instead of `rq`
+    uint64_t ack_timeout_ns = 100000;  // requester: go back N after this long without progress
+    uint32_t max_reads = 16;         // requester: READs outstanding at a time
+    std::string recv_mr;             // the MR SENDs land in ("": memory of the peer's own)
+    SourceLoc recv_mr_loc;
+  };
+  std::optional<Peer> peer;
   SourceLoc loc;             // the node's key in `nodes`
 };
 

@@ -124,7 +124,10 @@ void Parser::parse_step(const Field& item, const std::vector<std::string>& kind_
                   fmt::format("{} is not allowed inside repeat (the repeat at line {} runs its steps {} "
                               "times, and {}): put it before or after the repeat",
                               kind, scope_.repeat_line, scope_.repeat_count, o.second));
+  const std::string saved_kind = step_kind_;  // repeat and parallel parse steps inside
+  step_kind_ = kind;
   (this->*fn)(make_field(ctx_, kv[0].second, path, key.Mark()), item.loc());
+  step_kind_ = saved_kind;
 }
 
 std::string Parser::ref_node(const Field& f, bool must_be_initialised) {
@@ -134,6 +137,9 @@ std::string Parser::ref_node(const Field& f, bool must_be_initialised) {
     for (const auto& node : sc_.nodes) names.push_back(node.name);
     f.fail("unknown node '" + n + "'" + suggest(n, names, "nodes are"));
   }
+  if (peer_node(n) && !peer_step_ok(step_kind_))
+    f.fail("node '" + n + "' has kind: peer (the ideal IBTA peer, no ERNIC, no driver): " + step_kind_ +
+           " cannot use it (scenarios/README.md, kind: peer)");
   if (must_be_initialised && program_node(n))
     f.fail("node '" + n + "' has host: program: its program drives it, the built-in driver's steps cannot");
   if (must_be_initialised && !initialised_.count(n))

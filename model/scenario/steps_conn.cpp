@@ -77,6 +77,8 @@ void Parser::step_recover(const Field& f, const SourceLoc& loc) {
   s.conn = read_string(cf);
   if (!c.program_end.empty())
     cf.fail("connection '" + s.conn + "' has a program end (" + c.program_end + "): recover needs both drivers");
+  if (peer_node(c.client) || peer_node(c.server))
+    cf.fail("connection '" + s.conn + "' has an end of kind: peer: recover needs both drivers");
   if (auto k = r.take("code")) s.code = uint32_t(read_uint(*k, 0, 0x1F));
   r.finish();
   release_conn(c, s.conn, loc.line);  // both QPs return to RESET

@@ -171,6 +171,7 @@ void Parser::step_connect(const Field& f, const SourceLoc& loc) {
   if (auto h = r.take("hw_handshake")) s.sideband = read_bool(*h);
   s.ip_version = read_ip_version(r, s.client, s.server);
   r.finish();
+  check_peer_connect(r, s);  // kind: peer ends (peer.cpp)
   if (s.batch) {
     if (!s.cm) batch_f->fail_key("batch sets connections up through CM: it needs cm: true");
     if (!s.program_end.empty()) batch_f->fail_key("batch needs the built-in driver on both ends");

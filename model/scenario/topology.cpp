@@ -382,11 +382,12 @@ void Parser::parse_nodes(const Field& f) {
 
 void Parser::parse_node(const std::string& name, const Field& f) {
   MapReader r(f, {"mac", "ip", "ipv6", "num_qp", "memory_mib", "ack", "mr_cache", "doorbell_layout", "rx", "test_tx_underflow",
-                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random", "host", "extensions"});
+                  "test_datapath_corrupt", "qp_setup_fsm", "handshake_random", "host", "extensions", "kind", "peer"});
   NodeConfig n;
   n.name = name;
   n.loc = f.loc();
   read_node_addresses(r, n);
+  read_node_peer(r, n);  // kind, peer (peer.cpp): a peer refuses the ERNIC node's keys below
   n.num_qp = uint32_t(r.u64("num_qp", n.num_qp, 8, 256));
   n.memory_mib = uint32_t(r.u64("memory_mib", n.memory_mib, 2, 4096));
   static const EnumTable<bool> kHosts = {{"driver", false}, {"program", true}};

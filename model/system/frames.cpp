@@ -128,7 +128,10 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
         if (net_switch && !ff.dst.empty() && (c->ipv6 ? c->remote_ip6.str() : c->remote_ip.str()) != ff.dst) continue;
         if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
       }
-    } else {  // a program's host keeps its connections: the NIC's enabled QP towards that QPN
+    } else if (n.peer) {  // kind: peer: its QP towards that QPN
+      for (const auto& [qpn, pq] : n.peer->qps())
+        if (pq.remote_qpn == r.dest_qp) qp = qpn;
+    } else if (n.ernic) {  // a program's host keeps its connections: the NIC's enabled QP towards that QPN
       const regs::Layout& L = n.ernic->config().layout;
       for (uint32_t q = 2; q <= n.cfg.num_qp; ++q)
         if ((n.ernic->peek(L.qp(q, regs::q::QPCONFi)) & regs::fld::QPCONFi_EN.bit()) &&

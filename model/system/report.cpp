@@ -10,6 +10,7 @@
 #include "model/roce/opcodes.h"
 #include "model/system/assumptions.h"
 #include "model/system/report_ext.h"
+#include "model/system/report_peer.h"
 
 #ifndef ERNIC_GIT_HASH
 #define ERNIC_GIT_HASH "unknown"
@@ -188,6 +189,7 @@ json qp_setup_json(Node& n) {
 // One node: its frames, connections, ERNIC counters, datapath, host port,
 // PCIe link, link, MR lookup and QP-setup offload.
 json node_json(Node& n) {
+  if (n.peer) return peer_node_json(n);  // kind: peer (report_peer.h)
   const ErnicStats& s = n.ernic->stats();
   json cq = json::array();
   if (n.driver)
@@ -234,6 +236,7 @@ json idle_skip_json(System& sys) {
   json rtl = json::object();
   json rtl_cmac = json::object();
   for (auto& n : sys.nodes) {
+    if (!n->datapath) continue;  // kind: peer
     rtl[n->cfg.name] = n->datapath->stats().core_cycles_clocked;
     rtl_cmac[n->cfg.name] = n->datapath->stats().cmac_cycles_clocked;
   }
@@ -424,6 +427,7 @@ std::string node_text(const std::string& name, const json& n) {
       o += fmt::format(" {} {}/{}B", op, v["packets"].get<uint64_t>(), v["bytes"].get<uint64_t>());
     o += "\n";
   }
+  if (n.contains("peer")) return o + peer_node_text(name, n);  // kind: peer (report_peer.h)
   {
     const auto& d = n["datapath"];
     auto u = [&](const char* k) { return d[k].get<uint64_t>(); };

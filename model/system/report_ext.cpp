@@ -69,6 +69,7 @@ std::string extension_text(const std::string& name, const json& n) {
 void add_extension_assumptions(json& as, const System& sys) {
   bool shadow = false, qpc = false;
   for (const auto& n : sys.nodes) {
+    if (!n->ernic) continue;  // kind: peer
     shadow = shadow || n->ernic->shadow_db();
     qpc = qpc || n->ernic->qp_ctx_cache();
   }

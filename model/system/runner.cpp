@@ -59,7 +59,8 @@ void System::run_branch(const std::vector<Step>* steps, Group* g) {
 void System::snapshot_qps() {
   stall_report.clear();
   for (auto& n : nodes)
-    for (auto& st : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + st);
+    if (n->ernic)  // kind: peer: no ERNIC
+      for (auto& st : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + st);
 }
 
 void System::fail(const SourceLoc& loc, const std::string& what, int code) {
@@ -97,6 +98,7 @@ void System::watchdog() {
                                       scenario.limits.watchdog_us),
              3);
       for (auto& n : nodes) {
+        if (!n->ernic) continue;  // kind: peer
         for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
         if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);
       }

@@ -40,6 +40,7 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
   cp.start_psn = s.client_psn;
   sp.sideband = cp.sideband = s.sideband;
   if (!s.program_end.empty()) return connect_program(s, loc, s.program_end == s.client ? cp : sp);
+  if (cn->peer || sn->peer) return connect_peer(s, loc);  // kind: peer (steps_peer.cpp)
   sp.mr = s.server_mr.empty() ? nullptr : sn->driver->find_mr(s.server_mr);
   cp.mr = s.client_mr.empty() ? nullptr : cn->driver->find_mr(s.client_mr);
   Conn k{s.client, s.server, nullptr, nullptr};

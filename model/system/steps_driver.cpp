@@ -31,6 +31,7 @@ uint32_t access_code(Access a) {
 // init: each named node's driver brought up (and its QP-setup driver).
 void System::handle(const InitStep& s, const SourceLoc&, Group*) {
   for (const auto& n : s.nodes) {
+    if (node(n)->peer) continue;  // kind: peer: nothing to bring up
     node(n)->driver->init();
     if (node(n)->qp_setup_driver) node(n)->qp_setup_driver->init();
   }
@@ -39,6 +40,7 @@ void System::handle(const InitStep& s, const SourceLoc&, Group*) {
 // register_mr: an MR through the driver; the scoreboard learns it and its
 // guards.
 void System::handle(const RegisterMrStep& s, const SourceLoc& loc, Group*) {
+  if (node(s.node)->peer) return register_peer_mr(s, loc);  // kind: peer (steps_peer.cpp)
   const host::Mr& m = node(s.node)->driver->register_mr(s.name, s.length, access_code(s.access), s.pd);
   scoreboard.register_mr(s.node, s.name, m.pa, m.length, m.va, m.rkey, m.guard_before, m.guard_after,
                          host::kMrGuardBytes, loc.str());
@@ -56,6 +58,7 @@ void System::handle(const PostStep& s, const SourceLoc& loc, Group*) {
   auto it = conns_.find(s.conn);
   if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
   Node* n = node(s.node);
+  if (n->peer) return post_peer(s, loc);  // kind: peer (steps_peer.cpp)
   host::Connection& c = side(it->second, s.node);
   std::vector<host::Wqe> wqes;
   std::vector<monitor::Scoreboard::Post> sb_posts;
@@ -97,6 +100,7 @@ void System::handle(const WaitCompletionsStep& s, const SourceLoc& loc, Group*) 
   auto it = conns_.find(s.conn);
   if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
   Node* n = node(s.node);
+  if (n->peer) return wait_peer(s, loc);  // kind: peer (steps_peer.cpp)
   host::Connection& c = side(it->second, s.node);
   ++bounded_;  // the step times out by itself; the watchdog stays out of it
   host::PollMode mode;

@@ -13,7 +13,7 @@ using namespace sc_core;
 // fill: a pattern into an MR range (host stores, told to the scoreboard).
 void System::handle(const FillStep& s, const SourceLoc& loc, Group*) {
   Node* n = node(s.node);
-  const host::Mr* mr = n->driver->find_mr(s.mr);
+  const host::Mr* mr = n->find_mr(s.mr);
   if (!mr) return fail(loc, "no MR '" + s.mr + "' on " + s.node);
   fill_pattern(n->mem->data(mr->pa + s.offset, s.length), s.length, s.pattern, s.seed, s.value, s.offset);
   scoreboard.host_write(s.node, mr->pa + s.offset, n->mem->data(mr->pa + s.offset, s.length), s.length,
@@ -42,13 +42,13 @@ void System::handle(const MemExpectStep& s, const SourceLoc& loc, Group*) {
 // check_memory: an MR range against a pattern or another MR range.
 void System::handle(const CheckMemoryStep& s, const SourceLoc& loc, Group*) {
   Node* n = node(s.node);
-  const host::Mr* mr = n->driver->find_mr(s.mr);
+  const host::Mr* mr = n->find_mr(s.mr);
   if (!mr) return fail(loc, "no MR '" + s.mr + "' on " + s.node);
   const uint8_t* got = n->mem->data(mr->pa + s.offset, s.length);
   std::vector<uint8_t> want(s.length);
   if (s.equals) {
     Node* m = node(s.equals->node);
-    const host::Mr* om = m->driver->find_mr(s.equals->mr);
+    const host::Mr* om = m->find_mr(s.equals->mr);
     if (!om) return fail(loc, "no MR '" + s.equals->mr + "' on " + s.equals->node);
     if (s.equals->offset > om->length || s.length > om->length - s.equals->offset)
       return fail(loc, "check_memory: the range to compare with lies outside MR '" + s.equals->mr + "'");

@@ -59,6 +59,10 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
     : sc_module(name), cfg(c) {
   const std::string scope = std::string(this->name());
   mem = std::make_unique<HostMemory>(uint64_t(c.memory_mib) << 20);
+  if (c.peer) {  // kind: peer (node_peer.cpp)
+    build_peer(c, core, cmac_clk, ctx, lp);
+    return;
+  }
   ErnicConfig ec;
   ec.node = c.name;
   ec.num_qp = c.num_qp;
@@ -458,12 +462,20 @@ void System::watch_link() {
     };
     // The requester's view for the monitor: answers as its RX packet
     // handler takes them, requests as its TX commits them (WireMonitor).
-    me->ernic->on_rx_taken = [this, i, x, monitor_of](const roce::Frame& f) {
+    auto taken = [this, i, x, monitor_of](const roce::Frame& f) {
       const int j = peer_of(i, f.eth.src.b.data(), 6, /*tx=*/false);
       if (j < 0) return;
       monitor_of(i, size_t(j))->on_delivered(f, sc_time_stamp().value(), nodes[size_t(j)]->cfg.name + "->" + x);
     };
-    me->ernic->on_tx_committed = [this, me](const seam::TxDesc& d) {
+    if (me->peer) {  // kind: peer: no ERNIC; its requests as it commits them to its MAC
+      me->peer->on_rx_taken = taken;
+      me->peer->on_tx_committed = [me](const roce::Frame& f) {
+        me->tx_commits.push_back({f.bth.opcode, f.bth.psn, f.bth.dest_qp, sc_time_stamp().value()});
+      };
+    } else {
+      me->ernic->on_rx_taken = taken;
+    }
+    if (me->ernic) me->ernic->on_tx_committed = [this, me](const seam::TxDesc& d) {
       me->tx_commits.push_back({d.opcode, d.psn, d.dest_qp, sc_time_stamp().value()});
     };
     me->cmac->on_rx = [this, i, me, x](const FrameBytes& f, uint64_t t) {
@@ -504,7 +516,8 @@ System::~System() = default;
 
 void System::open_rtl_trace(const std::string& path) {
   rtl_vcd_ = std::make_unique<VerilatedVcdSc>();
-  for (auto& n : nodes) n->datapath->trace(rtl_vcd_.get(), 99);
+  for (auto& n : nodes)
+    if (n->datapath) n->datapath->trace(rtl_vcd_.get(), 99);
   for (auto& n : nodes)
     if (n->qp_setup && n->qp_setup->rtl()) n->qp_setup->rtl()->trace(rtl_vcd_.get(), 99);
   rtl_vcd_->open(path.c_str());

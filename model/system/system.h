@@ -49,6 +49,7 @@
 #include "model/monitor/scoreboard.h"
 #include "model/monitor/wire_monitor.h"
 #include "model/monitor/compliance.h"
+#include "model/peer/peer.h"
 #include "model/link/link_trace.h"
 #include "model/sim/clock.h"
 #include "model/scenario/scenario.h"
@@ -121,8 +122,17 @@ class Node : public sc_core::sc_module {
   std::unique_ptr<QpSetupFsm> qp_setup;
   std::unique_ptr<AxilDecoder> mmio;
   std::unique_ptr<host::QpSetupDriver> qp_setup_driver;
+  // `kind: peer` (model/peer/peer.h): the ideal IBTA peer on this node's
+  // CMAC, and its MRs as the memory steps read them; no ERNIC, PCIe,
+  // datapath, AXI4-Lite port or driver then (those stay null).
+  std::unique_ptr<peer::PeerNode> peer;
+  std::map<std::string, host::Mr> peer_mrs;
+  // An MR of the node by name: the driver's, or the peer's; nullptr: none.
+  const host::Mr* find_mr(const std::string& name) const;
 
  private:
+  void build_peer(const NodeConfig& c, const ClockDomain& core, const ClockDomain& cmac_clk, SimContext& ctx,
+                  const LinkParams& lp);  // node_peer.cpp
   // Parts of the construction, called in this order (system.cpp).
   void build_host_port(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
                        bool idle_skip);  // qp_setup_fsm's arbiter, block and decoder; the AXI4-Lite port
@@ -362,10 +372,16 @@ class System : public sc_core::sc_module {
   void handle(const QpSetupStep& s, const SourceLoc& loc, Group* g);
   void handle(const QpReleaseStep& s, const SourceLoc& loc, Group* g);
   void handle(const QpAdoptStep& s, const SourceLoc& loc, Group* g);
+  // Nodes of kind: peer (steps_peer.cpp): register_mr and connect (out of band).
+  void register_peer_mr(const RegisterMrStep& s, const SourceLoc& loc);
+  void connect_peer(const ConnectStep& s, const SourceLoc& loc);
+  void post_peer(const PostStep& s, const SourceLoc& loc);                        // the peer's requester
+  void wait_peer(const WaitCompletionsStep& s, const SourceLoc& loc);
   void check_qp_setup(const SourceLoc& loc, const char* what, uint32_t qpn, const host::QpSetupResult& r,
                       uint8_t want_status, uint8_t want_state);
 
   std::map<std::string, Conn> conns_;
+  std::map<std::string, uint32_t> peer_qpn_;  // connection -> the QPN of its kind: peer end
   // bypass_send frames by destination node, and how far expect_bypass has checked.
   std::map<std::string, std::vector<FrameBytes>> bypass_sent_;
   std::map<std::string, size_t> bypass_checked_;

@@ -52,6 +52,7 @@ ALLOWED = {
               "roce"],
     "scenario": ["link/switch_counters.h", "link/switch_params.h", "regs", "roce"],
     "bridge": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
+    "peer": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
     "bridge/client": ["bridge", "host/driver.h", "host/driver_env.h", "host/host_bus.h", "regs", "roce"],
     "system": None,  # the top: anything
 }
