@@ -620,7 +620,8 @@ int sc_main(int argc, char** argv) {
                      "pg332: PG332's reference set-up against the ideal IBTA peer (16 KiB, PMTU 4096, 100G), "
                      "--max-iters messages per figure")
       ->check(CLI::IsMember({"pg332"}));
-  benchc->add_option("--peer-latency-ns", pgopt.peer_latency_ns, "--profile pg332: the peer's answer latency");
+  benchc->add_option("--peer-latency-ns", pgopt.peer_latency_ns, "--profile pg332: the peer's answer latency")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1000000000)));
   auto* floorc = app.add_subcommand(
       "floor", "the machine's SystemC floor: a Verilated counter under sc_clock, cycles per wall second");
   uint64_t floor_cycles = 2000000;
@@ -697,15 +698,6 @@ int sc_main(int argc, char** argv) {
     ropt.labels = split_csv(rlabels);
     return regress_main(ropt, self_exe(argv[0]), std::cout, std::cerr);
   }
-  if (benchc->parsed() && bprofile == "pg332") {  // tools/bench_pg332.h
-    pgopt.out_dir = bopt.out_dir;
-    pgopt.iterations = bopt.max_iters;
-    const auto dps = split_csv(bdps);
-    if (!dps.empty()) pgopt.datapath = dps[0];
-    std::error_code ec;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    return bench_pg332_main(pgopt, ec ? std::string(argv[0]) : self);
-  }
   if (benchc->parsed()) {
     bopt.ops = split_csv(bops);
     for (const auto& o : bopt.ops)
@@ -722,8 +714,9 @@ int sc_main(int argc, char** argv) {
       }
       bopt.sizes.push_back(v);
     }
-    if (bopt.min_iters == 0 || bopt.max_iters < bopt.min_iters) {
-      std::fprintf(stderr, "ernic-sim bench: need 1 <= --min-iters <= --max-iters\n");
+    if (bprofile.empty() ? bopt.min_iters == 0 || bopt.max_iters < bopt.min_iters : bopt.max_iters == 0) {
+      std::fprintf(stderr, bprofile.empty() ? "ernic-sim bench: need 1 <= --min-iters <= --max-iters\n"
+                                            : "ernic-sim bench: --profile: need --max-iters >= 1\n");
       return 2;
     }
     bopt.datapaths = split_csv(bdps);
@@ -748,6 +741,12 @@ int sc_main(int argc, char** argv) {
     bopt.speed = !no_speed;
     std::error_code ec;
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (bprofile == "pg332") {  // tools/bench_pg332.h; the options checked above first
+      pgopt.out_dir = bopt.out_dir;
+      pgopt.iterations = bopt.max_iters;
+      pgopt.datapath = bopt.datapaths[0];
+      return bench_pg332_main(pgopt, ec ? std::string(argv[0]) : self);
+    }
     return bench_main(bopt, ec ? std::string(argv[0]) : self);
   }
   if (randc->parsed()) {

@@ -77,6 +77,7 @@ struct PeerWqe {
   // The requester's bookkeeping.
   uint32_t first_psn = 0, npkts = 0;  // its PSN span
   uint32_t resp_got = 0;       // READ: responses received, in order
+  uint32_t acked = 0;          // SEND / WRITE: packets acknowledged (an ACK may come mid-message)
   bool sent = false;           // every packet handed to the MAC at least once
   bool done = false;           // acknowledged (READ: every response in)
 };

@@ -31,7 +31,7 @@ void Requester::post(PeerQp& q, PeerWqe w, uint64_t now_ps) {
   if (!outstanding(r)) r.progress_ps = now_ps;
   w.first_psn = r.npsn;
   w.npkts = read_span(w.length, q.pmtu);  // packets of a SEND / WRITE, or a READ's responses
-  w.resp_got = 0;
+  w.resp_got = w.acked = 0;
   w.sent = w.done = false;
   r.npsn = roce::psn_add(r.npsn, w.npkts);
   if (r.error) {  // a QP in Error completes new work with a flush error at once
@@ -122,7 +122,16 @@ void Requester::ack_upto(PeerQp& q, uint32_t psn, uint64_t now_ps) {
       go_back(q, roce::psn_add(w.first_psn, w.resp_got));
       break;
     }
-    if (!roce::psn_le(roce::psn_add(w.first_psn, w.npkts - 1), psn)) break;
+    if (!roce::psn_le(roce::psn_add(w.first_psn, w.npkts - 1), psn)) {
+      // Part of a long message acknowledged (IBTA 9.7.5.1: an ACK covers
+      // every packet up to its PSN): progress, and a go-back starts after it.
+      const uint32_t got = uint32_t(roce::psn_diff(psn, w.first_psn)) + 1;
+      if (got > w.acked) {
+        w.acked = got;
+        r.progress_ps = now_ps;
+      }
+      break;
+    }
     w.done = true;
     r.progress_ps = now_ps;
   }
@@ -213,7 +222,7 @@ bool Requester::check_timeout(PeerQp& q, uint64_t now_ps) {
   PeerSendQueue& r = q.req;
   const PeerWqe& w = r.sq[first_open(r)];
   ++r.timeouts;
-  go_back(q, roce::psn_add(w.first_psn, is_read(w) ? w.resp_got : 0));
+  go_back(q, roce::psn_add(w.first_psn, is_read(w) ? w.resp_got : w.acked));  // the oldest unacknowledged PSN
   r.progress_ps = now_ps;
   return true;
 }

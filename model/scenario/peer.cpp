@@ -3,6 +3,8 @@
 // may name it, its connections (out of band only).
 #include "model/scenario/parse.h"
 
+#include <fmt/format.h>
+
 namespace ernic::scenario_parse {
 
 namespace {
@@ -65,6 +67,16 @@ void Parser::check_peer_connect(const MapReader& r, const ConnectStep& s) {
   if (s.cm)
     r.self().fail("node " + p + " has kind: peer, which does not speak CM: connect out of band (cm: false)");
   if (s.batch) r.self().fail("batch needs the built-in driver on both ends (" + p + " has kind: peer)");
+  // SENDs to the peer land in its recv_mr: an MR registered on it by now.
+  const auto& peer_cfg = sc_.nodes[node_index_[p]].peer;
+  if (peer_cfg && !peer_cfg->recv_mr.empty()) {
+    const auto& mine = mrs_[p];
+    const auto it = mine.find(peer_cfg->recv_mr);
+    if (it == mine.end())
+      r.self().fail(fmt::format("nodes.{}.peer.recv_mr '{}' (line {}): no MR of that name is registered on {} before "
+                                "this connect",
+                                p, peer_cfg->recv_mr, peer_cfg->recv_mr_loc.line, p));
+  }
 }
 
 }  // namespace ernic::scenario_parse

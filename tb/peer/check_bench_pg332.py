@@ -44,6 +44,14 @@ def main():
             errs.append("pg332.csv has %d lines, expected %d" % (len(lines), 1 + len(ROWS)))
     except OSError as e:
         errs.append("pg332.csv: %s" % e)
+    # Bad options are usage errors before anything runs (exit 2, nothing written).
+    for bad, says in ((["--max-iters", "0"], "--max-iters >= 1"),
+                      (["--speed-datapaths", "bogus"], "unknown datapath 'bogus'"),
+                      (["--peer-latency-ns", "-5"], "--peer-latency-ns")):
+        b = subprocess.run([a.sim, "bench", "--profile", "pg332", "--out", a.out + "/bad"] + bad,
+                           capture_output=True, text=True, timeout=30)
+        if b.returncode != 2 or says not in b.stderr:
+            errs.append("%s: exit %d, stderr %r" % (" ".join(bad), b.returncode, b.stderr))
     for e in errs:
         print("FAIL:", e)
     return 1 if errs else 0

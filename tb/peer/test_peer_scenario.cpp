@@ -82,6 +82,18 @@ TEST(PeerScenario, ConnectToAPeerIsOutOfBand) {
   EXPECT_NE(r.says.find("cm: false"), std::string::npos) << r.says;
 }
 
+// The peer's recv_mr names an MR registered on it before the connect (it
+// was found missing only when the run reached the connect, exit 1).
+TEST(PeerScenario, RecvMrMustBeRegisteredBeforeTheConnect) {
+  const std::string head = kHead + "    peer: { recv_mr: nosuch }\n";
+  Refusal r = refusal(head + kSteps + kConnect);
+  EXPECT_EQ(r.line, 13);
+  EXPECT_EQ(r.key, "steps[3].connect");
+  EXPECT_EQ(r.says, "nodes.P.peer.recv_mr 'nosuch' (line 8): no MR of that name is registered on P before this connect");
+  const std::string ok = kHead + "    peer: { recv_mr: b }\n";
+  EXPECT_NO_THROW(parse_scenario(ok + kSteps + kConnect, "peer.yaml"));
+}
+
 TEST(PeerScenario, RefusesErnicOnlyStepsOnThePeer) {
   Refusal r = refusal(kHead + kSteps + kConnect + "  - recv: { conn: c, node: P }\n");
   EXPECT_EQ(r.line, 13);

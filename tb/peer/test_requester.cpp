@@ -196,4 +196,30 @@ TEST_F(PeerRequester, AckTimeoutGoesBackToTheOldest) {
   EXPECT_EQ(q.req.timeouts, 1u);
 }
 
+// A long WRITE acknowledged part of the way (an ACK at its second packet's
+// PSN, as a responder coalescing ACKs every N packets sends): that is
+// progress, which restarts the ACK timer, and a timeout then goes back to
+// the oldest unacknowledged PSN, the third packet, not the message's first
+// (IBTA 9.7.5.1; the WRITE used to be resent whole for ever when it took
+// longer than the timeout).
+TEST_F(PeerRequester, AnAckInsideAMessageIsProgress) {
+  q.req.npsn = 0x40;
+  rq->post(q, wqe(WqeOpcode::write, 1, 4096), 0);  // 4 packets, PSNs 0x40..0x43
+  ASSERT_EQ(drain(0).size(), 4u);
+  rq->on_answer(q, answer(op::RC_ACK, 0x41, 0x1F), 6'000'000);
+  EXPECT_EQ(rq->timeout_at(q), std::optional<uint64_t>(16'000'000)) << "the timer restarts at the ACK";
+  EXPECT_FALSE(rq->check_timeout(q, 15'999'999));
+  EXPECT_TRUE(rq->check_timeout(q, 16'000'000));
+  auto out = drain(16'000'000);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(wire(out[0]).bth.psn, 0x42u);
+  EXPECT_EQ(wire(out[0]).bth.opcode, op::RC_WRITE_MIDDLE);
+  EXPECT_EQ(wire(out[1]).bth.psn, 0x43u);
+  EXPECT_EQ(wire(out[1]).bth.opcode, op::RC_WRITE_LAST);
+  EXPECT_TRUE(q.req.cq.empty());
+  rq->on_answer(q, answer(op::RC_ACK, 0x43, 0x1F), 17'000'000);
+  ASSERT_EQ(q.req.cq.size(), 1u);
+  EXPECT_EQ(q.req.cq[0].wr_id, 1u);
+}
+
 }  // namespace ernic::peer::test
