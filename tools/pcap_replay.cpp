@@ -139,11 +139,19 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
     expected = read_expect(o.expect_file, &ok);
     if (!ok) return fail_usage("--expect " + o.expect_file + ": cannot read"), 2;
   }
-  const std::vector<Pkt> pk = decode_all(frames);
+  std::vector<std::string> malformed;
+  size_t other = 0;
+  const std::vector<Pkt> pk = decode_all(frames, &malformed, &other);
   auto plan = std::make_unique<Plan>();
   Plan& p = *plan;
-  if (std::string why = make_plan(pk, o, &p); !why.empty()) return fail_usage(o.file + ": " + why), 2;
-  if (o.requester_side) return replay_requester(p, o, expected);
+  if (std::string why = make_plan(pk, o, &p); !why.empty()) {
+    if (other)
+      why += fmt::format(" ({} RoCE frame(s) of the capture are RoCEv2 over IPv6, RoCEv1 or native InfiniBand: replay "
+                         "takes RoCEv2 over IPv4 only)",
+                         other);
+    return fail_usage(o.file + ": " + why), 2;
+  }
+  if (o.requester_side) return replay_requester(p, o, expected, malformed);
   plan_node(p, o);
   std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
               p.req_ip.str().c_str(), p.req_qpn, p.resp_ip.str().c_str(), p.resp_qpn, p.first_psn, p.source.c_str());
@@ -165,7 +173,7 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
               p.requests.size(), (unsigned long long)p.requests.front()->cap->n,
               (unsigned long long)p.requests.back()->cap->n,
               o.fast ? "back to back at line rate" : "paced by the capture's timestamps", preload);
-  std::vector<std::string> diffs;
+  std::vector<std::string> diffs = malformed;
   for (const auto& e : r.errors) diffs.push_back("ERNIC node: " + e);
   // ERNIC's answers (PSNs mapped back), matched to the capture's by answer class and PSN.
   auto req_frame = [&p](uint32_t psn) -> uint64_t {

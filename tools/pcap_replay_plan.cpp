@@ -29,15 +29,30 @@ std::string ack_fields(const roce::Frame& f) {
 }
 
 // The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
-std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames) {
+std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames, std::vector<std::string>* malformed,
+                            size_t* other_transport) {
   std::vector<Pkt> out;
+  *other_transport = 0;
   for (const ReplayFrame& c : frames) {
+    if (c.ib) ++*other_transport;
     if (!c.skip.empty() || c.ib) continue;
     const roce::WireDecode d = roce::decode_wire(c.bytes.data(), c.bytes.size());
-    if (d.status != roce::WireStatus::Ok || d.w.f.ipv6 || d.w.encap != roce::Encap::RoceV2) continue;
+    if (d.status == roce::WireStatus::NotRoce) continue;
+    if (d.status == roce::WireStatus::Malformed) {
+      malformed->push_back(fmt::format("frame {}: a RoCE frame that does not decode ({}): left out", c.n, d.why));
+      continue;
+    }
+    if (d.w.f.ipv6 || d.w.encap != roce::Encap::RoceV2) {
+      ++*other_transport;
+      continue;
+    }
     const roce::Bytes plain = roce::as_plain_rocev2(c.bytes.data(), c.bytes.size(), d.w);
-    if (plain.empty()) continue;
-    if (auto f = roce::decode(plain)) out.push_back({&c, std::move(*f)});
+    auto f = plain.empty() ? std::nullopt : roce::decode(plain);
+    if (!f) {
+      malformed->push_back(fmt::format("frame {}: a RoCE frame that does not decode: left out", c.n));
+      continue;
+    }
+    out.push_back({&c, std::move(*f)});
   }
   return out;
 }

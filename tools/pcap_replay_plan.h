@@ -24,7 +24,11 @@ const char* op_name(uint8_t op);
 std::string ack_fields(const roce::Frame& f);  // " syndrome=0x.. msn=N", or "" without an AETH
 
 // The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
-std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames);
+// What was left out: *malformed gets one line per RoCE frame that does not
+// decode ("frame N: why"), *other_transport counts the RoCE frames of
+// transports replay does not take (RoCEv2 over IPv6, RoCEv1, native IB).
+std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames, std::vector<std::string>* malformed,
+                            size_t* other_transport);
 
 // One RC connection of the capture: who requests, who answers, their QPNs,
 // the first PSN, and its frames each way in capture order.
@@ -63,6 +67,8 @@ DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<
 // requester messages as WQEs; the capture's responder frames are injected
 // in answer to ERNIC's requests; ERNIC's requests are compared with the
 // capture's. Exit code as replay_main's.
-int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected);
+// malformed: decode_all's, listed first among the differences.
+int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected,
+                     const std::vector<std::string>& malformed);
 
 }  // namespace pcap_replay

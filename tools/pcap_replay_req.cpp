@@ -52,6 +52,7 @@ std::string plan_requester(const Plan& p, const ReplayOptions& o, ReqPlan* rp) {
   const uint64_t t_first = p.requests.front()->cap->t_ns;
   std::map<uint32_t, uint32_t> seen;  // PSN -> occurrences so far
   bool open = false;
+  uint32_t last_psn = 0;  // the open message's last packet so far
   for (const Pkt* k : p.requests) {
     if (seen[k->f.bth.psn]++) continue;  // a retransmission: ERNIC resends by itself
     const auto pos = roce::wire_opcode(k->f.bth.opcode).pos;
@@ -73,7 +74,11 @@ std::string plan_requester(const Plan& p, const ReplayOptions& o, ReqPlan* rp) {
     } else if (!open) {
       return fmt::format("frame {}: {} psn={} continues a message whose first packet is not in the capture",
                          k->cap->n, op_name(k->f.bth.opcode), k->f.bth.psn);
+    } else if (k->f.bth.psn != ((last_psn + 1) & kPsnMask)) {
+      return fmt::format("frame {}: {} psn={}: the message's packet psn={} is not in the capture (or did not decode)",
+                         k->cap->n, op_name(k->f.bth.opcode), k->f.bth.psn, (last_psn + 1) & kPsnMask);
     }
+    last_psn = k->f.bth.psn;
     ReqMessage& m = s.msgs.back();
     if (m.wqe_opcode != uint8_t(Op::read)) {
       m.data.insert(m.data.end(), k->f.payload.begin(), k->f.payload.end());
@@ -164,7 +169,8 @@ void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p
 
 }  // namespace
 
-int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected) {
+int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected,
+                     const std::vector<std::string>& malformed) {
   ReqPlan rp;
   if (std::string why = plan_requester(p, o, &rp); !why.empty()) return fail_usage(o.file + ": " + why), 2;
   const ReqSetup& s = rp.sim;
@@ -181,7 +187,7 @@ int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::str
               s.msgs.size(), (unsigned long long)rp.first_pkt.front()->cap->n,
               (unsigned long long)rp.first_pkt.back()->cap->n,
               o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size());
-  std::vector<std::string> diffs;
+  std::vector<std::string> diffs = malformed;
   for (const auto& e : r.errors) diffs.push_back("ERNIC node: " + e);
   // ERNIC's requests by (PSN mapped back, n-th sending) against the capture's.
   std::map<std::pair<uint32_t, uint32_t>, const roce::Frame*> ernic;

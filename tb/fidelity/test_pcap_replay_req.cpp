@@ -118,4 +118,23 @@ TEST(ReplayRequesterCheck, PlantedNakMakesErnicGoBack) {
   EXPECT_NE(r.text().find("5 of 5 messages completed"), std::string::npos) << r.text();
 }
 
+// A request frame that does not decode (its IPv4 total length made 0xFF..:
+// frame 23, the first WRITE's MIDDLE) is never silently left out: the
+// responder side lists it as its first difference and fails; the requester
+// side cannot rebuild that WRITE and refuses the replay naming the gap.
+TEST(ReplayRequesterCheck, UndecodableFrameIsNamed) {
+  const std::string bad = mutated("rdma_write_bw", 23, 16, 0x00, 0xFF);
+  const Outcome resp = replay_file(bad, "");
+  EXPECT_EQ(resp.code, 1) << resp.text();
+  const auto d = resp.with("diff: ");
+  ASSERT_FALSE(d.empty()) << resp.text();
+  EXPECT_EQ(d[0], "frame 23: a RoCE frame that does not decode (IPv4 total length 65324 (frame holds 1068)): left out");
+  const Outcome req = replay_file(bad, "--requester-side");
+  EXPECT_EQ(req.code, 2) << req.text();
+  EXPECT_NE(req.text().find("frame 24: RC_WRITE_LAST psn=5454385: the message's packet psn=5454384 is not in the "
+                            "capture (or did not decode)"),
+            std::string::npos)
+      << req.text();
+}
+
 }  // namespace
