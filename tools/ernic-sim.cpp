@@ -640,8 +640,8 @@ int sc_main(int argc, char** argv) {
   logc->add_option("--to", filt.to_us, "up to this simulated time (us)");
   // pcap is dispatched in main() before CLI11 (tools/pcap_cmd.h); listed here
   // for --help and the names below.
-  app.add_subcommand("pcap", "a real capture: `pcap decode FILE` (one line a frame), `pcap lint FILE` (IBTA checks); "
-                             "ernic-sim pcap --help")
+  app.add_subcommand("pcap", "a real capture: `pcap decode FILE` (one line a frame), `pcap lint FILE` (IBTA checks), "
+                             "`pcap replay FILE` (one side against ERNIC); ernic-sim pcap --help")
       ->allow_extras();
   app.add_subcommand("experiment", "the seeds' performance claims as sweeps: CSV, PNG plots and a report (ernic-sim experiment --help)")
       ->allow_extras();  // dispatched in main() (tools/experiment.h)

@@ -230,7 +230,7 @@ def doorbell_latency(data, png):
         # The batch wait alone: (B - 1) / 2 arrival intervals, on top of B = 1's latency.
         base, ia = num(pts[0], "submit_latency_mean_us"), num(pts[0], "interarrival_us")
         ax.plot(x, [base + (b - 1) / 2 * ia for b in x], color=f"C{i}", alpha=0.7,
-                label=f"{op.upper()}: B = 1 + (B - 1)/2 intervals", **LIMIT)
+                label=f"{op.upper()}: latency at one WQE a doorbell + (B - 1)/2 intervals", **LIMIT)
     ax.plot([], [], label="seed 003: submission latency rises with the batch", **CLAIM)
     ax.set_xscale("log", base=2)
     int_ticks(ax, [int(r["wqes_per_doorbell"]) for r in data])
