@@ -412,9 +412,14 @@ std::optional<RxDrop> RespHndler::rx_ack_nak(qp::QpContext& qp, uint8_t syn, uin
   if (roce::psn_gt(psn, s_.Q(n, R::q::STATRESPSNi) & roce::kPsnMask)) s_.Q(n, R::q::STATRESPSNi) = psn;
   if (retired) progress(qp);
   if (qp.req.osq.empty()) return std::nullopt;
+  // A READ below the NAKed PSN still waiting for responses lost them (an
+  // implied NAK): it is re-issued (A-ERNIC-12).
   uint32_t from = psn;
-  const qp::Outstanding& front = qp.req.osq.front();
-  if (front.is_read && roce::psn_lt(front.resp_psn, from)) from = front.resp_psn;
+  qp::Outstanding& front = qp.req.osq.front();
+  if (front.is_read && roce::psn_lt(front.resp_psn, from)) {
+    from = front.resp_psn;
+    front.reissue_wait = true;
+  }
   start_retry(qp, from, fmt::format("NAK PSN sequence error, expected PSN 0x{:06x}", psn));
   return std::nullopt;
 }
@@ -458,8 +463,11 @@ std::optional<RxDrop> RespHndler::rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uin
   // responses below it lost them (an implied NAK). After the wait the
   // go-back starts at that READ, which is re-issued.
   uint32_t from = psn;
-  const qp::Outstanding& front = qp.req.osq.front();
-  if (front.is_read && roce::psn_lt(front.resp_psn, psn)) from = front.resp_psn;
+  qp::Outstanding& front = qp.req.osq.front();
+  if (front.is_read && roce::psn_lt(front.resp_psn, psn)) {
+    from = front.resp_psn;
+    front.reissue_wait = true;
+  }
   begin_rollback(qp, from);
   return std::nullopt;
 }

@@ -241,8 +241,10 @@ void WqeProc::send_read_request(qp::QpContext& qp, uint32_t first_psn, bool retr
   if (!e) return;
   // 3.1 asks for the whole READ again; 4.x from the first missing response.
   // Either way the responses already written stay written: the requester
-  // still expects resp_psn, and a response below it is a duplicate.
-  if (retry) e->reissue_wait = true;
+  // still expects resp_psn, and a response below it is a duplicate. Sending
+  // it again does not latch reissue_wait: the retry that found this READ's
+  // responses missing did; a go-back from an earlier WQE only passes over
+  // it, and a gap in its responses is then a lost response as ever.
   const bool from_missing = retry && resp_.partial_resend();
   const uint32_t skip = from_missing ? e->resp_off : 0;
   e->req_psn = from_missing ? e->resp_psn : e->first_psn;

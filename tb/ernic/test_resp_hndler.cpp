@@ -1,7 +1,8 @@
 // The response handler (model/ernic/resp_hndler.h) driven alone: an
 // outstanding queue as the WQE processor leaves it (five WQEs over PSNs
-// 100..107), then ACKs, NAKs and RNR NAKs handed to rx_ack() as the RX
-// packet handler would. Expected values by hand from IBTA (an ACK for PSN p
+// 100..107), then ACKs, NAKs and RNR NAKs handed to rx_ack() and READ
+// responses to rx_read_resp() as the RX packet handler would (with the QP
+// manager where a go-back must be sent). Expected values by hand from IBTA (an ACK for PSN p
 // acknowledges every PSN up to p; a READ completes only through its
 // responses; NAK-PSN = go back to that PSN; RNR NAK timer codes) and PG332
 // (CQE = WRID[15:0] | opcode[23:16] | ERRFLAG[31:24] at CQBAi + idx * 4, the
@@ -17,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "model/roce/opcodes.h"
 #include "tb/ernic/block_bench.h"
 
 using namespace ernic;
@@ -268,6 +270,118 @@ TEST(RespHndlerNak, RnrNakWaitsItsTimerThenGoesBack) {
     EXPECT_TRUE(b.qp(kQp).rs.retransmit_pending());
   });
 }
+
+// ------------------------------------------------------- READ responses
+
+// A READ response of the READ at 102..105 (PMTU 256): FIRST / LAST with an
+// AETH (ACK, credit 31), 256 bytes of payload, byte i = psn + i.
+roce::Frame read_resp(uint8_t opcode, uint32_t psn) {
+  roce::Frame f;
+  f.bth.opcode = opcode;
+  f.bth.psn = psn;
+  if (opcode != roce::op::RC_READ_RESP_MIDDLE) f.aeth = roce::Aeth{0x1F, 0};
+  f.payload.resize(256);
+  for (size_t i = 0; i < f.payload.size(); ++i) f.payload[i] = uint8_t(psn + i);
+  return f;
+}
+
+// The READ_REQUESTs the WQE processor has sent so far.
+std::vector<roce::Frame> read_requests(const BlockBench& b) {
+  std::vector<roce::Frame> v;
+  for (const auto& t : b.dp.frames)
+    if (t.decoded && t.f.bth.opcode == roce::op::RC_READ_REQUEST) v.push_back(t.f);
+  return v;
+}
+
+// A go-back that starts at an earlier WQE (NAK PSN 100 for the WRITE
+// 100..101) sends the READ 102..105 behind it again without any of its
+// responses found missing: that is not a re-issue of the READ (A-ERNIC-12
+// names what is), so a gap among its responses is still a lost response.
+// FIRST 102 and MIDDLE 103 are taken, then LAST 105 comes ahead of 104:
+// the READ is re-issued from 104 (4.x: PSN 104, VA + 512, 512 bytes; 3.1:
+// the whole READ, PSN 102), retry count 1 (STATQPi[26:24]; the responses
+// taken reset the NAK's retry), RETRYCNTSTS counts the re-issue, and the
+// local ACK timer runs from it (2^16 core cycles: TIMEOUTCONFi[5:0] = 16,
+// XRNICADCONF[19:16] = 0). The responses that answer it complete the READ.
+// (Found by the break-it pass: the go-back's READ_REQUEST latched "a
+// re-issue was asked for", so LAST 105 was dropped silently, the ACK timer
+// (84 ms at TIMEOUTCONFi 14) was all that was left, and the READ hung.)
+class RespHndlerRead : public testing::TestWithParam<bool> {};
+
+TEST_P(RespHndlerRead, GapAfterAGoBackFromAnEarlierWqeReissuesTheRead) {
+  const bool v4 = GetParam();
+  BenchOptions o;
+  o.cfg.layout = v4 ? R::kLayout4x : R::kLayout31;
+  o.with_qp_mgr = true;
+  run_bench(o, [v4](BlockBench& b) {
+    setup(b, 0x00001B00 | 16);  // retry 3, RNR retry 3, ACK timeout 2^16 cycles
+    ASSERT_EQ(b.s.pmtu(kQp), 256u);
+    const Posted ws[] = {{0xC000, 0x00, 100, 101, false}, {0xC001, 0x04, 102, 105, true}};
+    load_osq(b, ws);
+    auto& osq = b.qp(kQp).req.osq;
+    osq[0].sq_idx = 0;
+    osq[1].sq_idx = 1;
+    osq[1].laddr = kPayload;
+    osq[1].roffset = 0x70000;
+    osq[1].rtag = 0x1234;
+    // NAK PSN sequence error for 100: go back from the WRITE.
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(kQp), ack_frame(0x60, 100)).has_value());
+    EXPECT_EQ((b.Q(kQp, R::q::STATQPi) >> 24) & 7u, 1u);
+    b.wait_ns(5000);
+    EXPECT_FALSE(b.qp(kQp).rs.retransmit_pending());
+    auto reqs = read_requests(b);
+    ASSERT_EQ(reqs.size(), 1u);  // sent again by the go-back
+    EXPECT_EQ(reqs[0].bth.psn, 102u);
+    const uint32_t retries0 = b.G(R::g::RETRYCNTSTS);
+    EXPECT_EQ(retries0, 3u);  // WRITE 100, 101, READ 102 sent again
+    // FIRST 102 (acknowledges the WRITE), MIDDLE 103; then LAST 105.
+    EXPECT_FALSE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_FIRST, 102)).has_value());
+    EXPECT_FALSE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_MIDDLE, 103)).has_value());
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + kCqHead0 * 4), 0x0000C000u);  // the WRITE completed
+    ASSERT_EQ(osq.size(), 1u);
+    EXPECT_EQ(osq.front().resp_psn, 104u);
+    EXPECT_EQ((b.Q(kQp, R::q::STATQPi) >> 24) & 7u, 0u);
+    EXPECT_TRUE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_LAST, 105)).has_value());
+    EXPECT_TRUE(b.qp(kQp).rs.retransmit_pending());
+    EXPECT_EQ(b.qp(kQp).retry.resend_psn, 104u);
+    EXPECT_EQ((b.Q(kQp, R::q::STATQPi) >> 24) & 7u, 1u);
+    EXPECT_EQ(b.qp(kQp).retry.retry_cnt, 1u);
+    b.wait_ns(5000);
+    reqs = read_requests(b);
+    ASSERT_EQ(reqs.size(), 2u);
+    EXPECT_EQ(reqs[1].bth.psn, v4 ? 104u : 102u);
+    ASSERT_TRUE(reqs[1].reth.has_value());
+    EXPECT_EQ(reqs[1].reth->va, v4 ? 0x70200u : 0x70000u);
+    EXPECT_EQ(reqs[1].reth->rkey, 0x1234u);
+    EXPECT_EQ(reqs[1].reth->dma_len, v4 ? 512u : 1024u);
+    EXPECT_EQ(b.G(R::g::RETRYCNTSTS), retries0 + 1);
+    uint64_t t_req = 0;
+    for (const auto& t : b.dp.frames)
+      if (t.decoded && t.f.bth.opcode == roce::op::RC_READ_REQUEST) t_req = t.t_ps;
+    EXPECT_EQ(b.qp(kQp).retry.ack_deadline_ps, t_req + (uint64_t(1) << 16) * 5000u);
+    // The answers to the re-issue complete the READ (4.x: FIRST 104, LAST
+    // 105; 3.1: 102 and 103 again, duplicates, then MIDDLE 104, LAST 105).
+    if (v4) {
+      EXPECT_FALSE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_FIRST, 104)).has_value());
+    } else {
+      EXPECT_TRUE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_FIRST, 102)).has_value());
+      EXPECT_TRUE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_MIDDLE, 103)).has_value());
+      EXPECT_FALSE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_MIDDLE, 104)).has_value());
+    }
+    EXPECT_FALSE(b.resp.rx_read_resp(b.qp(kQp), read_resp(roce::op::RC_READ_RESP_LAST, 105)).has_value());
+    b.wait_ns(1000);
+    EXPECT_TRUE(osq.empty());
+    EXPECT_EQ(b.mem.read32(cq_base(kQp) + (kCqHead0 + 1) * 4), 0x0004C001u);
+    EXPECT_EQ(b.qp(kQp).retry.ack_deadline_ps, 0u);
+    for (uint32_t k = 0; k < 4; ++k)
+      EXPECT_EQ(b.mem.read32(kPayload + k * 256), uint32_t(uint8_t(102 + k)) | uint32_t(uint8_t(103 + k)) << 8 |
+                                                      uint32_t(uint8_t(104 + k)) << 16 | uint32_t(uint8_t(105 + k)) << 24)
+          << "response " << 102 + k;
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, RespHndlerRead, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& i) { return i.param ? "Layout4x" : "Layout31"; });
 
 // A malformed AETH (type 10, reserved: IBTA 9.7.5.1) is refused: the RX
 // packet handler drops it with the AETH syndrome bit; nothing retires.
