@@ -2,6 +2,7 @@
 // driver's WQEs (Driver::post writes them into the SQ and rings SQPIi),
 // receive WRs wait in the library for the RQ elements the NIC fills.
 #include <algorithm>
+#include <cstring>
 
 #include "model/bridge/client/ernic_verbs_impl.h"
 #include "model/regs/pg332_limits.h"
@@ -63,9 +64,15 @@ Mr* local_mr(ibv_context* c, const Qp& q, const ibv_sge& s, bool need_write, std
 // One send WR checked and turned into a WQE; 0 or the errno value.
 int check_send(ibv_context* c, Qp& q, const ibv_send_wr& wr, size_t taken, SendEntry* e, host::Wqe* w) {
   const std::string p = "ibv_post_send: ";
+  // The program's opcode as the int a C caller may have stored there: not
+  // loaded as the enum (a value outside it, e.g. 99, is undefined to load
+  // in C++; UBSan's enum check stops at it).
+  int raw_op = 0;
+  static_assert(sizeof(wr.opcode) == sizeof(raw_op), "ibv_wr_opcode is an int-sized enum");
+  std::memcpy(&raw_op, &wr.opcode, sizeof raw_op);
   OpMap op;
-  if (!map_opcode(wr.opcode, &op))
-    return fail(c, EINVAL, p + "opcode " + std::to_string(int(wr.opcode)) +
+  if (!map_opcode(raw_op, &op))
+    return fail(c, EINVAL, p + "opcode " + std::to_string(raw_op) +
                                ": ERNIC's WQE opcodes are RDMA WRITE (with immediate), SEND (with immediate, with "
                                "invalidate) and RDMA READ; no atomics, memory windows, local invalidate or TSO");
   const unsigned known = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
