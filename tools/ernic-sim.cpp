@@ -35,8 +35,7 @@
 #include "model/trace/txlog.h"
 #include "model/trace/trigger.h"
 #include "model/trace/txlog_view.h"
-#include "tools/bench.h"
-#include "tools/bench_pg332.h"
+#include "tools/bench_cli.h"
 #include "tools/floor.h"
 #include "tools/failure_report.h"
 #include "tools/regress.h"
@@ -586,42 +585,8 @@ int sc_main(int argc, char** argv) {
   runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
   random_mode::Options rnd_opt;
   auto* randc = random_mode::add_command(app, rnd_opt);
-  auto* benchc = app.add_subcommand(
-      "bench", "perftest-style bandwidth, message rate and latency by message size, in simulated time");
-  BenchOptions bopt;
-  std::string bops = "write,read,send", bsizes;
-  benchc->add_option("--op", bops, "operations: write,read,send (comma-separated)");
-  benchc->add_option("--sizes", bsizes, "message sizes in bytes (comma-separated; default 64..1048576, powers of two)");
-  benchc->add_option("--bytes-per-size", bopt.bytes_per_size, "bytes moved per size (iterations = this / size)");
-  benchc->add_option("--min-iters", bopt.min_iters, "at least this many messages per size");
-  benchc->add_option("--max-iters", bopt.max_iters, "at most this many messages per size");
-  benchc->add_option("--out", bopt.out_dir, "directory for the generated scenarios, logs and reports");
-  benchc->add_option("--csv", bopt.csv, "CSV file (default: <out>/bench.csv)");
-  bool no_lat = false, no_speed = false;
-  benchc->add_flag("--no-latency", no_lat, "skip the 64-byte latency phase");
-  benchc->add_option("--icarus-bytes", bopt.icarus_bytes,
-                     "with the speed runs: the RTL datapath alone replaying a recorded WRITE stream of this many bytes "
-                     "under Verilator + SystemC and under Icarus (default 65536; 0: none; ernic-sim icarus)")
-      ->check(CLI::Range(uint64_t(0), uint64_t(64) << 20));
-  benchc->add_flag("--scale", bopt.scale,
-                   "only the scale table: wall seconds per simulated ms of line-rate WRITE traffic and max RSS with "
-                   "1, 8, 64, 255 active QPs and 255 connected / 1 active, per --speed-datapaths datapath (scale.csv)");
-  benchc->add_option("--scale-bytes", bopt.scale_bytes, "--scale: WRITE traffic per case in bytes (default 16 MiB)")
-      ->check(CLI::Range(uint64_t(65536), uint64_t(1) << 34));
-  benchc->add_flag("--no-speed", no_speed,
-                   "skip the speed runs: no idle-heavy run, and only the first --speed-datapaths datapath");
-  std::string bdps = "rtl,model";
-  benchc->add_option("--speed-datapaths", bdps,
-                     "datapaths to run each run with, side by side (comma-separated: rtl, model, user:<name>; the first gives "
-                     "bench.csv)");
-  std::string bprofile;  // --profile pg332 (tools/bench_pg332.h)
-  BenchPg332Options pgopt;
-  benchc->add_option("--profile", bprofile,
-                     "pg332: PG332's reference set-up against the ideal IBTA peer (16 KiB, PMTU 4096, 100G), "
-                     "--max-iters messages per figure")
-      ->check(CLI::IsMember({"pg332"}));
-  benchc->add_option("--peer-latency-ns", pgopt.peer_latency_ns, "--profile pg332: the peer's answer latency")
-      ->check(CLI::Range(uint64_t(0), uint64_t(1000000000)));
+  BenchCli bench;  // tools/bench_cli.h
+  add_bench_command(app, bench);
   auto* floorc = app.add_subcommand(
       "floor", "the machine's SystemC floor: a Verilated counter under sc_clock, cycles per wall second");
   uint64_t floor_cycles = 2000000;
@@ -668,13 +633,6 @@ int sc_main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
-  auto split_csv = [](const std::string& csv) {
-    std::vector<std::string> v;
-    std::stringstream ss(csv);
-    for (std::string item; std::getline(ss, item, ',');)
-      if (!item.empty()) v.push_back(item);
-    return v;
-  };
   if (floorc->parsed()) return floor_main(floor_cycles, floor_json);
   if (replayc->parsed()) return rtl_replay_main(replay_stim, replay_out);
   if (!record_datapath.empty()) {
@@ -698,56 +656,10 @@ int sc_main(int argc, char** argv) {
     ropt.labels = split_csv(rlabels);
     return regress_main(ropt, self_exe(argv[0]), std::cout, std::cerr);
   }
-  if (benchc->parsed()) {
-    bopt.ops = split_csv(bops);
-    for (const auto& o : bopt.ops)
-      if (o != "write" && o != "read" && o != "send") {
-        std::fprintf(stderr, "ernic-sim bench: --op %s: not one of write, read, send\n", o.c_str());
-        return 2;
-      }
-    for (const auto& s : split_csv(bsizes)) {
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-      if (!end || *end || v == 0 || v > (8ull << 20)) {
-        std::fprintf(stderr, "ernic-sim bench: --sizes %s: a size is 1..8388608 bytes\n", s.c_str());
-        return 2;
-      }
-      bopt.sizes.push_back(v);
-    }
-    if (bprofile.empty() ? bopt.min_iters == 0 || bopt.max_iters < bopt.min_iters : bopt.max_iters == 0) {
-      std::fprintf(stderr, bprofile.empty() ? "ernic-sim bench: need 1 <= --min-iters <= --max-iters\n"
-                                            : "ernic-sim bench: --profile: need --max-iters >= 1\n");
-      return 2;
-    }
-    bopt.datapaths = split_csv(bdps);
-    if (bopt.datapaths.empty()) {
-      std::fprintf(stderr, "ernic-sim bench: --speed-datapaths: name at least one of rtl, model\n");
-      return 2;
-    }
-    for (size_t i = 0; i < bopt.datapaths.size(); ++i) {
-      const std::string& d = bopt.datapaths[i];
-      if (!datapath_registered(d)) {  // rtl, model, user:<name>
-        std::fprintf(stderr, "ernic-sim bench: --speed-datapaths %s: %s\n", d.c_str(),
-                     unknown_datapath_message(d).c_str());
-        return 2;
-      }
-      for (size_t k = 0; k < i; ++k)
-        if (bopt.datapaths[k] == d) {
-          std::fprintf(stderr, "ernic-sim bench: --speed-datapaths: %s twice\n", d.c_str());
-          return 2;
-        }
-    }
-    bopt.latency = !no_lat;
-    bopt.speed = !no_speed;
+  if (bench.cmd->parsed()) {
     std::error_code ec;
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    if (bprofile == "pg332") {  // tools/bench_pg332.h; the options checked above first
-      pgopt.out_dir = bopt.out_dir;
-      pgopt.iterations = bopt.max_iters;
-      pgopt.datapath = bopt.datapaths[0];
-      return bench_pg332_main(pgopt, ec ? std::string(argv[0]) : self);
-    }
-    return bench_main(bopt, ec ? std::string(argv[0]) : self);
+    return bench_cli_main(bench, ec ? std::string(argv[0]) : self);
   }
   if (randc->parsed()) {
     std::error_code ec;
@@ -755,19 +667,8 @@ int sc_main(int argc, char** argv) {
     return random_mode::main(rnd_opt, ec ? std::string(argv[0]) : self, argv[0]);
   }
   if (logc->parsed()) {
-    auto split = [](const std::string& csv) {
-      std::vector<std::string> v;
-      size_t a = 0;
-      while (a <= csv.size() && !csv.empty()) {
-        size_t b = csv.find(',', a);
-        if (b == std::string::npos) b = csv.size();
-        if (b > a) v.push_back(csv.substr(a, b - a));
-        a = b + 1;
-      }
-      return v;
-    };
-    filt.nodes = split(nodes_csv);
-    filt.kinds = split(kinds);
+    filt.nodes = split_csv(nodes_csv);
+    filt.kinds = split_csv(kinds);
     for (const auto& k : filt.kinds)
       if (k != "reg" && k != "dma" && k != "frame" && k != "cqe" && k != "intr" && k != "fault" && k != "state" &&
           k != "step") {
