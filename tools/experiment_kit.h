@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "model/dma/pcie.h"
@@ -244,6 +245,20 @@ inline constexpr const char* kClaimSeed003DoorbellBatching =
     "seed 003 (`003_427c70dbe97496c8.txt`, section 4.4): 「Doorbell合并（Doorbell Batching）：软件可以连续放入多个WQE，然后只写一次"
     "Doorbell。……虽然Doorbell开销降低了，但WQE的提交延迟反而增加了」 — \"Doorbell batching: software queues several WQEs, then "
     "writes the doorbell once. ... the doorbell overhead fell, but the WQEs' submission latency rose.\"";
+
+// Of the rows of one operation (Row has `op` and `batch`), the one with a
+// batch of 1 and the one with the largest batch; null where there is none.
+template <class Row>
+std::pair<const Row*, const Row*> one_and_largest_batch(const std::vector<Row>& rows, const std::string& op) {
+  const Row* one = nullptr;
+  const Row* most = nullptr;
+  for (const auto& r : rows)
+    if (r.op == op) {
+      if (r.batch == 1) one = &r;
+      if (!most || r.batch > most->batch) most = &r;
+    }
+  return {one, most};
+}
 
 // The experiments built (experiment_sweeps.cpp), in report order.
 std::vector<std::unique_ptr<Experiment>> registry();

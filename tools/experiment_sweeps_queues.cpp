@@ -363,13 +363,7 @@ struct DoorbellBatch : Experiment {
     d.table({"op", "WQEs per doorbell", "doorbells", "Mmsg/s", "latency mean us", "latency max us"}, t);
     std::string verdict;
     for (const std::string op : {"write", "read"}) {
-      const Row* one = nullptr;
-      const Row* most = nullptr;
-      for (const auto& r : rows)
-        if (r.op == op) {
-          if (r.batch == 1) one = &r;
-          if (!most || r.batch > most->batch) most = &r;
-        }
+      const auto [one, most] = one_and_largest_batch(rows, op);
       if (!one || !most || one == most) continue;
       verdict += fmt::format("{}: {} Mmsg/s with a doorbell per WQE, {} with {} per doorbell ({}). ",
                              op == "write" ? "WRITE" : "READ", f3(one->mpps), f3(most->mpps), most->batch,

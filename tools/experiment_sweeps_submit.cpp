@@ -120,13 +120,7 @@ struct DoorbellLatency : Experiment {
             t);
     std::string verdict;
     for (const std::string op : {"write", "read"}) {
-      const Row* one = nullptr;
-      const Row* most = nullptr;
-      for (const auto& r : rows)
-        if (r.op == op) {
-          if (r.batch == 1) one = &r;
-          if (!most || r.batch > most->batch) most = &r;
-        }
+      const auto [one, most] = one_and_largest_batch(rows, op);
       if (!one || !most || one == most) continue;
       verdict += fmt::format(
           "{}: {} us mean submission latency with a doorbell per WQE, {} us with {} per doorbell ({} us of it "

@@ -167,29 +167,12 @@ void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p
   }
 }
 
-}  // namespace
-
-int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected,
-                     const std::vector<std::string>& malformed) {
-  ReqPlan rp;
-  if (std::string why = plan_requester(p, o, &rp); !why.empty()) return fail_usage(o.file + ": " + why), 2;
-  const ReqSetup& s = rp.sim;
-  std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
-              p.req_ip.str().c_str(), p.req_qpn, p.resp_ip.str().c_str(), p.resp_qpn, p.first_psn, p.source.c_str());
-  std::printf("map: requester -> ERNIC %s %s QP 0x%06x, responder -> %s %s, PSN +%u, PMTU %u\n", o.node_ip.c_str(),
-              o.node_mac.c_str(), o.node_qpn, o.peer_ip.c_str(), o.peer_mac.c_str(), o.psn_delta, s.pmtu);
-  const ReqResult r = run_req_sim(s);
-  if (!r.setup_errors.empty()) {
-    for (const auto& e : r.setup_errors) std::fprintf(stderr, "ernic-sim pcap replay: cannot replay: %s\n", e.c_str());
-    return 2;
-  }
-  std::printf("post: %zu messages (frames %llu..%llu) %s; inject: %zu responder frames in answer to ERNIC's requests\n",
-              s.msgs.size(), (unsigned long long)rp.first_pkt.front()->cap->n,
-              (unsigned long long)rp.first_pkt.back()->cap->n,
-              o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size());
-  std::vector<std::string> diffs = malformed;
-  for (const auto& e : r.errors) diffs.push_back("ERNIC node: " + e);
-  // ERNIC's requests by (PSN mapped back, n-th sending) against the capture's.
+// ERNIC's requests by (PSN mapped back, n-th sending) against the capture's:
+// one `match:` line per equal one, the differences into *diffs. The
+// numbers of capture requests matched and of ERNIC's requests.
+std::pair<size_t, size_t> compare_requests(const Plan& p, const ReplayOptions& o, const ReqResult& r,
+                                           std::vector<std::string>* diffs_out) {
+  std::vector<std::string>& diffs = *diffs_out;
   std::map<std::pair<uint32_t, uint32_t>, const roce::Frame*> ernic;
   std::vector<std::pair<uint32_t, uint32_t>> ernic_order;
   std::map<uint32_t, uint32_t> count;
@@ -226,6 +209,15 @@ int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::str
     if (!used.count(key))
       diffs.push_back(fmt::format("ERNIC {} psn={}{}: not in the capture", op_name(ernic[key]->bth.opcode), key.first,
                                   key.second ? fmt::format(" (sent {} time(s) before)", key.second) : std::string()));
+  return {matched, ernic_order.size()};
+}
+
+// The answers never injected, READ data in ERNIC's buffers against the
+// capture's responses, completions (all, none in error). The number of
+// answers injected.
+size_t check_outcome(const ReqPlan& rp, const ReqResult& r, std::vector<std::string>* diffs_out) {
+  std::vector<std::string>& diffs = *diffs_out;
+  const ReqSetup& s = rp.sim;
   size_t injected = 0;
   for (size_t i = 0; i < s.answers.size(); ++i) {
     if (r.injected[i]) {
@@ -238,7 +230,6 @@ int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::str
                                 a->cap->n, op_name(a->f.bth.opcode), a->f.bth.psn, ack_fields(a->f),
                                 rp.trigger_pkt[i]->cap->n));
   }
-  // READ data in ERNIC's buffers; every message completed without error.
   for (size_t k = 0; k < s.msgs.size() && k < r.landed.size(); ++k) {
     if (s.msgs[k].wqe_opcode != uint8_t(Op::read)) continue;
     roce::Bytes want;
@@ -260,11 +251,38 @@ int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::str
     if (q.error && q.wr_id < rp.first_pkt.size())
       diffs.push_back(fmt::format("frame {}: {}: ERNIC's completion carries an error", rp.first_pkt[q.wr_id]->cap->n,
                                   op_name(rp.first_pkt[q.wr_id]->f.bth.opcode)));
+  return injected;
+}
+
+}  // namespace
+
+int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected,
+                     const std::vector<std::string>& malformed) {
+  ReqPlan rp;
+  if (std::string why = plan_requester(p, o, &rp); !why.empty()) return fail_usage(o.file + ": " + why), 2;
+  const ReqSetup& s = rp.sim;
+  std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
+              p.req_ip.str().c_str(), p.req_qpn, p.resp_ip.str().c_str(), p.resp_qpn, p.first_psn, p.source.c_str());
+  std::printf("map: requester -> ERNIC %s %s QP 0x%06x, responder -> %s %s, PSN +%u, PMTU %u\n", o.node_ip.c_str(),
+              o.node_mac.c_str(), o.node_qpn, o.peer_ip.c_str(), o.peer_mac.c_str(), o.psn_delta, s.pmtu);
+  const ReqResult r = run_req_sim(s);
+  if (!r.setup_errors.empty()) {
+    for (const auto& e : r.setup_errors) std::fprintf(stderr, "ernic-sim pcap replay: cannot replay: %s\n", e.c_str());
+    return 2;
+  }
+  std::printf("post: %zu messages (frames %llu..%llu) %s; inject: %zu responder frames in answer to ERNIC's requests\n",
+              s.msgs.size(), (unsigned long long)rp.first_pkt.front()->cap->n,
+              (unsigned long long)rp.first_pkt.back()->cap->n,
+              o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size());
+  std::vector<std::string> diffs = malformed;
+  for (const auto& e : r.errors) diffs.push_back("ERNIC node: " + e);
+  const auto [matched, ernic_requests] = compare_requests(p, o, r, &diffs);
+  const size_t injected = check_outcome(rp, r, &diffs);
   const DiffTally t = report_diffs(diffs, expected);
   const bool bad = t.unexplained || t.missing;
   std::printf("summary: %zu capture requests, %zu ERNIC requests, %zu matched field for field, %zu of %zu answers "
               "injected, %zu of %zu messages completed, %zu difference(s), %zu unexplained, %zu expected not seen: %s\n",
-              p.requests.size(), ernic_order.size(), matched, injected, s.answers.size(), r.completions.size(),
+              p.requests.size(), ernic_requests, matched, injected, s.answers.size(), r.completions.size(),
               s.msgs.size(), diffs.size(), t.unexplained, t.missing,
               bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
   return bad && !o.report_only ? 1 : 0;
