@@ -8,6 +8,8 @@ namespace ernic::bridge {
 
 namespace {
 constexpr char kSyncMagic[4] = {'E', 'R', 'N', '1'};
+constexpr char kControlMagic[4] = {'E', 'R', 'N', 'C'};
+bool control_kind_known(uint8_t k) { return k >= NetControl::StepEnd && k <= NetControl::ReadReply; }
 }  // namespace
 
 std::vector<uint8_t> encode_net(const NetMsg& m) {
@@ -15,6 +17,20 @@ std::vector<uint8_t> encode_net(const NetMsg& m) {
     throw std::invalid_argument("a SimBricks SYNC or TERMINATE carries no frame");
   if (m.frame.size() > kNetMaxFrame)
     throw std::invalid_argument("a SimBricks PACKET carries at most 65535 bytes, not " + std::to_string(m.frame.size()));
+  if (m.kind == NetMsg::Control) {
+    if (!control_kind_known(m.control.kind))
+      throw std::invalid_argument("a CONTROL of unknown kind " + std::to_string(int(m.control.kind)));
+    std::vector<uint8_t> b = header(kNetTypeControl, m.timestamp_ps, m.control.data.size());
+    std::memcpy(b.data(), kControlMagic, 4);
+    b[4] = uint8_t(m.control.kind);
+    b[5] = m.control.node;
+    put_le(b, 8, m.control.time_ps, 8);
+    put_le(b, 16, m.control.id, 8);
+    put_le(b, 24, m.control.a, 8);
+    put_le(b, 32, m.control.b, 8);
+    std::copy(m.control.data.begin(), m.control.data.end(), b.begin() + kHeaderBytes);
+    return b;
+  }
   std::vector<uint8_t> b = header(uint8_t(m.kind), m.timestamp_ps, m.frame.size());
   if (m.kind == NetMsg::Packet) {
     put_le(b, 0, m.frame.size(), 2);
@@ -60,6 +76,18 @@ std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
       m.frame.assign(p + kHeaderBytes, p + n);
       return m;
     }
+    case kNetTypeControl:
+      if (std::memcmp(p, kControlMagic, 4) != 0) return fail("CONTROL without its \"ERNC\" magic");
+      if (!control_kind_known(p[4])) return fail("CONTROL of unknown kind " + std::to_string(int(p[4])));
+      m.kind = NetMsg::Control;
+      m.control.kind = NetControl::Kind(p[4]);
+      m.control.node = p[5];
+      m.control.time_ps = get_le(p, 8, 8);
+      m.control.id = get_le(p, 16, 8);
+      m.control.a = get_le(p, 24, 8);
+      m.control.b = get_le(p, 32, 8);
+      m.control.data.assign(p + kHeaderBytes, p + n);
+      return m;
     default:
       return fail("unknown Ethernet message type " + type_hex(type));
   }

@@ -24,6 +24,18 @@
 //     receiver cannot use next_ps). Two ERNIC processes use them to jump
 //     over quiet time together (net_link.h); without them the SYNC's stamp
 //     alone is the promise, as SimBricks has it.
+// And one message type of ours, sent only to a peer that is an ERNIC
+// process of the same split run (never to a SimBricks component, whose
+// decoder refuses unknown types):
+//   - CONTROL 0x7E: a split run's scenario control, with zero lookahead
+//     (model/system/split.h): bytes 0-3 "ERNC", kind u8 @4 (1 a step's end,
+//     2 a fact a step produced, 3 a memory read request, 4 its reply), node
+//     u8 @5 (a read's node, by scenario index), time_ps u64 @8 (the
+//     sender's simulated time: the step's end, the read's instant), id u64
+//     @16 (the step's sequence number; a read's number), a u64 @24 and b u64
+//     @32 (a read's address and length), timestamp @48 = the sender's
+//     latest stamp (a CONTROL makes no promise of its own), data after the
+//     header (a fact's bytes, a reply's bytes).
 // SimBricks' own components use 1536 + 64-byte queue entries; ERNIC's
 // largest frame is 4,170 bytes (PMTU 4096 with headers), so an ERNIC
 // listener announces entries of at least kNetEntryBytes.
@@ -38,6 +50,7 @@
 namespace ernic::bridge {
 
 constexpr uint8_t kNetTypePacket = 0x40;
+constexpr uint8_t kNetTypeControl = 0x7E;                // ours, between ERNIC processes (above)
 constexpr size_t kNetMaxFrame = 0xFFFF;                  // len is u16 on the wire
 constexpr size_t kNetEntryBytes = kHeaderBytes + 4352;   // a 4,170-byte frame fits, rounded to 256
 
@@ -51,22 +64,38 @@ struct NetSyncInfo {
   }
 };
 
+// A CONTROL message's fields (above).
+struct NetControl {
+  enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4 };
+  Kind kind = StepEnd;
+  uint8_t node = 0;
+  uint64_t time_ps = 0, id = 0, a = 0, b = 0;
+  std::vector<uint8_t> data;
+};
+
 struct NetMsg {
-  enum Kind : uint8_t { Sync = kTypeSync, Terminate = kTypeTerminate, Packet = kNetTypePacket };
+  enum Kind : uint8_t {
+    Sync = kTypeSync,
+    Terminate = kTypeTerminate,
+    Packet = kNetTypePacket,
+    Control = kNetTypeControl
+  };
   Kind kind = Sync;
   uint64_t timestamp_ps = 0;
   uint8_t port = 0;            // PACKET
   bool bad_fcs = false;        // PACKET (extension)
   std::vector<uint8_t> frame;  // PACKET
   std::optional<NetSyncInfo> sync_info;  // SYNC (extension)
+  NetControl control;                    // CONTROL
 };
 
-// Throws std::invalid_argument for a frame longer than kNetMaxFrame, or a
-// frame on a SYNC / TERMINATE.
+// Throws std::invalid_argument for a frame longer than kNetMaxFrame, a
+// frame on a SYNC / TERMINATE / CONTROL, a CONTROL of an unknown kind.
 std::vector<uint8_t> encode_net(const NetMsg& m);
 // One whole message: nullopt with `why` for a short header, the ownership
 // bit, an unknown type, bytes after a SYNC / TERMINATE header, a PACKET
-// whose len is not the bytes it carries. Never reads outside [p, p+n).
+// whose len is not the bytes it carries, a CONTROL without its magic or of
+// an unknown kind. Never reads outside [p, p+n).
 std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why);
 
 // The intros: the base intro with protocol id NET (1) and no upper-layer

@@ -28,6 +28,7 @@ struct NetLink::Out : LineOut {
 struct NetLink::Peer {
   std::unique_ptr<NetPeer> peer;
   uint64_t lookahead = 0, preamble = 0;
+  uint64_t ctl_floor = 0;   // the latest CONTROL time received: the peer is at or past it
   LineRx* rx = nullptr;
   Out out;
   std::map<std::pair<uint64_t, uint64_t>, LineFrame> outq;
@@ -158,6 +159,133 @@ uint64_t NetLink::horizon(const Peer& p, uint64_t t_self) const {
   return h;
 }
 
+// The earliest instant peer p may still act (net_link.h, control mode).
+uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self) const {
+  if (p.peer->peer_ended()) return kInf;
+  uint64_t h = 0;
+  const auto& info = p.peer->peer_info();
+  if (info && info->lookahead_ps) {
+    const uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
+    const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
+    h = std::min({info->next_ps, u, ours});
+  } else {
+    // A PACKET stamped S left its sender at S - lookahead - preamble (its
+    // first byte's arrival is stamped): the sender acts no earlier.
+    const uint64_t stamp = p.peer->horizon(), back = p.lookahead + p.preamble;
+    h = stamp > back ? stamp - back : 0;
+  }
+  return std::max(h, p.ctl_floor);
+}
+
+void NetLink::take_controls(uint64_t now) {
+  for (auto& p : peers_)
+    while (auto c = p->peer->pop_control()) {
+      if (c->time_ps < now)
+        throw NetPeerError(p->peer->name() + ": a CONTROL of " + std::to_string(c->time_ps) +
+                           " ps arrived when this process was already at " + std::to_string(now) +
+                           " ps (its control horizon was broken)");
+      p->ctl_floor = std::max(p->ctl_floor, c->time_ps);
+      ++st_.controls_received;
+      switch (c->kind) {
+        case NetControl::ReadRequest:
+          reads_.emplace_back(p.get(), std::move(*c));
+          break;
+        case NetControl::ReadReply:
+          replies_[c->id] = {c->b != 0, std::move(c->data)};
+          break;
+        default:
+          ctl_ev_.notify(ps(c->time_ps - now));
+          ctl_q_.push_back(std::move(*c));
+      }
+    }
+}
+
+void NetLink::serve_reads(uint64_t now) {
+  for (auto it = reads_.begin(); it != reads_.end();) {
+    if (it->second.time_ps != now) {
+      ++it;
+      continue;
+    }
+    NetControl r;
+    r.kind = NetControl::ReadReply;
+    r.time_ps = now;
+    r.id = it->second.id;
+    try {
+      r.data = reader_(it->second.node, it->second.a, it->second.b);
+      r.b = 0;
+    } catch (const std::exception& e) {
+      const std::string w = e.what();
+      r.data.assign(w.begin(), w.end());
+      r.b = 1;  // refused: data is the reason
+    }
+    it->first->peer->send_control(r);
+    ++st_.reads_served;
+    ++st_.controls_sent;
+    it = reads_.erase(it);
+  }
+}
+
+void NetLink::enable_control(NetMemReader reader) {
+  control_ = true;
+  reader_ = std::move(reader);
+}
+
+void NetLink::send_control(NetControl c) {
+  c.time_ps = ClockDomain::now_ps();
+  for (auto& p : peers_) {
+    if (p->peer->peer_ended()) continue;
+    try {
+      p->peer->send_control(c);
+      ++st_.controls_sent;
+      sent_ev_.notify(SC_ZERO_TIME);
+    } catch (const NetPeerError& e) {
+      if (!gone(*p)) {
+        error_ = e.what();
+        sc_stop();
+      }
+    }
+  }
+}
+
+std::optional<NetControl> NetLink::take_control() {
+  // What the peers' conversations already hold comes first, without the
+  // thread: a step's end must start the next step in the same delta cycle.
+  if (ctl_q_.empty() && control_) take_controls(ClockDomain::now_ps());
+  if (ctl_q_.empty()) return std::nullopt;
+  NetControl c = std::move(ctl_q_.front());
+  ctl_q_.pop_front();
+  return c;
+}
+
+std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr, uint64_t len) {
+  Peer& p = *peers_.at(i);
+  const uint64_t now = ClockDomain::now_ps();
+  NetControl r;
+  r.kind = NetControl::ReadRequest;
+  r.node = node;
+  r.time_ps = now;
+  r.id = next_read_id_++;
+  r.a = addr;
+  r.b = len;
+  // Our frames due by now go first: the peer answers at now, after them.
+  // (No SYNC here: our promise must not pass now while this process acts
+  // at now; the request itself lets the peer reach now.)
+  send_due(p, sat_add(now, p.lookahead + p.preamble));
+  p.peer->send_control(r);
+  ++st_.controls_sent;
+  ++st_.reads_asked;
+  while (!replies_.count(r.id)) {
+    if (p.peer->peer_ended()) throw NetPeerError(p.peer->name() + ": ended before answering a memory read");
+    p.peer->recv_one(timeout_);
+    take_controls(now);
+    serve_reads(now);
+  }
+  auto [refused, d] = std::move(replies_[r.id]);
+  replies_.erase(r.id);
+  if (refused) throw NetPeerError(p.peer->name() + " refused a memory read: " + std::string(d.begin(), d.end()));
+  return d;
+}
+
 void NetLink::promise(uint64_t now) {
   const uint64_t t = next_activity(now);
   uint64_t in = kInf;
@@ -168,7 +296,7 @@ void NetLink::promise(uint64_t now) {
     const uint64_t prom = std::min(send_at, sat_add(std::min(t, in), p->lookahead));
     std::optional<NetSyncInfo> info;
     if (peers_.size() == 1)
-      info = NetSyncInfo{send_at == kInf ? kInf : send_at - p->lookahead, p->peer->packets_received(), p->lookahead};
+      info = NetSyncInfo{send_at == kInf ? kInf : send_at - p->lookahead, p->peer->taken_in(), p->lookahead};
     if (prom == kInf && !info) continue;
     bool sent;
     try {
@@ -187,14 +315,23 @@ void NetLink::block(uint64_t now) {
   const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     const uint64_t t = next_activity(now);
+    // Frames: until every peer's horizon is past now. Control: until every
+    // peer's control horizon is, or something at now is left to run.
     Peer* lim = nullptr;
     for (auto& p : peers_)
       if (horizon(*p, t) <= now) lim = p.get();
+    if (!lim && control_ && !sc_pending_activity_at_current_time())
+      for (auto& p : peers_)
+        if (control_horizon(*p, t) <= now) lim = p.get();
     if (!lim) break;
     chaos();
     lim->peer->recv_one(timeout_);
     for (auto& p : peers_) p->peer->poll();
     deliver(now);
+    if (control_) {
+      take_controls(now);
+      serve_reads(now);
+    }
     promise(now);
   }
   st_.wall_blocked_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -206,6 +343,10 @@ void NetLink::thread() {
       const uint64_t now = ClockDomain::now_ps();
       for (auto& p : peers_) p->peer->poll();
       deliver(now);
+      if (control_) {
+        take_controls(now);
+        serve_reads(now);
+      }
       for (auto& p : peers_) send_due(*p, sat_add(now, p->lookahead));
       promise(now);
       const uint64_t t = next_activity(now);
@@ -215,11 +356,28 @@ void NetLink::thread() {
         if (auto n = p->peer->next_packet_time()) target = std::min(target, *n);
         if (!p->outq.empty()) target = std::min(target, p->min_out() - p->lookahead);
       }
+      if (control_) {
+        for (const auto& r : reads_) target = std::min(target, r.second.time_ps);
+        bool at_horizon = false;
+        for (auto& p : peers_) {
+          const uint64_t ch = control_horizon(*p, t);
+          if (ch > now) target = std::min(target, ch);  // wake there: events at it may run
+          else at_horizon = true;
+        }
+        if (at_horizon && target > now) {
+          if (sc_pending_activity_at_current_time()) {  // what is left at this instant runs first
+            wait(SC_ZERO_TIME);
+            continue;
+          }
+          block(now);
+          continue;
+        }
+      }
       if (target > now) {
         if (target == kInf)
           wait();  // nothing can come any more: every peer has ended
         else
-          wait(ps(target - now));
+          wait(ps(target - now), sent_ev_);  // a CONTROL sent at now lowers our promise: think again
         continue;
       }
       block(now);
@@ -258,6 +416,14 @@ void NetLink::finish() {
     }
   }
 }
+
+bool NetLink::peer_gone() const {
+  for (const auto& p : peers_)
+    if (p->peer->peer_ended()) return true;
+  return false;
+}
+
+std::string NetLink::peer_name() const { return peers_.empty() ? std::string() : peers_.front()->peer->name(); }
 
 NetLinkStats NetLink::stats() const {
   NetLinkStats s = st_;

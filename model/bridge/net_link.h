@@ -25,6 +25,19 @@
 // wait costs a few messages, not one per lookahead. With a SimBricks peer
 // the plain stamps rule.
 //
+// Split-run control (enable_control; model/system/split.h): besides
+// frames, the two processes of a split run exchange CONTROL messages
+// (eth_proto.h) about the scenario's steps, with zero lookahead: a step
+// that ends in one process at T lets the other's next step start at T, and
+// a read of the other process's host memory is answered at the instant it
+// was asked. So in control mode each process also stays at or before the
+// peer's control horizon, the earliest instant the peer may still act:
+//   max(the latest CONTROL time received, min(its next activity (SYNC
+//   extension), our PACKETs and CONTROLs it has not taken in, our next send))
+// Events at that instant may run (both sides at one instant both proceed);
+// none after it until the peer promises more. Reads are served by the
+// thread at their instant through the reader given to enable_control.
+//
 // Errors: a peer that closes, stops answering for the wall-clock timeout,
 // breaks the protocol, or sends a PACKET stamped before the local time: the
 // thread records it (error()), stops the simulation (sc_stop) and the
@@ -32,6 +45,8 @@
 // left the link: frames to it are counted (dropped_after_end) and lost.
 #pragma once
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -50,7 +65,14 @@ struct NetLinkStats {
   double wall_blocked_s = 0;      // wall time spent waiting for peers
   uint64_t dropped_after_end = 0; // frames to a peer that had ended
   uint64_t closed_without_terminate = 0;  // peers that closed after this end's TERMINATE without their own
+  uint64_t controls_sent = 0, controls_received = 0;  // split-run control (enable_control)
+  uint64_t reads_served = 0, reads_asked = 0;
 };
+
+// Reads `len` bytes of host memory of the node with scenario index `node`
+// at `addr` (a split run's remote read); throws std::runtime_error when the
+// node is not this process's or the range is outside its memory.
+using NetMemReader = std::function<std::vector<uint8_t>(uint8_t node, uint64_t addr, uint64_t len)>;
 
 class NetLink : public sc_core::sc_module {
  public:
@@ -72,7 +94,22 @@ class NetLink : public sc_core::sc_module {
   // waited for, its frames dropped; a silent one for the timeout at most).
   void finish();
   const std::string& error() const { return error_; }
+  // Some peer has ended (TERMINATE) or gone; the first peer's name.
+  bool peer_gone() const;
+  std::string peer_name() const;
   NetLinkStats stats() const;
+  // Split-run control (above). Before sc_start.
+  void enable_control(NetMemReader reader);
+  // Sends a StepEnd or Fact to every peer, stamped now (c.time_ps is set).
+  void send_control(NetControl c);
+  // The StepEnds and Facts received, in arrival order; control_event() is
+  // notified at the time of each as it arrives.
+  std::optional<NetControl> take_control();
+  sc_core::sc_event& control_event() { return ctl_ev_; }
+  // The peer's host memory at this instant (the kernel waits, in wall
+  // time, for the answer). Throws NetPeerError when the peer refuses (its
+  // message) or goes away.
+  std::vector<uint8_t> read_remote(size_t peer, uint8_t node, uint64_t addr, uint64_t len);
   // Test only: sleep a random 0..max_us of wall time before each message
   // sent and each blocking read (results must not change).
   void set_chaos(uint64_t seed, uint32_t max_us);
@@ -89,6 +126,9 @@ class NetLink : public sc_core::sc_module {
   void block(uint64_t now);
   void chaos();
   bool gone(Peer& p);
+  uint64_t control_horizon(const Peer& p, uint64_t t_self) const;
+  void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
+  void serve_reads(uint64_t now);     // requests stamped now answered
   std::vector<std::unique_ptr<Peer>> peers_;
   WallTimeout timeout_;
   std::string error_;
@@ -96,6 +136,14 @@ class NetLink : public sc_core::sc_module {
   std::mt19937_64 chaos_rng_;
   uint32_t chaos_us_ = 0;
   bool finished_ = false;
+  bool control_ = false;
+  NetMemReader reader_;
+  std::deque<NetControl> ctl_q_;                       // StepEnds and Facts for the System
+  std::deque<std::pair<Peer*, NetControl>> reads_;     // requests to serve, by time
+  std::map<uint64_t, std::pair<bool, std::vector<uint8_t>>> replies_;  // read id -> (refused, bytes or why)
+  uint64_t next_read_id_ = 0;
+  sc_core::sc_event ctl_ev_;
+  sc_core::sc_event sent_ev_;  // a CONTROL went out: the thread's promise changed
 };
 
 }  // namespace ernic::bridge

@@ -1,6 +1,8 @@
 // model/bridge: a link end's conversation with a peer process (net_peer.h).
 #include "model/bridge/net_peer.h"
 
+#include <algorithm>
+
 
 namespace ernic::bridge {
 
@@ -80,7 +82,25 @@ bool NetPeer::promise(uint64_t t_ps, const std::optional<NetSyncInfo>& info) {
 
 std::optional<uint64_t> NetPeer::earliest_unacked() const {
   if (unacked_.empty()) return std::nullopt;
-  return unacked_.front();
+  return *std::min_element(unacked_.begin(), unacked_.end());  // a CONTROL's time may precede a PACKET's stamp
+}
+
+void NetPeer::send_control(const NetControl& c) {
+  NetMsg m;
+  m.kind = NetMsg::Control;
+  m.timestamp_ps = sent_any_ ? last_sent_ : 0;
+  m.control = c;
+  send(m);
+  ++controls_sent_;
+  unacked_.push_back(c.time_ps);
+  last_info_sent_.reset();
+}
+
+std::optional<NetControl> NetPeer::pop_control() {
+  if (ctl_in_.empty()) return std::nullopt;
+  NetControl c = std::move(ctl_in_.front());
+  ctl_in_.pop_front();
+  return c;
 }
 
 void NetPeer::terminate(uint64_t t_ps) {
@@ -104,9 +124,9 @@ void NetPeer::take(const std::vector<uint8_t>& bytes) {
       ++syncs_received_;
       peer_info_ = m->sync_info;
       if (peer_info_) {
-        if (peer_info_->acked > packets_sent_ || peer_info_->acked < acked_)
+        if (peer_info_->acked > packets_sent_ + controls_sent_ || peer_info_->acked < acked_)
           throw NetPeerError(name_ + ": a SYNC acknowledging " + std::to_string(peer_info_->acked) + " PACKETs, " +
-                             std::to_string(packets_sent_) + " sent and " + std::to_string(acked_) +
+                             std::to_string(packets_sent_ + controls_sent_) + " sent and " + std::to_string(acked_) +
                              " acknowledged before (a protocol violation)");
         while (acked_ < peer_info_->acked) unacked_.pop_front(), ++acked_;
       }
@@ -119,6 +139,10 @@ void NetPeer::take(const std::vector<uint8_t>& bytes) {
       ++packets_received_;
       peer_info_.reset();
       in_.push_back(NetPacket{m->timestamp_ps, channel_, seq_++, m->port, m->bad_fcs, std::move(m->frame)});
+      break;
+    case NetMsg::Control:
+      ++controls_received_;
+      ctl_in_.push_back(std::move(m->control));
       break;
   }
 }

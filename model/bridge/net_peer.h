@@ -73,9 +73,18 @@ class NetPeer {
   // The extension of the peer's latest SYNC, if it sent one since its
   // latest PACKET (a PACKET makes it stale).
   const std::optional<NetSyncInfo>& peer_info() const { return peer_info_; }
-  // The stamp of the oldest PACKET this end sent that the peer had not
-  // taken in by its latest SYNC extension (nullopt: none).
+  // The earliest stamp (a CONTROL's time) among the PACKETs and CONTROLs
+  // this end sent that the peer had not taken in by its latest SYNC
+  // extension (nullopt: none).
   std::optional<uint64_t> earliest_unacked() const;
+  // CONTROL (eth_proto.h; only to an ERNIC process of the same split run):
+  // stamped with this end's latest stamp (it promises nothing); counted with
+  // the PACKETs in the SYNC extension's acknowledgement, at c.time_ps: the
+  // peer may act on it at that instant, so until it acknowledges it, this
+  // end's view of the peer's next activity (earliest_unacked) includes it.
+  void send_control(const NetControl& c);
+  // The oldest CONTROL received and not handed out yet.
+  std::optional<NetControl> pop_control();
   // TERMINATE: this end is done (the peer's horizon becomes infinite).
   void terminate(uint64_t t_ps);
 
@@ -97,7 +106,10 @@ class NetPeer {
   uint64_t last_sent() const { return last_sent_; }
   uint64_t packets_sent() const { return packets_sent_; }
   uint64_t syncs_sent() const { return syncs_sent_; }
-  uint64_t packets_received() const { return packets_received_; }  // what this end acknowledges
+  uint64_t packets_received() const { return packets_received_; }
+  uint64_t controls_sent() const { return controls_sent_; }
+  uint64_t controls_received() const { return controls_received_; }
+  uint64_t taken_in() const { return packets_received_ + controls_received_; }  // what this end acknowledges
   uint64_t syncs_received() const { return syncs_received_; }
   static constexpr uint64_t kEnded = ~uint64_t(0);
 
@@ -113,9 +125,11 @@ class NetPeer {
   bool sent_any_ = false, ended_ = false;
   std::deque<NetPacket> in_;
   std::optional<NetSyncInfo> peer_info_, last_info_sent_;
-  std::deque<uint64_t> unacked_;   // stamps of sent PACKETs from index acked_ on
+  std::deque<NetControl> ctl_in_;
+  std::deque<uint64_t> unacked_;   // stamps of sent PACKETs (a CONTROL's time) from index acked_ on
   uint64_t acked_ = 0;
   uint64_t packets_sent_ = 0, syncs_sent_ = 0, packets_received_ = 0, syncs_received_ = 0;
+  uint64_t controls_sent_ = 0, controls_received_ = 0;
 };
 
 }  // namespace ernic::bridge

@@ -144,3 +144,45 @@ TEST(NetPeer, EqualStampsOrderByChannelThenSequence) {
   EXPECT_TRUE(z < x);
   EXPECT_FALSE(x < y);
 }
+
+// A split run's CONTROL (eth_proto.h): stamped with the sender's latest
+// stamp (no promise of its own, the horizon does not move), handed out in
+// order, counted with the PACKETs in the SYNC extension's acknowledgement,
+// and its time (earlier than a PACKET stamp sent before it) the earliest
+// unacknowledged instant until the peer has taken it in.
+TEST(NetPeer, ControlsAreOrderedAcknowledgedAndMakeNoPromise) {
+  auto [b, a] = peers("control");
+  const std::vector<uint8_t> frame(60, 0x5A);
+  a->send_packet(9000, 0, frame);  // arrives at 9000: sent at about 8000
+  NetControl c;
+  c.kind = NetControl::StepEnd;
+  c.time_ps = 8100;
+  c.id = 4;
+  a->send_control(c);
+  c.kind = NetControl::Fact;
+  c.id = 5;
+  c.data = {1, 2, 3};
+  a->send_control(c);
+  EXPECT_EQ(a->controls_sent(), 2u);
+  EXPECT_EQ(a->earliest_unacked(), std::optional<uint64_t>(8100));  // the control's time, not the stamp
+  EXPECT_TRUE(a->promise(12000));
+  b->wait_horizon(12000, milliseconds(5000));
+  EXPECT_EQ(b->controls_received(), 2u);
+  EXPECT_EQ(b->taken_in(), 3u);  // one PACKET, two CONTROLs
+  auto c1 = b->pop_control();
+  auto c2 = b->pop_control();
+  ASSERT_TRUE(c1 && c2);
+  EXPECT_EQ(c1->kind, NetControl::StepEnd);
+  EXPECT_EQ(c1->id, 4u);
+  EXPECT_EQ(c1->time_ps, 8100u);
+  EXPECT_EQ(c2->kind, NetControl::Fact);
+  EXPECT_EQ(c2->data, (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_FALSE(b->pop_control());
+  // B acknowledges all three: A's earliest unacknowledged instant is gone.
+  EXPECT_TRUE(b->promise(13000, NetSyncInfo{20000, b->taken_in(), 100}));
+  a->wait_horizon(13000, milliseconds(5000));
+  EXPECT_FALSE(a->earliest_unacked());
+  // Acknowledging more than was sent is a protocol violation.
+  EXPECT_TRUE(b->promise(14000, NetSyncInfo{20000, 4, 100}));
+  EXPECT_THROW(a->wait_horizon(14000, milliseconds(5000)), NetPeerError);
+}
