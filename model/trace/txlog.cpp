@@ -257,6 +257,8 @@ void TxLog::flush() {
 
 char* TxLog::begin(size_t bound) {
   Buf& b = *buf_;
+  const bool mark = mark_instants && clock && clock() != grp_t_;
+  if (mark) bound += 48;  // {"instant_ps":N}\n
   if (b.cap - b.len < bound) {
     drain();
     if (b.cap - b.len < bound) {  // grow, keeping the open group
@@ -265,6 +267,16 @@ char* TxLog::begin(size_t bound) {
       b.mem = std::move(mem);
       b.cap = b.len + bound;
     }
+  }
+  if (mark) {  // a new instant of writing: its mark opens the group (no node: it stays first)
+    const uint64_t t = clock();
+    close_group();
+    grp_t_ = t;
+    grp_start_ = b.len;
+    char* p = b.mem.get() + b.len;
+    const auto r = fmt::format_to_n(p, 48, "{{\"instant_ps\":{}}}\n", t);
+    grp_.push_back({b.len, size_t(r.out - p)});
+    b.len += size_t(r.out - p);
   }
   return b.mem.get() + b.len;
 }

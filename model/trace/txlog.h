@@ -78,6 +78,11 @@ class TxLog {
   // The simulated time of writing (ps), which groups simultaneous records;
   // without it, each record's own t_ps does.
   std::function<uint64_t()> clock;
+  // A split run's node process (model/system/split.h): before the first
+  // record of each instant of writing (needs `clock`), a line
+  // {"instant_ps":N}, so that the parts' records can be merged by the
+  // instant they were written at (tools/split_merge.h drops these lines).
+  bool mark_instants = false;
   const std::string& path() const { return path_; }
 
   // --- typed API (hot path) ---
