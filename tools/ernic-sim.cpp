@@ -36,6 +36,7 @@
 #include "model/trace/trigger.h"
 #include "model/trace/txlog_view.h"
 #include "tools/bench_cli.h"
+#include "tools/split_cli.h"
 #include "tools/floor.h"
 #include "tools/failure_report.h"
 #include "tools/regress.h"
@@ -329,6 +330,7 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     try {
       txlog = std::make_unique<TxLog>(log_path);
       txlog->clock = [] { return uint64_t(sc_core::sc_time_stamp().value()); };
+      txlog->mark_instants = !opt.split.node.empty();  // `node`: the parts merge by instant (tools/split_merge.h)
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ernic-sim: %s\n", e.what());
       return 2;
@@ -380,6 +382,11 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     run_with_progress(sc.limits.sim_time_us, !quiet && isatty(STDOUT_FILENO));
   auto t1 = std::chrono::steady_clock::now();
   sys->end_programs();    // a program the run outlived: stopped, its output kept
+  sys->end_split();       // `node`: the other process told, and heard
+  if (sys->split() && !sys->net_link()->error().empty()) {
+    sys->failures.push_back({"split run: " + sys->net_link()->error(), SourceLoc{}, sc_core::sc_time_stamp().value()});
+    if (sys->exit_code == 0) sys->exit_code = 1;
+  }
   ctx.protocol.finish();  // the protocol monitors evaluate their last edges
   if (!sys->finished && sys->exit_code == 0 && !sys->stopped_after_error) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
@@ -544,6 +551,8 @@ int sc_main(int argc, char** argv) {
   servec->add_option("--json", json_path, "report as JSON");
   servec->add_option("--pcap", opt.pcap, "pcap of the wire (taps beside it)");
   servec->add_option("--log", log_path, "transaction log (JSON lines)");
+  SplitCli split_cli{&scenario, &opt, &json_path, &log_path, &datapath, &handshake_seed, &quiet, &no_idle_skip};
+  add_split_cli(app, *runc, split_cli);  // `node`, `run --split` (tools/split_cli.h)
   auto* regc = app.add_subcommand("regress", "run every scenario under a folder (sharded, parallel, JUnit XML)");
   RegressOptions ropt;
   std::string rshard = "0/1", rlabels;
@@ -688,6 +697,10 @@ int sc_main(int argc, char** argv) {
     opt.serve[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
   if (servec->parsed()) opt.serve[serve_node] = serve_listen;
+  if (const std::string e = split_cli_error(split_cli); !e.empty()) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+    return 2;
+  }
   if (hr_opt->count()) {
     // Decimal or 0x hex, 0..2^64-1, nothing else (as the scenario key `handshake_random.seed`).
     const std::string& s = handshake_seed;
@@ -708,6 +721,16 @@ int sc_main(int argc, char** argv) {
     return 2;
   }
   wave.given = trigger_opt->count() > 0;
+  if (split_cli.split) {
+    std::string one;
+    for (const auto& [given, name] : {std::pair{!opt.vcd.empty(), "--vcd"}, {wave.given, "--trigger"},
+                                      {!serve_specs.empty(), "--serve"}, {!record_datapath.empty(), "--record-datapath"},
+                                      {!opt.test_plant_bug.empty(), "--plant-bug"}})
+      if (given) one += (one.empty() ? "" : ", ") + std::string(name);
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return run_split_main(split_cli, ec ? std::string(argv[0]) : self, one);
+  }
   return run(scenario, opt, json_path, log_path, quiet, args, wave, datapath, std::vector<std::string>(argv, argv + argc));
 }
 

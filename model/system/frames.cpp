@@ -80,11 +80,14 @@ void System::on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, monitor::WireM
                          uint64_t t) {
   lt->on_tx(f, t);
   out->tx.push_back(summarize(f, t, out->tx.size()));
-  const size_t seen = wm->violations().size();
-  wm->on_frame(f, t, out->name, commit_time(*me, out->tx.back()));
-  for (size_t k = seen; k < wm->violations().size(); ++k) {
-    const monitor::Violation& v = wm->violations()[k];
-    ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
+  const std::optional<uint64_t> committed = commit_time(*me, out->tx.back());
+  if (wm) {  // none in a split run (split.h)
+    const size_t seen = wm->violations().size();
+    wm->on_frame(f, t, out->name, committed);
+    for (size_t k = seen; k < wm->violations().size(); ++k) {
+      const monitor::Violation& v = wm->violations()[k];
+      ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
+    }
   }
   const size_t reported = compliance.reports().size();
   compliance.on_frame(f, t, out->name);

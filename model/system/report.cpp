@@ -229,6 +229,26 @@ json pcie_json(const PcieConfig& pc) {
           {"summary", pp.summary()}};
 }
 
+// A split run (model/system/split.h): this process's node and its link to
+// the other process.
+json split_json(System& sys) {
+  const bridge::NetLinkStats s = sys.net_link()->stats();
+  std::string me;
+  for (auto& n : sys.nodes)
+    if (!n->remote) me = n->cfg.name;
+  return {{"node", me},
+          {"packets_sent", s.packets_sent},
+          {"packets_received", s.packets_received},
+          {"syncs_sent", s.syncs_sent},
+          {"syncs_received", s.syncs_received},
+          {"controls_sent", s.controls_sent},
+          {"controls_received", s.controls_received},
+          {"reads_asked", s.reads_asked},
+          {"reads_served", s.reads_served},
+          {"blocks", s.blocks},
+          {"wall_blocked_s", s.wall_blocked_s}};
+}
+
 // Idle skipping: with it, a domain is evaluated only where a block has
 // something to do (the RTL's clock runs only while it has a frame); the
 // rest of its cycles are skipped.
@@ -344,11 +364,13 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
     steps.push_back({{"step", s.kind}, {"at", loc_str(s.loc)}, {"start_ps", s.start_ps}, {"end_ps", s.end_ps}});
   r["steps"] = steps;
   json nodes = json::object();
-  for (auto& n : sys.nodes) nodes[n->cfg.name] = node_json(*n);
+  for (auto& n : sys.nodes)
+    if (!n->remote) nodes[n->cfg.name] = node_json(*n);  // a split run: the other node in its process's report
   for (const auto& [node, p] : sys.programs)
     nodes[node]["program"] = {{"argv", p.argv}, {"status", p.status}, {"ok", p.ok}, {"output", p.output}};
   r["nodes"] = nodes;
   if (sys.net_switch) r["switch"] = switch_json(sys);
+  if (sys.split()) r["split"] = split_json(sys);
   r["pcie"] = pcie_json(sys.scenario.pcie);
   r["idle_skip"] = idle_skip_json(sys);
   r["protocol_monitors"] = protocol_json(sys.ctx.protocol);

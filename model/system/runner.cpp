@@ -11,6 +11,10 @@ namespace ernic {
 
 using namespace sc_core;
 
+namespace {
+constexpr int kSettleDeltas = 64;
+}  // namespace
+
 void System::runner() {
   run_steps(scenario.steps, nullptr);
   finished = true;
@@ -29,15 +33,42 @@ void System::end_checks() {
 
 void System::run_steps(const std::vector<Step>& steps, Group* g) {
   for (const Step& s : steps) {
-    if (exit_code) return;
+    // A step starts once its instant has settled: every process the
+    // instant woke has run (delta cycles), so what the step does comes
+    // after them whatever order the kernel woke them in, and a split run
+    // (model/system/split.h), whose processes learn of a step's end a delta
+    // later, starts it at the same point. (Bounded: a split run's link
+    // thread also yields while the instant has work, kSettleDeltas is far
+    // beyond the model's delta chains.)
+    // The step boundary is progress: the watchdog counts from here (a
+    // self-timed step that just ended must not find it expired).
+    ctx.last_progress_ps = std::max(ctx.last_progress_ps, uint64_t(sc_time_stamp().value()));
+    for (int k = 0; k < kSettleDeltas && sc_pending_activity_at_current_time(); ++k) wait(SC_ZERO_TIME);
+    if (exit_code || split_peer_failed_) return;
     StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
     if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "");
+    const bool repeat = std::holds_alternative<std::shared_ptr<RepeatStep>>(s);
+    const uint64_t seq = ++split_seq_;
+    split_loc_ = step_loc(s);
+    split_kind_ = step_kind(s);
     try {
-      run_step(s, g);
+      // Split (split.h): the step's participants act; both processes end
+      // it together (a repeat's steps each do).
+      if (!split() || repeat || split_participates(s)) run_step(s, g);
     } catch (const host::DriverError& e) {
       fail(step_loc(s), e.what());
     } catch (const std::exception& e) {
       fail(step_loc(s), std::string("internal error: ") + e.what());
+    }
+    if (split() && !repeat) {
+      split_seq_ = seq;
+      split_loc_ = step_loc(s);
+      split_kind_ = step_kind(s);
+      try {
+        split_barrier();
+      } catch (const std::exception& e) {
+        fail(step_loc(s), e.what());
+      }
     }
     rec.end_ps = sc_time_stamp().value();
     steps_done.push_back(rec);

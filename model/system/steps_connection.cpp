@@ -41,6 +41,7 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
   sp.sideband = cp.sideband = s.sideband;
   if (!s.program_end.empty()) return connect_program(s, loc, s.program_end == s.client ? cp : sp);
   if (cn->peer || sn->peer) return connect_peer(s, loc);  // kind: peer (steps_peer.cpp)
+  if (split()) return connect_split(s, loc, cp, sp);
   sp.mr = s.server_mr.empty() ? nullptr : sn->driver->find_mr(s.server_mr);
   cp.mr = s.client_mr.empty() ? nullptr : cn->driver->find_mr(s.client_mr);
   Conn k{s.client, s.server, nullptr, nullptr};
@@ -72,6 +73,44 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
     return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s.name, s.server,
                                  k.s->qpn, host::verbs_state_name(k.s->state)));
   track();
+  conns_[s.name] = k;
+}
+
+// connect in a split run (split.h): each process does its end. With CM the
+// ends find each other on the wire as in one process; out of band they
+// trade their QPN, PSN and MR at this instant.
+void System::connect_split(const ConnectStep& s, const SourceLoc& loc, host::QpParams cp, host::QpParams sp) {
+  const bool client = local(s.client);
+  Node* me = node(client ? s.client : s.server);
+  const NodeConfig& other = node(client ? s.server : s.client)->cfg;
+  host::QpParams& mine = client ? cp : sp;
+  const std::string& mr = client ? s.client_mr : s.server_mr;
+  mine.mr = mr.empty() ? nullptr : me->driver->find_mr(mr);
+  Conn k{s.client, s.server, nullptr, nullptr};
+  host::Connection*& c = client ? k.c : k.s;
+  if (!s.cm) {
+    c = &me->driver->prepare(mine);
+    const roce::cm::MrInfo mi = mine.mr ? roce::cm::MrInfo{mine.mr->va, mine.mr->rkey, mine.mr->length}
+                                        : roce::cm::MrInfo{};
+    const std::vector<uint64_t> ours = {c->qpn, c->local_psn, mi.va, mi.rkey, mi.length};
+    const std::vector<uint64_t> theirs = split_exchange(ours);
+    me->driver->establish(*c, uint32_t(theirs.at(0)), uint32_t(theirs.at(1)), node_addr(other, s.ip_version),
+                          roce::cm::MrInfo{theirs.at(2), uint32_t(theirs.at(3)), theirs.at(4)});
+    monitor_connection(s.client, client ? c->qpn : uint32_t(theirs[0]), s.server,
+                       client ? uint32_t(theirs[0]) : c->qpn);
+  } else if (client) {
+    c = &me->driver->connect(node_addr(other, s.ip_version), cp);
+  } else {
+    c = &me->driver->listen(sp);
+    // In one process the client's connect returned first (the ConnectReply
+    // was out); here the server waits for the ConnectRequest itself.
+    if (!split_await_request(*me, *c)) return;
+    if (!me->driver->await_rtu(*c))
+      return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s.name, s.server,
+                                   c->qpn, host::verbs_state_name(c->state)));
+  }
+  (client ? k.sb_c : k.sb_s) =
+      scoreboard.add_qp(me->cfg.name, c->qpn, c->rq_base, c->params.rq_depth, c->params.rq_elem_bytes);
   conns_[s.name] = k;
 }
 

@@ -31,6 +31,7 @@ uint32_t access_code(Access a) {
 // init: each named node's driver brought up (and its QP-setup driver).
 void System::handle(const InitStep& s, const SourceLoc&, Group*) {
   for (const auto& n : s.nodes) {
+    if (!local(n)) continue;       // a split run: the other process brings it up
     if (node(n)->peer) continue;  // kind: peer: nothing to bring up
     node(n)->driver->init();
     if (node(n)->qp_setup_driver) node(n)->qp_setup_driver->init();
@@ -44,6 +45,7 @@ void System::handle(const RegisterMrStep& s, const SourceLoc& loc, Group*) {
   const host::Mr& m = node(s.node)->driver->register_mr(s.name, s.length, access_code(s.access), s.pd);
   scoreboard.register_mr(s.node, s.name, m.pa, m.length, m.va, m.rkey, m.guard_before, m.guard_after,
                          host::kMrGuardBytes, loc.str());
+  split_share_mr(m);
 }
 
 // deregister_mr
@@ -180,15 +182,15 @@ void System::handle(const RecvStep& s, const SourceLoc& loc, Group*) {
         fail(loc, fmt::format("message {}: a write_imm has no RQ element to compare", i));
         continue;
       }
-      Node* src = node(e.equals->node);
-      const host::Mr* mr = src->driver->find_mr(e.equals->mr);
+      const host::Mr* mr = find_mr_any(e.equals->node, e.equals->mr);
       if (!mr) return fail(loc, "no MR '" + e.equals->mr + "' on " + e.equals->node);
       if (e.length > c.params.rq_elem_bytes) {
         fail(loc, fmt::format("message {}: length {} exceeds the RQ element ({} bytes)", i, e.length,
                               c.params.rq_elem_bytes));
         continue;
       }
-      const uint8_t* want = src->mem->data(mr->pa + e.equals->offset, e.length);
+      const std::vector<uint8_t> src = mem_bytes(e.equals->node, mr->pa + e.equals->offset, e.length);
+      const uint8_t* want = src.data();
       const uint8_t* have = n->mem->data(m.elem_addr, e.length);
       for (uint64_t k = 0; k < e.length; ++k)
         if (want[k] != have[k]) {

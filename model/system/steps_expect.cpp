@@ -113,6 +113,8 @@ void System::handle(const ExpectFramesStep& s, const SourceLoc& loc, Group*) {
 // expect_idle: no frame on the directions and no CQE anywhere for the
 // time given.
 void System::handle(const ExpectIdleStep& s, const SourceLoc& loc, Group*) {
+  // (A split run: each process watches the directions its node sends on
+  // and its own CQEs; the other node's are in the other process.)
   std::vector<size_t> before;
   for (const Direction& d : s.dirs) before.push_back(dirs[d.from + "->" + d.to].tx.size());
   uint64_t cqes = 0;

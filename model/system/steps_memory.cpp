@@ -47,12 +47,11 @@ void System::handle(const CheckMemoryStep& s, const SourceLoc& loc, Group*) {
   const uint8_t* got = n->mem->data(mr->pa + s.offset, s.length);
   std::vector<uint8_t> want(s.length);
   if (s.equals) {
-    Node* m = node(s.equals->node);
-    const host::Mr* om = m->find_mr(s.equals->mr);
+    const host::Mr* om = find_mr_any(s.equals->node, s.equals->mr);  // a split run: the other process's too
     if (!om) return fail(loc, "no MR '" + s.equals->mr + "' on " + s.equals->node);
     if (s.equals->offset > om->length || s.length > om->length - s.equals->offset)
       return fail(loc, "check_memory: the range to compare with lies outside MR '" + s.equals->mr + "'");
-    std::memcpy(want.data(), m->mem->data(om->pa + s.equals->offset, s.length), s.length);
+    want = mem_bytes(s.equals->node, om->pa + s.equals->offset, s.length);
   } else {
     fill_pattern(want.data(), s.length, s.pattern->pattern, s.pattern->seed, s.pattern->value, s.offset);
   }

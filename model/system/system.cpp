@@ -109,6 +109,8 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   }
 }
 
+Node::Node(sc_module_name name, const NodeConfig& c) : sc_module(name), cfg(c), remote(true) {}
+
 // The host's MMIO path: with qp_setup_fsm, ERNIC's arbiter, the block and
 // the decoder in front of both; the AXI4-Lite port over the PCIe link.
 void Node::build_host_port(const NodeConfig& c, const Scenario& sc, const ClockDomain& core, SimContext& ctx,
@@ -247,13 +249,20 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       lps[i].delay_ps = (t->ports[i].delay_ns + t->latency_ns + longest) * 1000;
     }
   }
+  if (!opt.split.node.empty()) {
+    if (std::string why = split_refusal(sc); !why.empty()) throw std::runtime_error("split run: " + why);
+    while (split_local_ < sc.nodes.size() && sc.nodes[split_local_].name != opt.split.node) ++split_local_;
+    if (split_local_ == sc.nodes.size()) throw std::runtime_error("split run: no node '" + opt.split.node + "'");
+  }
   randomise_handshakes(opt);
   build_nodes(lps, opt);
   idle_skip = opt.idle_skip;
   serve_overrides = opt.serve;
   if (!idle_skip) start_tickers();
   introduce_nodes();
-  if (sc.topology_switch)
+  if (!opt.split.node.empty())
+    join_split(lp, opt.split);
+  else if (sc.topology_switch)
     join_switch(lps);
   else if (nodes.size() == 2)
     join_wires(lp);
@@ -277,6 +286,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
 // the nodes' blocks ask for their streams.
 void System::randomise_handshakes(const RunOptions& opt) {
   for (const NodeConfig& nc : scenario.nodes) {
+    if (!opt.split.node.empty() && nc.name != opt.split.node) continue;  // another process's (split.h)
     std::optional<HandshakeRandom> h = nc.handshake_random ? nc.handshake_random : scenario.handshake_random;
     if (opt.handshake_random_seed) {
       if (!h || !h->enabled) h = HandshakeRandom{};
@@ -291,6 +301,10 @@ void System::randomise_handshakes(const RunOptions& opt) {
 void System::build_nodes(const std::vector<LinkParams>& lps, const RunOptions& opt) {
   for (size_t i = 0; i < scenario.nodes.size(); ++i) {
     const NodeConfig& nc = scenario.nodes[i];
+    if (!opt.split.node.empty() && nc.name != opt.split.node) {  // another process runs it (split.h)
+      nodes.push_back(std::make_unique<Node>(nc.name.c_str(), nc));
+      continue;
+    }
     nodes.push_back(std::make_unique<Node>(nc.name.c_str(), nc, scenario, core, cmac_clk, ctx, lps[i],
                                            scenario.seed * 0x9E3779B97F4A7C15ull + i + 1, opt.idle_skip));
   }
@@ -319,11 +333,17 @@ void System::introduce_nodes() {
         if (b->cfg.has_ip) a->driver->add_neighbour(b->cfg.ip, b->cfg.mac);
         if (b->cfg.ip6) a->driver->add_neighbour(*b->cfg.ip6, b->cfg.mac);
       }
+  const bool split_run = std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return n->remote; });
   for (auto& n : nodes) {
+    if (n->remote) continue;
     HostMemory* m = n->mem.get();
     scoreboard.add_node(n->cfg.name, [m](uint64_t pa, uint64_t len) -> const uint8_t* {
       return m->in_range(pa, len) ? m->data(pa, len) : nullptr;
     });
+    if (split_run)
+      scoreboard.stand_aside(n->cfg.name, "split run (issue 16, phase 1): the other node's operations on this "
+                                          "memory run in the other process; canaries still checked, contents by "
+                                          "the scenario's memory steps");
   }
 }
 
@@ -435,8 +455,12 @@ void System::watch_link() {
             link_traces.at(nodes[j]->cfg.name + "->" + nodes[i]->cfg.name).get();
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i + 1; j < n; ++j)
-      wire_monitors[{i, j}] = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
-  auto monitor_of = [this](size_t i, size_t j) { return wire_monitors.at({std::min(i, j), std::max(i, j)}).get(); };
+      if (!split())  // split (split.h): not yet (commit and delivery times are in two processes)
+        wire_monitors[{i, j}] = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
+  auto monitor_of = [this](size_t i, size_t j) -> monitor::WireMonitor* {
+    auto it = wire_monitors.find({std::min(i, j), std::max(i, j)});
+    return it == wire_monitors.end() ? nullptr : it->second.get();
+  };
   if (net_switch)  // the switch's own frames to a node (pause frames): "switch->X", tx
     net_switch->on_tx = [this](size_t port, const FrameBytes& f, uint64_t t) {
       DirFrames& d = dirs["switch->" + nodes[port]->cfg.name];
@@ -446,6 +470,7 @@ void System::watch_link() {
     };
   for (size_t i = 0; i < n; ++i) {
     Node* me = nodes[i].get();
+    if (me->remote) continue;  // its frames are watched in its process
     const std::string& x = me->cfg.name;
     me->cmac->on_tx = [this, i, me, x, monitor_of](const FrameBytes& f, uint64_t t) {
       const int j = peer_of(i, f.data(), f.size(), /*tx=*/true);
@@ -465,7 +490,7 @@ void System::watch_link() {
     auto taken = [this, i, x, monitor_of](const roce::Frame& f) {
       const int j = peer_of(i, f.eth.src.b.data(), 6, /*tx=*/false);
       if (j < 0) return;
-      monitor_of(i, size_t(j))->on_delivered(f, sc_time_stamp().value(), nodes[size_t(j)]->cfg.name + "->" + x);
+      if (auto* wm = monitor_of(i, size_t(j))) wm->on_delivered(f, sc_time_stamp().value(), nodes[size_t(j)]->cfg.name + "->" + x);
     };
     if (me->peer) {  // kind: peer: no ERNIC; its requests as it commits them to its MAC
       me->peer->on_rx_taken = taken;
@@ -497,6 +522,10 @@ void System::open_taps(const std::string& pcap) {
   uint32_t rank = 0;  // the scenario's node order ranks a same-instant's frames in the merged capture
   const bool taps = output_has_side_files(pcap);
   for (auto& n : nodes) {
+    if (n->remote) {  // its own process writes its frames (split.h)
+      ++rank;
+      continue;
+    }
     n->cmac->tap_wire_source = rank++;
     if (taps) {
       n->tap_tx = std::make_unique<PcapWriter>(pcap_tap_path(pcap, n->cfg.name, "tx"));

@@ -33,6 +33,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/bridge/net_link.h"
 #include "model/bridge/pcie_device.h"
 #include "model/qp_setup/qp_setup_fsm.h"
 #include "model/ernic/ernic.h"
@@ -54,6 +55,7 @@
 #include "model/sim/clock.h"
 #include "model/scenario/scenario.h"
 #include "model/sim/sim_context.h"
+#include "model/system/split.h"
 
 class VerilatedVcdSc;
 
@@ -85,6 +87,9 @@ struct RunOptions {
   // on ADDR for a program started by hand (e.g. under gdb) instead of
   // starting the one its `run` names.
   std::map<std::string, std::string> serve;
+  // `ernic-sim node` (split.h): this process runs one node of the scenario;
+  // split.node "" = every node in this process.
+  SplitOptions split;
 };
 
 // The scenario's pcie block as the link model takes it.
@@ -94,6 +99,10 @@ class Node : public sc_core::sc_module {
  public:
   Node(sc_core::sc_module_name name, const NodeConfig& cfg, const Scenario& sc, const ClockDomain& core,
        const ClockDomain& cmac_clk, SimContext& ctx, const LinkParams& lp, uint64_t seed, bool idle_skip = true);
+  // A node another process runs (split.h): its configuration only; every
+  // block, the memory and the driver stay null.
+  Node(sc_core::sc_module_name name, const NodeConfig& cfg);
+  bool remote = false;
   NodeConfig cfg;
   std::unique_ptr<HostMemory> mem;
   std::unique_ptr<PcieLink> pcie;  // behind the DMA masters and the MMIO (model/dma/pcie.h)
@@ -352,6 +361,7 @@ class System : public sc_core::sc_module {
   void handle(const ExpectQpStep& s, const SourceLoc& loc, Group* g);
   void handle(const ProgramStep& s, const SourceLoc& loc, Group* g);
   void connect_program(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& prog);
+  void connect_split(const ConnectStep& s, const SourceLoc& loc, host::QpParams cp, host::QpParams sp);
   // connect with `batch` (steps_connect_batch.cpp).
   void connect_batch(const ConnectStep& s, const SourceLoc& loc, const host::QpParams& cp, const host::QpParams& sp);
  public:
@@ -359,6 +369,13 @@ class System : public sc_core::sc_module {
   // and output recorded (a watchdog, the time limit or a failure ended the
   // run before its step did). Called by ernic-sim before the report.
   void end_programs();
+  // A split run (split.h), after sc_start: the other process is told the
+  // run is over and heard (its TERMINATE). Nothing in one process.
+  void end_split();
+  bool split() const { return net_link_ != nullptr; }
+  // Whether the node runs in this process (always, in one process).
+  bool local(const std::string& node_name) const;
+  const bridge::NetLink* net_link() const { return net_link_.get(); }
  private:
   bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
                     std::string* why) const;
@@ -379,6 +396,31 @@ class System : public sc_core::sc_module {
   void wait_peer(const WaitCompletionsStep& s, const SourceLoc& loc);
   void check_qp_setup(const SourceLoc& loc, const char* what, uint32_t qpn, const host::QpSetupResult& r,
                       uint8_t want_status, uint8_t want_state);
+
+  // A split run (split.cpp).
+  void join_split(const LinkParams& lp, const SplitOptions& so);
+  bool split_participates(const Step& s) const;
+  void split_fact(const std::vector<uint8_t>& data);  // to the other process, with this step's end
+  void split_share_mr(const host::Mr& m);             // register_mr's record (nothing in one process)
+  // Both participants of this step trade values at this instant.
+  std::vector<uint64_t> split_exchange(const std::vector<uint64_t>& ours);
+  std::deque<bridge::NetControl> split_pending_;      // taken from the link, not used yet
+  void split_barrier();
+  std::optional<bridge::NetControl> split_next();
+  // connect's server end: until the ConnectRequest came (the state left
+  // RESET); false (the step failed) when the client's step ended without.
+  bool split_await_request(Node& server, const host::Connection& c);
+  SourceLoc split_loc_;          // the step under way (messages)
+  std::string split_kind_;
+  // An MR of any node (the other process's from its register_mr's record);
+  // host memory of any node (the other process's read at this instant).
+  const host::Mr* find_mr_any(const std::string& node_name, const std::string& mr);
+  std::vector<uint8_t> mem_bytes(const std::string& node_name, uint64_t pa, uint64_t len);
+  std::unique_ptr<bridge::NetLink> net_link_;
+  size_t split_local_ = 0;      // this process's node, by scenario index
+  uint64_t split_seq_ = 0;      // steps begun, numbered alike in both processes
+  bool split_peer_failed_ = false;
+  std::map<std::string, host::Mr> remote_mrs_;  // the other process's node's MRs, by name
 
   std::map<std::string, Conn> conns_;
   std::map<std::string, uint32_t> peer_qpn_;  // connection -> the QPN of its kind: peer end

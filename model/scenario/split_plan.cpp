@@ -1,0 +1,128 @@
+// model/scenario: which scenarios can run split, and which processes act
+// in each step (split_plan.h).
+#include "model/scenario/split_plan.h"
+
+#include <fmt/format.h>
+
+namespace ernic {
+
+namespace {
+
+bool splittable(const Step& s, std::string* why);
+
+// The step kinds phase 1 runs split (model/system/split.h).
+struct SplittableV {
+  std::string* why;
+  bool operator()(const InitStep&) const { return true; }
+  bool operator()(const RegisterMrStep&) const { return true; }
+  bool operator()(const FillStep&) const { return true; }
+  bool operator()(const MemWriteStep&) const { return true; }
+  bool operator()(const MemExpectStep&) const { return true; }
+  bool operator()(const PostStep&) const { return true; }
+  bool operator()(const WaitCompletionsStep&) const { return true; }
+  bool operator()(const RecvStep&) const { return true; }
+  bool operator()(const CheckMemoryStep&) const { return true; }
+  bool operator()(const WaitStep&) const { return true; }
+  bool operator()(const RegWriteStep&) const { return true; }
+  bool operator()(const RegReadStep&) const { return true; }
+  bool operator()(const RegExpectStep&) const { return true; }
+  bool operator()(const RegPollStep&) const { return true; }
+  bool operator()(const FaultStep&) const { return true; }
+  bool operator()(const LinkStep&) const { return true; }
+  bool operator()(const ExpectFramesStep&) const { return true; }
+  bool operator()(const ExpectIdleStep&) const { return true; }
+  bool operator()(const WaitUntilStep&) const { return true; }
+  bool operator()(const DeregisterMrStep&) const { return true; }
+  bool operator()(const ConnectStep& c) const {
+    if (c.batch)
+      *why = "connect with batch";
+    else if (!c.program_end.empty())
+      *why = "connect with a program end";
+    return why->empty();
+  }
+  bool operator()(const std::shared_ptr<RepeatStep>& r) const {
+    for (const Step& x : r->steps)
+      if (!splittable(x, why)) return false;
+    return true;
+  }
+  bool operator()(const std::shared_ptr<ParallelStep>&) const {
+    *why = "parallel";
+    return false;
+  }
+  template <class T>
+  bool operator()(const T&) const {
+    return false;
+  }
+};
+
+bool splittable(const Step& s, std::string* why) {
+  const bool ok = std::visit(SplittableV{why}, s);
+  if (!ok && why->empty()) *why = std::string("the step `") + step_kind(s) + "`";
+  return ok;
+}
+
+// A step's participants: the nodes whose processes act in it; empty: every
+// process (each does the same by itself).
+struct ParticipantsV {
+  std::vector<std::string> operator()(const InitStep& x) const { return x.nodes; }
+  std::vector<std::string> operator()(const ConnectStep& x) const { return {x.client, x.server}; }
+  std::vector<std::string> operator()(const WaitStep&) const { return {}; }
+  std::vector<std::string> operator()(const std::shared_ptr<RepeatStep>&) const { return {}; }
+  std::vector<std::string> operator()(const RegWriteStep& x) const { return {x.ref.node}; }
+  std::vector<std::string> operator()(const RegReadStep& x) const { return {x.ref.node}; }
+  std::vector<std::string> operator()(const RegExpectStep& x) const { return {x.ref.node}; }
+  std::vector<std::string> operator()(const RegPollStep& x) const { return {x.ref.node}; }
+  std::vector<std::string> operator()(const RegisterMrStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const FillStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const MemWriteStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const MemExpectStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const PostStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const WaitCompletionsStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const RecvStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const CheckMemoryStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const DeregisterMrStep& x) const { return {x.node}; }
+  // A direction's frames are its sender's (tx) or its receiver's (rx).
+  std::vector<std::string> operator()(const ExpectFramesStep& x) const {
+    return {x.tap == Tap::tx ? x.dir.from : x.dir.to};
+  }
+  std::vector<std::string> operator()(const WaitUntilStep& x) const {
+    return {x.frames_dir ? x.frames_dir->from : x.reg->node};
+  }
+  // fault, link: every process installs the rule on both lines' sending
+  // halves (only its own node's sends); expect_idle: each watches its own.
+  template <class T>
+  std::vector<std::string> operator()(const T&) const {  // not splittable (split_refusal): every process
+    return {};
+  }
+};
+
+
+}  // namespace
+
+std::vector<std::string> split_participants(const Step& s) { return std::visit(ParticipantsV{}, s); }
+
+std::string split_refusal(const Scenario& sc) {
+  const std::string where = sc.file;
+  if (sc.nodes.size() != 2)
+    return fmt::format(
+        "{}: a split run joins two nodes point to point today; "
+        "this scenario has {}",
+        where, sc.nodes.size());
+  if (sc.topology_switch) return sc.topology_switch->loc.str() + ": topology: switch cannot run split yet";
+  if (sc.link.delay_ns == 0)
+    return where +
+           ": link.delay_ns 0: a split run needs a propagation delay "
+           "above 0 (the lookahead)";
+  for (const NodeConfig& n : sc.nodes) {
+    if (n.peer) return n.loc.str() + ": node " + n.name + " of kind: peer cannot run split yet";
+    if (n.host_program) return n.loc.str() + ": node " + n.name + " with host: program cannot run split yet";
+    if (n.qp_setup_fsm) return n.loc.str() + ": node " + n.name + " with qp_setup_fsm cannot run split yet";
+  }
+  for (const Step& s : sc.steps) {
+    std::string why;
+    if (!splittable(s, &why)) return step_loc(s).str() + ": " + why + " cannot run split yet";
+  }
+  return "";
+}
+
+}  // namespace ernic

@@ -1,0 +1,232 @@
+// model/system: a split run's side of the System (split.h): what can run
+// split, the link to the other process, each step's participants, the
+// step's end across the processes, MR records and memory of the other
+// process's node.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "model/system/split.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/bridge/net_link.h"
+#include "model/scenario/split_plan.h"
+#include "model/system/system.h"
+
+namespace ernic {
+
+using namespace sc_core;
+
+namespace {
+
+// A fact's bytes: an MR record (register_mr).
+constexpr uint8_t kFactMr = 'M', kFactExchange = 'X';
+
+std::vector<uint8_t> mr_fact(const host::Mr& m) {
+  std::vector<uint8_t> b(1 + 8 * 8);
+  b[0] = kFactMr;
+  const uint64_t f[8] = {m.index, m.pd, m.va, m.pa, m.length, m.rkey, m.guard_before, m.guard_after};
+  std::memcpy(b.data() + 1, f, sizeof f);
+  b.insert(b.end(), m.name.begin(), m.name.end());
+  return b;
+}
+
+host::Mr mr_of_fact(const std::vector<uint8_t>& b) {
+  if (b.size() < 65 || b[0] != kFactMr)
+    throw std::runtime_error("split run: a malformed MR record from the other process");
+  uint64_t f[8];
+  std::memcpy(f, b.data() + 1, sizeof f);
+  host::Mr m;
+  m.index = uint32_t(f[0]), m.pd = uint32_t(f[1]), m.va = f[2], m.pa = f[3], m.length = f[4];
+  m.rkey = uint32_t(f[5]), m.guard_before = f[6], m.guard_after = f[7];
+  m.name.assign(b.begin() + 65, b.end());
+  return m;
+}
+
+}  // namespace
+
+bool System::local(const std::string& node_name) const {
+  return !net_link_ || node_name == scenario.nodes[split_local_].name;
+}
+
+// The link to the other process: its line from this node through the
+// bridge, the other's into this node's CMAC (system.cpp's join_wires for
+// one process).
+void System::join_split(const LinkParams& lp, const SplitOptions& so) {
+  const size_t i = split_local_, j = 1 - split_local_;
+  wire_ab = std::make_unique<Wire>("wire_ab", lp.delay_ps, lp.rate_gbps, scenario.seed * 0xD1B54A32D192ED03ull + 1);
+  wire_ba = std::make_unique<Wire>("wire_ba", lp.delay_ps, lp.rate_gbps, scenario.seed * 0xD1B54A32D192ED03ull + 2);
+  wire_ab->label = nodes[0]->cfg.name + "->" + nodes[1]->cfg.name;
+  wire_ba->label = nodes[1]->cfg.name + "->" + nodes[0]->cfg.name;
+  Wire* out = i == 0 ? wire_ab.get() : wire_ba.get();
+  Wire* in = i == 0 ? wire_ba.get() : wire_ab.get();
+  nodes[i]->cmac->wire_out = out;
+  in->set_dst(nodes[i]->cmac.get());
+  out->on_fault = [this](const std::string& label, const FaultApplied& a) { report_fault(label, a); };
+  const bridge::WallTimeout to{std::chrono::milliseconds(so.timeout_ms)};
+  const std::string other = "node " + nodes[j]->cfg.name + "'s process";
+  std::unique_ptr<bridge::NetPeer> peer;
+  if (!so.listen.empty()) {
+    bridge::Listener l(bridge::Endpoint::parse(so.listen));
+    peer = bridge::NetPeer::as_listener(l.accept(to, other), 0, other, to);
+  } else {
+    peer =
+        bridge::NetPeer::as_connecter(bridge::Channel::connect(bridge::Endpoint::parse(so.connect), to), 0, other, to);
+  }
+  net_link_ = std::make_unique<bridge::NetLink>("net_link", to);
+  if (so.chaos_us) net_link_->set_chaos(so.chaos_seed + i, so.chaos_us);
+  net_link_->add_peer(std::move(peer), lp.delay_ps, LineRate(lp.rate_gbps).preamble_ps(), &in->rx());
+  out->out = &net_link_->out(0);
+  Node* me = nodes[i].get();
+  net_link_->enable_control([this, me, i](uint8_t node, uint64_t addr, uint64_t len) {
+    if (node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
+    if (!me->mem->in_range(addr, len))
+      throw std::runtime_error(fmt::format("[0x{:x}, +{}) lies outside {}'s host memory", addr, len, me->cfg.name));
+    const uint8_t* p = me->mem->data(addr, len);
+    return std::vector<uint8_t>(p, p + len);
+  });
+}
+
+bool System::split_participates(const Step& s) const {
+  const std::vector<std::string> p = split_participants(s);
+  if (p.empty()) return true;
+  return std::find(p.begin(), p.end(), scenario.nodes[split_local_].name) != p.end();
+}
+
+void System::split_share_mr(const host::Mr& m) {
+  if (split()) split_fact(mr_fact(m));
+}
+
+void System::split_fact(const std::vector<uint8_t>& data) {
+  bridge::NetControl c;
+  c.kind = bridge::NetControl::Fact;
+  c.id = split_seq_;
+  c.data = data;
+  net_link_->send_control(c);
+}
+
+// The next control message of this step from the other process (waiting
+// in simulated time, held at the other's control horizon); nullopt when
+// the run stops or the other process has gone (then the step fails).
+std::optional<bridge::NetControl> System::split_next() {
+  for (;;) {
+    while (auto c = net_link_->take_control()) split_pending_.push_back(std::move(*c));
+    if (!split_pending_.empty()) {
+      bridge::NetControl c = std::move(split_pending_.front());
+      split_pending_.pop_front();
+      if (c.id != split_seq_)
+        throw std::runtime_error(
+            fmt::format("split run: the other process is at step {}, this one at step {}", c.id, split_seq_));
+      return c;
+    }
+    if (!net_link_->error().empty() || sc_get_status() == SC_STOPPED) return std::nullopt;
+    if (net_link_->peer_gone()) {
+      fail(split_loc_, "split run: " + net_link_->peer_name() + " ended before step `" + split_kind_ + "` ended");
+      return std::nullopt;
+    }
+    ++bounded_;  // the other process's part may take long: its own watchdog
+                 // watches it
+    wait(net_link_->control_event() | fail_ev_);
+    --bounded_;
+  }
+}
+
+std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours) {
+  std::vector<uint8_t> b(1 + 8 * ours.size());
+  b[0] = kFactExchange;
+  std::memcpy(b.data() + 1, ours.data(), 8 * ours.size());
+  split_fact(b);
+  std::deque<bridge::NetControl> before;  // facts ahead of it stay for the step's end
+  for (;;) {
+    std::optional<bridge::NetControl> c = split_next();
+    if (!c) throw std::runtime_error("split run: the other process did not trade its values");
+    if (c->kind == bridge::NetControl::Fact && !c->data.empty() && c->data[0] == kFactExchange &&
+        c->data.size() == b.size()) {
+      std::vector<uint64_t> theirs(ours.size());
+      std::memcpy(theirs.data(), c->data.data() + 1, 8 * ours.size());
+      split_pending_.insert(split_pending_.begin(), before.begin(), before.end());
+      return theirs;
+    }
+    before.push_back(std::move(*c));
+  }
+}
+
+bool System::split_await_request(Node& server, const host::Connection& c) {
+  using W = host::HostBus;
+  while (c.state != host::VerbsState::Rtr && c.state != host::VerbsState::Rts) {
+    while (auto m = net_link_->take_control()) split_pending_.push_back(std::move(*m));
+    for (const auto& m : split_pending_)
+      if (m.kind == bridge::NetControl::StepEnd) {  // the client gave up (its step failed there)
+        fail(split_loc_, fmt::format("connect: no ConnectRequest reached {} QP{}", server.cfg.name, c.qpn));
+        return false;
+      }
+    if (!net_link_->error().empty() || net_link_->peer_gone() || sc_get_status() == SC_STOPPED) return false;
+    ++bounded_;
+    wait(server.sc_host->event(W::kMemory) | server.sc_host->event(W::kEstablished) | net_link_->control_event());
+    --bounded_;
+  }
+  return true;
+}
+
+// The step's end in both processes: ours sent, the other's awaited; both
+// continue at the later. A step that failed in the other process ends the
+// steps here too (as in one process: no step runs after a failure).
+void System::split_barrier() {
+  bridge::NetControl e;
+  e.kind = bridge::NetControl::StepEnd;
+  e.id = split_seq_;
+  e.b = exit_code ? 1 : 0;
+  net_link_->send_control(e);
+  for (;;) {
+    std::optional<bridge::NetControl> c = split_next();
+    if (!c) return;
+    if (c->kind == bridge::NetControl::Fact) {
+      if (!c->data.empty() && c->data[0] == kFactMr) {
+        host::Mr m = mr_of_fact(c->data);
+        remote_mrs_[m.name] = m;
+      }
+      continue;
+    }
+    const uint64_t now = sc_time_stamp().value();
+    if (c->time_ps > now) wait(sc_time(double(c->time_ps - now), SC_PS));
+    if (c->b && exit_code == 0) split_peer_failed_ = true;
+    return;
+  }
+}
+
+const host::Mr* System::find_mr_any(const std::string& node_name, const std::string& mr) {
+  if (local(node_name)) return node(node_name)->find_mr(mr);
+  auto it = remote_mrs_.find(mr);
+  return it == remote_mrs_.end() ? nullptr : &it->second;
+}
+
+std::vector<uint8_t> System::mem_bytes(const std::string& node_name, uint64_t pa, uint64_t len) {
+  if (local(node_name)) {
+    Node* n = node(node_name);
+    if (!n->mem->in_range(pa, len)) throw std::runtime_error("memory read outside " + node_name + "'s host memory");
+    const uint8_t* p = n->mem->data(pa, len);
+    return std::vector<uint8_t>(p, p + len);
+  }
+  size_t idx = 0;
+  while (scenario.nodes[idx].name != node_name) ++idx;
+  std::vector<uint8_t> out;
+  out.reserve(len);
+  for (uint64_t at = 0; at < len;) {  // a message carries at most 65,535 bytes after its header
+    const uint64_t n = std::min<uint64_t>(len - at, 32768);
+    const std::vector<uint8_t> part = net_link_->read_remote(0, uint8_t(idx), pa + at, n);
+    if (part.size() != n)
+      throw std::runtime_error("split run: a memory read of " + std::to_string(n) + " bytes answered with " +
+                               std::to_string(part.size()));
+    out.insert(out.end(), part.begin(), part.end());
+    at += n;
+  }
+  return out;
+}
+
+// After the run (ernic-sim): the other process is told, and heard.
+void System::end_split() {
+  if (net_link_) net_link_->finish();
+}
+
+}  // namespace ernic

@@ -1,0 +1,49 @@
+// model/system: a scenario's nodes in separate processes (issue 16, the
+// split run): one node per process, its link to the other process through
+// SimBricks' Ethernet protocol (model/bridge/net_link.h), the scenario's
+// steps kept in step across the processes.
+//
+// Every process reads the whole scenario and runs every step at the same
+// simulated instant; a step acts only in the processes of the nodes it
+// names (its participants: `post` the node's, `connect` the client's and the
+// server's, `init` each listed node's, `wait` every process's). After its
+// part each process sends the step's end (a CONTROL StepEnd: its time and
+// whether it failed) and waits for the other's; the step ends at the later
+// of the two, and the next starts there, in both processes. Zero lookahead:
+// while it waits, a process stays at or before the instant the other may
+// still act at (net_link.h, control mode), so the step's end never lies in
+// its past. What one process needs of the other's node it gets at that
+// instant: an MR's record by a CONTROL Fact sent at the step's end, memory
+// bytes by a read the other process answers at the reading instant.
+//
+// Phase 1 (split_refusal names what it does not do yet): two nodes joined
+// point to point, built-in hosts, the steps init, register_mr,
+// deregister_mr, fill, mem_write, mem_expect, connect (CM or out of band;
+// not batch), post, wait_completions, recv, check_memory, wait, repeat,
+// reg_write, reg_read, reg_expect, reg_poll, fault, link, expect_frames
+// (in the tap's node's process), expect_idle (each process its node's
+// sends and CQEs), wait_until. Checks that need both nodes' state as it
+// changes are weaker split: the shadow-memory scoreboard checks each
+// process's own node (it stands aside from content comparison: the peer's
+// operations are in the other process; the canaries stay checked) and the
+// independent wire monitor does not run (a request is judged at its
+// sender's commit, an answer at its delivery: two processes).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "model/scenario/scenario.h"
+#include "model/scenario/split_plan.h"
+
+namespace ernic {
+
+struct SplitOptions {
+  std::string node;             // this process's node; "" = one process runs every node
+  std::string listen, connect;  // the link to the other process: unix:PATH or tcp:HOST:PORT (one of the two)
+  uint32_t timeout_ms = 60000;  // the longest the other process may stay silent (wall time)
+  uint32_t chaos_us = 0;        // test only: random 0..chaos_us wall-clock sleeps in the link (outputs must not change)
+  uint64_t chaos_seed = 1;
+};
+
+
+}  // namespace ernic

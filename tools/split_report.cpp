@@ -1,0 +1,109 @@
+// tools/split_report: a split run's JSON report from its parts (split_report.h).
+#include "tools/split_report.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace ernic {
+
+using nlohmann::json;
+
+namespace {
+
+json read_part(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("split report: cannot read " + path);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::runtime_error("split report: " + path + ": " + e.what());
+  }
+}
+
+// tools/split_run.h's order, worst first: 2, 1, 3, 0.
+int rank(int code) { return code == 2 ? 3 : code == 1 ? 2 : code == 3 ? 1 : 0; }
+
+// Every part's entries of a time-stamped list, by time_ps (stable).
+json by_time(const std::vector<json>& parts, const char* key) {
+  std::vector<json> all;
+  for (const json& p : parts)
+    if (p.contains(key))
+      for (const json& e : p[key]) all.push_back(e);
+  std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) {
+    return a.value("time_ps", uint64_t(0)) < b.value("time_ps", uint64_t(0));
+  });
+  return json(all);
+}
+
+}  // namespace
+
+void merge_split_reports(const std::vector<std::string>& paths, const std::string& out) {
+  if (paths.empty()) throw std::runtime_error("split report: no parts");
+  std::vector<json> parts;
+  for (const auto& p : paths) parts.push_back(read_part(p));
+  json r = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i)
+    for (const char* k : {"steps", "sim_time_ps"})
+      if (parts[i][k] != r[k])
+        throw std::runtime_error(std::string("split report: ") + paths[i] + " and " + paths[0] + " disagree on `" + k +
+                                 "`");
+  int code = 0;
+  double wall = 0;
+  json procs = json::array();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const json& p = parts[i];
+    for (const auto& [name, n] : p["nodes"].items()) r["nodes"][name] = n;
+    for (const char* k : {"rtl_clocked_core_cycles", "rtl_clocked_cmac_cycles"})
+      if (p["idle_skip"].contains(k))
+        for (const auto& [name, v] : p["idle_skip"][k].items()) r["idle_skip"][k][name] = v;
+    for (const auto& [name, v] : p["protocol_monitors"].items()) r["protocol_monitors"][name] = v;
+    if (i > 0) {
+      json& sb = r["scoreboard"];
+      for (const auto& [k, v] : p["scoreboard"].items()) {
+        if (v.is_number_unsigned()) sb[k] = sb.value(k, uint64_t(0)) + v.get<uint64_t>();
+        else if (v.is_array()) for (const json& e : v) sb[k].push_back(e);
+      }
+    }
+    if (rank(p.value("exit_code", 0)) > rank(code)) code = p.value("exit_code", 0);
+    const double w = p.contains("wall") ? p["wall"].value("seconds", 0.0) : 0.0;
+    wall = std::max(wall, w);
+    json proc = p.value("split", json::object());
+    proc["wall_seconds"] = w;
+    procs.push_back(proc);
+  }
+  for (const char* k : {"failures", "model_errors", "events", "compliance"}) r[k] = by_time(parts, k);
+  uint64_t faults = 0;
+  for (const json& p : parts) faults += p.value("faults_applied", uint64_t(0));
+  r["faults_applied"] = faults;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    for (const auto& [scope, v] : parts[i]["handshake_random"].items()) r["handshake_random"][scope] = v;
+    // Assumptions: each part lists the extensions its node uses; one list,
+    // every entry where the part that has it puts it.
+    json& as = r["assumptions"];
+    std::string prev;
+    for (const json& e : parts[i]["assumptions"]) {
+      const std::string id = e.value("id", "");
+      auto has = [&](const std::string& x) {
+        return std::find_if(as.begin(), as.end(), [&](const json& y) { return y.value("id", "") == x; });
+      };
+      if (has(id) == as.end()) {
+        auto at = prev.empty() ? as.begin() : has(prev);
+        as.insert(at == as.end() ? as.end() : at + (prev.empty() ? 0 : 1), e);
+      }
+      prev = id;
+    }
+  }
+  r["exit_code"] = code;
+  for (const json& p : parts)
+    if (p.value("exit_code", 0) == code) r["result"] = p["result"];
+  r["split"] = {{"processes", procs}, {"transport", "unix socket, SimBricks Ethernet protocol"}};
+  r["wall"] = {{"seconds", wall}};
+  r.erase("reproduce");
+  std::ofstream f(out);
+  f << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  if (!f) throw std::runtime_error("split report: cannot write " + out);
+}
+
+}  // namespace ernic
