@@ -36,6 +36,7 @@
 #include "model/trace/trigger.h"
 #include "model/trace/txlog_view.h"
 #include "tools/bench_cli.h"
+#include "tools/same_file.h"
 #include "tools/split_cli.h"
 #include "tools/floor.h"
 #include "tools/failure_report.h"
@@ -58,20 +59,6 @@ std::string self_exe(const char* argv0) {
   return ec ? std::string(argv0) : self;
 }
 
-// Do paths a and b name the same file? Lexically (as written, normalised),
-// or, when both exist, as the same inode (symlinks, hard links, ./x vs x).
-bool same_file(const std::string& a, const std::string& b) {
-  if (std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal()) return true;
-  std::error_code ec;
-  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
-  // Not both existing yet: compare the absolute paths with symlinks resolved
-  // as far as they exist.
-  ec.clear();
-  const auto ca = std::filesystem::weakly_canonical(a, ec);
-  if (ec) return false;
-  const auto cb = std::filesystem::weakly_canonical(b, ec);
-  return !ec && ca == cb;
-}
 
 // --datapath NAME: a registered datapath (rtl, model, user:<name>); else a
 // usage error (exit 2) that lists the registered names.
@@ -382,11 +369,11 @@ int run(const std::string& path, const RunOptions& opt, const std::string& json_
     run_with_progress(sc.limits.sim_time_us, !quiet && isatty(STDOUT_FILENO));
   auto t1 = std::chrono::steady_clock::now();
   sys->end_programs();    // a program the run outlived: stopped, its output kept
-  sys->end_split();       // `node`: the other process told, and heard
   if (sys->split() && !sys->net_link()->error().empty()) {
     sys->failures.push_back({"split run: " + sys->net_link()->error(), SourceLoc{}, sc_core::sc_time_stamp().value()});
     if (sys->exit_code == 0) sys->exit_code = 1;
   }
+  sys->end_split();       // `node`: the other process told how this run ended, and heard
   ctx.protocol.finish();  // the protocol monitors evaluate their last edges
   if (!sys->finished && sys->exit_code == 0 && !sys->stopped_after_error) {
     sys->failures.push_back({fmt::format("simulated time limit of {} us reached before the last step", sc.limits.sim_time_us),
@@ -701,7 +688,7 @@ int sc_main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.c_str());
     return 2;
   }
-  if (hr_opt->count()) {
+  if (hr_opt->count() || split_cli.handshake_opt->count()) {
     // Decimal or 0x hex, 0..2^64-1, nothing else (as the scenario key `handshake_random.seed`).
     const std::string& s = handshake_seed;
     const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');

@@ -24,7 +24,8 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
   n->add_option("--datapath", *c.datapath, "rtl, model or user:<name>");
   n->add_flag("--quiet", *c.quiet, "no summary on stdout");
   n->add_flag("--no-idle-skip", *c.no_idle_skip, "evaluate every clock domain every cycle (same results, slower)");
-  n->add_option("--handshake-random", *c.handshake, "randomised VALID/READY on every seam with this seed");
+  c.handshake_opt =
+      n->add_option("--handshake-random", *c.handshake, "randomised VALID/READY on every seam with this seed");
   c.node = n;
   run.add_flag("--split", c.split, "each node in its own process, joined over a Unix socket by SimBricks' Ethernet "
                                    "protocol, the outputs merged (two nodes point to point; model/system/split.h)");

@@ -16,6 +16,7 @@ struct SplitCli {
   std::string *json = nullptr, *log = nullptr, *datapath = nullptr, *handshake = nullptr;
   bool *quiet = nullptr, *no_idle_skip = nullptr;
   CLI::App* node = nullptr;  // set by add_split_cli
+  CLI::Option* handshake_opt = nullptr;  // node's --handshake-random (parsed as run's)
   bool split = false;        // run --split
   std::string transport = "unix";  // --split-transport unix|tcp
   uint32_t chaos_us = 0;           // --split-chaos-us (test only)

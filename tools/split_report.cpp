@@ -30,7 +30,8 @@ json by_time(const std::vector<json>& parts, const char* key) {
   std::vector<json> all;
   for (const json& p : parts)
     if (p.contains(key))
-      for (const json& e : p[key]) all.push_back(e);
+      for (const json& e : p[key])  // what both processes saw (the time limit) once
+        if (std::find(all.begin(), all.end(), e) == all.end()) all.push_back(e);
   std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) {
     return a.value("time_ps", uint64_t(0)) < b.value("time_ps", uint64_t(0));
   });
@@ -74,6 +75,16 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
     procs.push_back(proc);
   }
   for (const char* k : {"failures", "model_errors", "events", "compliance"}) r[k] = by_time(parts, k);
+  // The last frames of a direction are its sender's (tx tap).
+  for (const json& p : parts)
+    if (p.contains("last_frames") && p.contains("split"))
+      for (const auto& [dir, l] : p["last_frames"].items())
+        if (dir.rfind(p["split"].value("node", "") + "->", 0) == 0) r["last_frames"][dir] = l;
+  json stalls = json::array();  // each node's QPs, in node order
+  for (const json& p : parts)
+    if (p.contains("stall_report"))
+      for (const json& e : p["stall_report"]) stalls.push_back(e);
+  if (!stalls.empty()) r["stall_report"] = stalls;
   uint64_t faults = 0;
   for (const json& p : parts) faults += p.value("faults_applied", uint64_t(0));
   r["faults_applied"] = faults;
@@ -98,6 +109,7 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
   r["exit_code"] = code;
   for (const json& p : parts)
     if (p.value("exit_code", 0) == code) r["result"] = p["result"];
+  if (r.contains("last_frames") && !by_time(parts, "failures").size()) r.erase("last_frames");
   r["split"] = {{"processes", procs}, {"transport", "unix socket, SimBricks Ethernet protocol"}};
   r["wall"] = {{"seconds", wall}};
   r.erase("reproduce");

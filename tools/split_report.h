@@ -7,7 +7,10 @@
 //     assumptions, compliance): node 0's (every process runs every step at
 //     the same instants: steps and sim_time must agree, else an error);
 //   - failures, model_errors, events, compliance: every process's, by time
-//     (stable, node order at one instant); faults_applied: the sum;
+//     (stable, node order at one instant; what both saw, such as the time
+//     limit, once); stall_report: each process's, in node order;
+//     last_frames: each direction's from its sender's process;
+//     faults_applied: the sum;
 //     handshake_random: every process's scopes; assumptions: every
 //     process's, each where its process lists it;
 //   - exit_code, result: the worst (tools/split_run.h's order);

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +30,7 @@
 
 #include "model/scenario/scenario.h"
 #include "model/scenario/split_plan.h"
+#include "tools/same_file.h"
 #include "tools/spawn.h"
 #include "tools/split_merge.h"
 
@@ -46,7 +48,7 @@ struct Child {
   bool running = false;
   int status = 0;
   bool lost = false;  // waitpid could not report its status
-  enum class Killed { no, grace, timeout } killed = Killed::no;
+  enum class Killed { no, grace, timeout, signal } killed = Killed::no;
 };
 
 // A node's exit as a single-process run's code (0..3); -1: a signal, a
@@ -150,6 +152,19 @@ bool outputs_ok(const SplitRunArgs& a, const std::vector<std::string>& nodes, st
   }
   if (!a.log.empty()) outs.push_back({a.log, "--log"});
   if (!a.json.empty()) outs.push_back({a.json, "--json"});
+  // Never the scenario itself, nor one file for two outputs (as `run`).
+  for (const auto& [p, o] : outs)
+    if (same_file(p, a.scenario)) {
+      err << fmt::format("ernic-sim: {} {} is the scenario file itself: refusing to overwrite the input\n", o, p);
+      return false;
+    }
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (size_t j = i + 1; j < outs.size(); ++j)
+      if (same_file(outs[i].first, outs[j].first)) {
+        err << fmt::format("ernic-sim: {} and {} would both write {}\n", outs[i].second, outs[j].second,
+                           outs[i].first);
+        return false;
+      }
   for (const auto& [p, o] : outs) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -210,6 +225,12 @@ void kill_running(std::vector<Child>& kids, Child::Killed why) {
 
 // Polls the children until none runs (see split_run.h, Waiting). Returns
 // the node that failed first (ended with a status other than 0), or -1.
+// SIGTERM, SIGINT, SIGHUP to the run (a CI's kill, ^C): the node
+// processes are killed and the directory removed, then the run ends with
+// the signal's code.
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) { g_signal = sig; }
+
 int wait_all(std::vector<Child>& kids, const SplitRunArgs& a, Clock::time_point t0) {
   const auto secs = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
   int failed = -1;
@@ -234,6 +255,10 @@ int wait_all(std::vector<Child>& kids, const SplitRunArgs& a, Clock::time_point 
       }
     }
     if (!running) return failed;
+    if (g_signal) {
+      kill_running(kids, Child::Killed::signal);
+      return failed;
+    }
     const auto now = Clock::now();
     if (failed >= 0 && now >= kill_at) {
       kill_running(kids, Child::Killed::grace);
@@ -340,7 +365,23 @@ int split_run(const SplitRunArgs& a) {
     c.running = true;
     kids.push_back(std::move(c));
   }
+  struct sigaction sa {}, old_term {}, old_int {}, old_hup {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGHUP, &sa, &old_hup);
   const int failed = wait_all(kids, a, t0);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  if (const int sig = g_signal) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    err << fmt::format("ernic-sim: split run: stopped by signal {} ({}): the node processes killed\n", sig,
+                       strsignal(sig));
+    return 128 + sig;
+  }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   int worst = report_nodes(kids, failed, a, err);
   bool finished = true;  // every node ended by itself, its run complete (0, 1 or 3)

@@ -29,7 +29,8 @@
 // decoder refuses unknown types):
 //   - CONTROL 0x7E: a split run's scenario control, with zero lookahead
 //     (model/system/split.h): bytes 0-3 "ERNC", kind u8 @4 (1 a step's end,
-//     2 a fact a step produced, 3 a memory read request, 4 its reply), node
+//     2 a fact a step produced, 3 a memory read request, 4 its reply, 5 the
+//     sender's run is over (b: its exit code), before its TERMINATE), node
 //     u8 @5 (a read's node, by scenario index), time_ps u64 @8 (the
 //     sender's simulated time: the step's end, the read's instant), id u64
 //     @16 (the step's sequence number; a read's number), a u64 @24 and b u64
@@ -66,7 +67,7 @@ struct NetSyncInfo {
 
 // A CONTROL message's fields (above).
 struct NetControl {
-  enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4 };
+  enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4, RunEnd = 5 };
   Kind kind = StepEnd;
   uint8_t node = 0;
   uint64_t time_ps = 0, id = 0, a = 0, b = 0;

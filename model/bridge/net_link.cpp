@@ -193,6 +193,10 @@ void NetLink::take_controls(uint64_t now) {
         case NetControl::ReadReply:
           replies_[c->id] = {c->b != 0, std::move(c->data)};
           break;
+        case NetControl::RunEnd:
+          peer_run_end_ = int(c->b);
+          end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
+          break;
         default:
           ctl_ev_.notify(ps(c->time_ps - now));
           ctl_q_.push_back(std::move(*c));
@@ -211,6 +215,9 @@ void NetLink::serve_reads(uint64_t now) {
     r.time_ps = now;
     r.id = it->second.id;
     try {
+      if (it->second.b > kMaxRead)
+        throw std::runtime_error("a read of " + std::to_string(it->second.b) + " bytes (at most " +
+                                 std::to_string(kMaxRead) + " a message)");
       r.data = reader_(it->second.node, it->second.a, it->second.b);
       r.b = 0;
     } catch (const std::exception& e) {
@@ -346,6 +353,10 @@ void NetLink::thread() {
       if (control_) {
         take_controls(now);
         serve_reads(now);
+        if (!end_told_ && peer_gone() && peer_run_end_ < 0) {  // a TERMINATE without a RunEnd
+          end_told_ = true;
+          end_ev_.notify(SC_ZERO_TIME);
+        }
       }
       for (auto& p : peers_) send_due(*p, sat_add(now, p->lookahead));
       promise(now);
@@ -388,13 +399,20 @@ void NetLink::thread() {
   }
 }
 
-void NetLink::finish() {
+void NetLink::finish(int exit_code) {
   if (finished_) return;
   finished_ = true;
   const uint64_t now = ClockDomain::now_ps();
   for (auto& p : peers_) {
     try {
       send_due(*p, kInf);
+      if (control_ && !p->peer->peer_ended()) {  // the run is over here, and how it ended
+        NetControl e;
+        e.kind = NetControl::RunEnd;
+        e.time_ps = now;
+        e.b = uint64_t(exit_code);
+        p->peer->send_control(e);
+      }
       p->peer->terminate(now);  // also to a peer that has ended: it waits for this one
     } catch (const NetPeerError& e) {
       if (!gone(*p) && error_.empty()) error_ = e.what();

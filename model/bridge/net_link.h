@@ -92,7 +92,7 @@ class NetLink : public sc_core::sc_module {
   // End of run: every peer gets TERMINATE at the current time; returns
   // once every peer has sent its own or closed (a peer still running is
   // waited for, its frames dropped; a silent one for the timeout at most).
-  void finish();
+  void finish(int exit_code = 0);  // control mode: a RunEnd with the code goes first
   const std::string& error() const { return error_; }
   // Some peer has ended (TERMINATE) or gone; the first peer's name.
   bool peer_gone() const;
@@ -106,6 +106,10 @@ class NetLink : public sc_core::sc_module {
   // notified at the time of each as it arrives.
   std::optional<NetControl> take_control();
   sc_core::sc_event& control_event() { return ctl_ev_; }
+  // The peer's run is over (its RunEnd came): its exit code; -1 until then.
+  int peer_run_end() const { return peer_run_end_; }
+  sc_core::sc_event& peer_end_event() { return end_ev_; }
+  static constexpr uint64_t kMaxRead = 32768;  // bytes a read may ask for (a message carries at most 65,535)
   // The peer's host memory at this instant (the kernel waits, in wall
   // time, for the answer). Throws NetPeerError when the peer refuses (its
   // message) or goes away.
@@ -143,7 +147,10 @@ class NetLink : public sc_core::sc_module {
   std::map<uint64_t, std::pair<bool, std::vector<uint8_t>>> replies_;  // read id -> (refused, bytes or why)
   uint64_t next_read_id_ = 0;
   sc_core::sc_event ctl_ev_;
-  sc_core::sc_event sent_ev_;  // a CONTROL went out: the thread's promise changed
+  sc_core::sc_event sent_ev_;
+  sc_core::sc_event end_ev_;
+  int peer_run_end_ = -1;
+  bool end_told_ = false;  // a CONTROL went out: the thread's promise changed
 };
 
 }  // namespace ernic::bridge

@@ -104,15 +104,11 @@ std::vector<std::string> split_participants(const Step& s) { return std::visit(P
 std::string split_refusal(const Scenario& sc) {
   const std::string where = sc.file;
   if (sc.nodes.size() != 2)
-    return fmt::format(
-        "{}: a split run joins two nodes point to point today; "
-        "this scenario has {}",
-        where, sc.nodes.size());
+    return fmt::format("{}: {} nodes cannot run split yet (phase 1: two nodes joined point to point)", where,
+                       sc.nodes.size());
   if (sc.topology_switch) return sc.topology_switch->loc.str() + ": topology: switch cannot run split yet";
   if (sc.link.delay_ns == 0)
-    return where +
-           ": link.delay_ns 0: a split run needs a propagation delay "
-           "above 0 (the lookahead)";
+    return where + ": link.delay_ns 0 cannot run split (a split run needs a propagation delay above 0: the lookahead)";
   for (const NodeConfig& n : sc.nodes) {
     if (n.peer) return n.loc.str() + ": node " + n.name + " of kind: peer cannot run split yet";
     if (n.host_program) return n.loc.str() + ": node " + n.name + " with host: program cannot run split yet";

@@ -84,7 +84,7 @@ void add_failures(json& r, System& sys) {
     fails.push_back({{"what", f.what}, {"step", loc_str(f.loc)}, {"time_ps", f.time_ps},
                      {"core_cycle", sys.core.cycle_at(f.time_ps)}});
   r["failures"] = fails;
-  if (!sys.failures.empty()) {
+  if (!sys.failures.empty() || !sys.split_stopped_by_.empty()) {  // (split: the other process failed)
     // The last frames of each direction (tx tap), to read a failure without opening the pcap.
     json last = json::object();
     for (const auto& [name, d] : sys.dirs) {
@@ -246,7 +246,8 @@ json split_json(System& sys) {
           {"reads_asked", s.reads_asked},
           {"reads_served", s.reads_served},
           {"blocks", s.blocks},
-          {"wall_blocked_s", s.wall_blocked_s}};
+          {"wall_blocked_s", s.wall_blocked_s},
+          {"stopped_by", sys.split_stopped_by_}};
 }
 
 // Idle skipping: with it, a domain is evaluated only where a block has

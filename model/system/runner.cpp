@@ -11,10 +11,6 @@ namespace ernic {
 
 using namespace sc_core;
 
-namespace {
-constexpr int kSettleDeltas = 64;
-}  // namespace
-
 void System::runner() {
   run_steps(scenario.steps, nullptr);
   finished = true;

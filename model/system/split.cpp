@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "model/bridge/net_link.h"
 #include "model/scenario/split_plan.h"
@@ -74,10 +76,12 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
     peer =
         bridge::NetPeer::as_connecter(bridge::Channel::connect(bridge::Endpoint::parse(so.connect), to), 0, other, to);
   }
+  introduce_split(*peer, so, to);
   net_link_ = std::make_unique<bridge::NetLink>("net_link", to);
   if (so.chaos_us) net_link_->set_chaos(so.chaos_seed + i, so.chaos_us);
   net_link_->add_peer(std::move(peer), lp.delay_ps, LineRate(lp.rate_gbps).preamble_ps(), &in->rx());
   out->out = &net_link_->out(0);
+  sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
   Node* me = nodes[i].get();
   net_link_->enable_control([this, me, i](uint8_t node, uint64_t addr, uint64_t len) {
     if (node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
@@ -86,6 +90,31 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
     const uint8_t* p = me->mem->data(addr, len);
     return std::vector<uint8_t>(p, p + len);
   });
+}
+
+// The two processes check they belong together before anything runs: the
+// same scenario (its bytes), seed and datapath, and the other node.
+void System::introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to) {
+  std::ifstream in(scenario.file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
+  for (unsigned char ch : text + "|" + scenario.datapath_name()) h = (h ^ ch) * 0x100000001b3ull;
+  bridge::NetControl hi;
+  hi.kind = bridge::NetControl::Fact;
+  hi.id = 0;
+  hi.a = h;
+  hi.b = scenario.seed;
+  hi.data.assign(so.node.begin(), so.node.end());
+  peer.send_control(hi);
+  std::optional<bridge::NetControl> got;
+  while (!(got = peer.pop_control())) peer.recv_one(to);
+  const std::string other(got->data.begin(), got->data.end());
+  const std::string expect = scenario.nodes[1 - split_local_].name;
+  if (got->id != 0 || got->a != h || got->b != scenario.seed)
+    throw std::runtime_error("split run: " + peer.name() + " runs another scenario, seed or datapath (node " + other +
+                             "); both processes must run the same file with the same options");
+  if (other != expect)
+    throw std::runtime_error("split run: the other process runs node '" + other + "', not " + expect);
 }
 
 bool System::split_participates(const Step& s) const {
@@ -176,7 +205,8 @@ void System::split_barrier() {
   bridge::NetControl e;
   e.kind = bridge::NetControl::StepEnd;
   e.id = split_seq_;
-  e.b = exit_code ? 1 : 0;
+  e.b = uint64_t(exit_code);
+  e.a = stall_report.empty() ? 0 : 1;  // its failure took the QPs' status: so does the other
   net_link_->send_control(e);
   for (;;) {
     std::optional<bridge::NetControl> c = split_next();
@@ -190,7 +220,10 @@ void System::split_barrier() {
     }
     const uint64_t now = sc_time_stamp().value();
     if (c->time_ps > now) wait(sc_time(double(c->time_ps - now), SC_PS));
-    if (c->b && exit_code == 0) split_peer_failed_ = true;
+    if (c->b && exit_code == 0) {
+      peer_failed(int(c->b), "its step failed");
+      if (c->a) snapshot_qps();
+    }
     return;
   }
 }
@@ -213,7 +246,7 @@ std::vector<uint8_t> System::mem_bytes(const std::string& node_name, uint64_t pa
   std::vector<uint8_t> out;
   out.reserve(len);
   for (uint64_t at = 0; at < len;) {  // a message carries at most 65,535 bytes after its header
-    const uint64_t n = std::min<uint64_t>(len - at, 32768);
+    const uint64_t n = std::min<uint64_t>(len - at, bridge::NetLink::kMaxRead);
     const std::vector<uint8_t> part = net_link_->read_remote(0, uint8_t(idx), pa + at, n);
     if (part.size() != n)
       throw std::runtime_error("split run: a memory read of " + std::to_string(n) + " bytes answered with " +
@@ -224,9 +257,37 @@ std::vector<uint8_t> System::mem_bytes(const std::string& node_name, uint64_t pa
   return out;
 }
 
-// After the run (ernic-sim): the other process is told, and heard.
+// The other process's run failed: this one ends with its exit code (its
+// failures are in its report; the merged report has them once).
+void System::peer_failed(int code, const std::string& why) {
+  split_peer_failed_ = true;
+  split_stopped_by_ = net_link_->peer_name() + ": " + why;
+  if (exit_code == 0) exit_code = code;
+}
+
+// The other process ended its run while this one had not: with a failure
+// (its watchdog, its time limit, a model error) this one stops too, at
+// once; after a pass (never in step with this one) it is a failure here.
+void System::watch_peer_end() {
+  wait(net_link_->peer_end_event());
+  // Both runs end at one instant when all is well: this one's runner first.
+  for (int k = 0; k < kSettleDeltas && sc_pending_activity_at_current_time(); ++k) wait(SC_ZERO_TIME);
+  if (finished) return;
+  const int code = net_link_->peer_run_end();
+  if (code > 0) {
+    peer_failed(code, fmt::format("its run ended with exit code {} at {} ps", code, sc_time_stamp().value()));
+  } else {
+    fail(SourceLoc{}, "split run: " + net_link_->peer_name() + " ended its run before this one (at " +
+                          std::to_string(sc_time_stamp().value()) + " ps)");
+  }
+  snapshot_qps();
+  end_checks();
+  sc_stop();
+}
+
+// After the run (ernic-sim): the other process is told how it ended, and heard.
 void System::end_split() {
-  if (net_link_) net_link_->finish();
+  if (net_link_) net_link_->finish(exit_code);
 }
 
 }  // namespace ernic

@@ -376,6 +376,8 @@ class System : public sc_core::sc_module {
   // Whether the node runs in this process (always, in one process).
   bool local(const std::string& node_name) const;
   const bridge::NetLink* net_link() const { return net_link_.get(); }
+  // Why this process stopped with the other's exit code ("": it did not).
+  std::string split_stopped_by_;
  private:
   bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
                     std::string* why) const;
@@ -399,6 +401,7 @@ class System : public sc_core::sc_module {
 
   // A split run (split.cpp).
   void join_split(const LinkParams& lp, const SplitOptions& so);
+  void introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to);
   bool split_participates(const Step& s) const;
   void split_fact(const std::vector<uint8_t>& data);  // to the other process, with this step's end
   void split_share_mr(const host::Mr& m);             // register_mr's record (nothing in one process)
@@ -420,6 +423,11 @@ class System : public sc_core::sc_module {
   size_t split_local_ = 0;      // this process's node, by scenario index
   uint64_t split_seq_ = 0;      // steps begun, numbered alike in both processes
   bool split_peer_failed_ = false;
+  // Delta cycles a step (or the peer-end watcher) lets its instant settle
+  // at most (runner.cpp): far beyond the model's delta chains.
+  static constexpr int kSettleDeltas = 64;
+  void peer_failed(int code, const std::string& why);
+  void watch_peer_end();
   std::map<std::string, host::Mr> remote_mrs_;  // the other process's node's MRs, by name
 
   std::map<std::string, Conn> conns_;

@@ -136,9 +136,9 @@ TEST(EthProto, ControlBytes) {
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
   EXPECT_EQ(why, "CONTROL without its \"ERNC\" magic");
   want[0] = 'E';
-  want[4] = 9;
+  want[4] = 6;
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
-  EXPECT_EQ(why, "CONTROL of unknown kind 9");
+  EXPECT_EQ(why, "CONTROL of unknown kind 6");
   m.control.kind = NetControl::Kind(0);
   EXPECT_THROW(encode_net(m), std::invalid_argument);
 }

@@ -272,7 +272,7 @@ TEST_F(SplitRun, WallClockBoundKillsEveryNode) {
 TEST_F(SplitRun, RefusedBeforeAnyNodeStarts) {
   args.scenario = std::string(ERNIC_SOURCE_DIR) + "/scenarios/topology/incast_pfc.yaml";
   EXPECT_EQ(run_with("", ""), 2);
-  EXPECT_NE(err.str().find("incast_pfc.yaml: a split run joins two nodes point to point today; this scenario has 5"),
+  EXPECT_NE(err.str().find("incast_pfc.yaml: 5 nodes cannot run split yet (phase 1: two nodes joined point to point)"),
             std::string::npos)
       << err.str();
   err.str("");
