@@ -57,7 +57,9 @@ int run_split_main(const SplitCli& c, const std::string& self, const std::string
   a.quiet = *c.quiet;
   a.tcp = c.transport == "tcp";
   a.chaos_us = c.chaos_us;
-  a.merge_json = merge_split_reports;
+  a.merge_json = [t = c.transport](const std::vector<std::string>& parts, const std::string& out) {
+    merge_split_reports(parts, out, t);
+  };
   return split_run(a);
 }
 

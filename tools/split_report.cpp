@@ -40,7 +40,7 @@ json by_time(const std::vector<json>& parts, const char* key) {
 
 }  // namespace
 
-void merge_split_reports(const std::vector<std::string>& paths, const std::string& out) {
+void merge_split_reports(const std::vector<std::string>& paths, const std::string& out, const std::string& transport) {
   if (paths.empty()) throw std::runtime_error("split report: no parts");
   std::vector<json> parts;
   for (const auto& p : paths) parts.push_back(read_part(p));
@@ -65,6 +65,7 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
       for (const auto& [k, v] : p["scoreboard"].items()) {
         if (v.is_number_unsigned()) sb[k] = sb.value(k, uint64_t(0)) + v.get<uint64_t>();
         else if (v.is_array()) for (const json& e : v) sb[k].push_back(e);
+        else if (v.is_string() && k == "summary") sb[k] = sb.value(k, "") + "; " + v.get<std::string>();
       }
     }
     if (rank(p.value("exit_code", 0)) > rank(code)) code = p.value("exit_code", 0);
@@ -110,7 +111,7 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
   for (const json& p : parts)
     if (p.value("exit_code", 0) == code) r["result"] = p["result"];
   if (r.contains("last_frames") && !by_time(parts, "failures").size()) r.erase("last_frames");
-  r["split"] = {{"processes", procs}, {"transport", "unix socket, SimBricks Ethernet protocol"}};
+  r["split"] = {{"processes", procs}, {"transport", transport + ", SimBricks Ethernet protocol"}};
   r["wall"] = {{"seconds", wall}};
   r.erase("reproduce");
   std::ofstream f(out);

@@ -14,8 +14,9 @@
 //     handshake_random: every process's scopes; assumptions: every
 //     process's, each where its process lists it;
 //   - exit_code, result: the worst (tools/split_run.h's order);
-//   - scoreboard: the figures summed, stood_aside and notes joined (in a
-//     split run each process checks its own node's memory: phase 1);
+//   - scoreboard: the figures summed, stood_aside and notes joined, the
+//     summaries one after the other (in a split run each process checks
+//     its own node's memory: phase 1);
 //   - split: each process's node, link figures (PACKETs, SYNCs, CONTROLs,
 //     reads, blocks) and wall seconds; wall: the slowest process's.
 // Not the same bytes as one process's report: `scoreboard`, `split`,
@@ -29,6 +30,7 @@ namespace ernic {
 
 // Reads the parts (node order), writes `out`; throws std::runtime_error
 // naming the file on a missing or malformed part or a disagreement.
-void merge_split_reports(const std::vector<std::string>& parts, const std::string& out);
+// transport: how the processes were joined ("unix", "tcp").
+void merge_split_reports(const std::vector<std::string>& parts, const std::string& out, const std::string& transport);
 
 }  // namespace ernic

@@ -35,9 +35,9 @@ struct SplittableV {
   bool operator()(const DeregisterMrStep&) const { return true; }
   bool operator()(const ConnectStep& c) const {
     if (c.batch)
-      *why = "connect with batch";
+      *why = "the step `connect` with batch";
     else if (!c.program_end.empty())
-      *why = "connect with a program end";
+      *why = "the step `connect` with a program end";
     return why->empty();
   }
   bool operator()(const std::shared_ptr<RepeatStep>& r) const {
@@ -46,7 +46,7 @@ struct SplittableV {
     return true;
   }
   bool operator()(const std::shared_ptr<ParallelStep>&) const {
-    *why = "parallel";
+    *why = "the step `parallel`";
     return false;
   }
   template <class T>

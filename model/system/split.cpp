@@ -111,8 +111,8 @@ void System::introduce_split(bridge::NetPeer& peer, const SplitOptions& so, brid
   const std::string other(got->data.begin(), got->data.end());
   const std::string expect = scenario.nodes[1 - split_local_].name;
   if (got->id != 0 || got->a != h || got->b != scenario.seed)
-    throw std::runtime_error("split run: " + peer.name() + " runs another scenario, seed or datapath (node " + other +
-                             "); both processes must run the same file with the same options");
+    throw std::runtime_error("split run: " + peer.name() + " runs another scenario file, seed or datapath than this "
+                             "one; both processes must run the same file with the same options");
   if (other != expect)
     throw std::runtime_error("split run: the other process runs node '" + other + "', not " + expect);
 }
@@ -272,7 +272,14 @@ void System::watch_peer_end() {
   wait(net_link_->peer_end_event());
   // Both runs end at one instant when all is well: this one's runner first.
   for (int k = 0; k < kSettleDeltas && sc_pending_activity_at_current_time(); ++k) wait(SC_ZERO_TIME);
-  if (finished) return;
+  // Done already, or failing by itself: the other's end (which may be
+  // this run's failure, passed back) changes nothing.
+  if (finished || split_peer_failed_ || exit_code != 0) return;
+  // A failed step's end that came with the RunEnd is the runner's to take
+  // (split_barrier): it ends this run as the other's failure says.
+  while (auto c = net_link_->take_control()) split_pending_.push_back(std::move(*c));
+  for (const auto& c : split_pending_)
+    if (c.kind == bridge::NetControl::StepEnd && c.b) return;
   const int code = net_link_->peer_run_end();
   if (code > 0) {
     peer_failed(code, fmt::format("its run ended with exit code {} at {} ps", code, sc_time_stamp().value()));

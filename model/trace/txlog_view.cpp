@@ -298,6 +298,7 @@ int print_timeline(const std::string& path, const TimelineFilter& f, std::ostrea
         throw Bad{"not valid JSON (" + what + ")"};
       }
       if (!o.is_object()) throw Bad{"not a JSON object"};
+      if (o.size() == 1 && o.contains("instant_ps")) continue;  // a split run node's instant mark (TxLog::mark_instants)
       Row r;
       r.t_ps = get_u(o, "t_ps");
       r.kind = get_s(o, "kind");
