@@ -33,6 +33,10 @@ struct SplittableV {
   bool operator()(const ExpectIdleStep&) const { return true; }
   bool operator()(const WaitUntilStep&) const { return true; }
   bool operator()(const DeregisterMrStep&) const { return true; }
+  bool operator()(const DebugPresetStep&) const { return true; }
+  bool operator()(const HwHandshakeStep&) const { return true; }
+  bool operator()(const ConnectRejectStep&) const { return true; }
+  bool operator()(const ExpectComplianceStep&) const { return true; }
   bool operator()(const ConnectStep& c) const {
     if (c.batch)
       *why = "the step `connect` with batch";
@@ -81,6 +85,10 @@ struct ParticipantsV {
   std::vector<std::string> operator()(const RecvStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const CheckMemoryStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const DeregisterMrStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const DebugPresetStep& x) const { return {x.ref.node}; }
+  std::vector<std::string> operator()(const HwHandshakeStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const ConnectRejectStep& x) const { return {x.client, x.server}; }
+  // expect_compliance: every process, each counting its own node's frames (split_exchange sums them).
   // A direction's frames are its sender's (tx) or its receiver's (rx).
   std::vector<std::string> operator()(const ExpectFramesStep& x) const {
     return {x.tap == Tap::tx ? x.dir.from : x.dir.to};

@@ -19,11 +19,12 @@
 // Phase 1 (split_refusal names what it does not do yet): two nodes joined
 // point to point, built-in hosts, the steps init, register_mr,
 // deregister_mr, fill, mem_write, mem_expect, connect (CM or out of band;
-// not batch), post, wait_completions, recv, check_memory, wait, repeat,
-// reg_write, reg_read, reg_expect, reg_poll, fault, link, expect_frames
-// (in the tap's node's process), expect_idle (each process its node's
-// sends and CQEs), wait_until. Checks that need both nodes' state as it
-// changes are weaker split: the shadow-memory scoreboard checks each
+// not batch), connect_reject, post, wait_completions, recv, check_memory,
+// wait, repeat, reg_write, reg_read, reg_expect, reg_poll, debug_preset,
+// hw_handshake, fault, link, expect_frames (in the tap's node's process),
+// expect_idle (each process its node's sends and CQEs), expect_compliance
+// (each its node's frames, summed by split_exchange), wait_until. Checks
+// that need both nodes' state as it changes are weaker split: the shadow-memory scoreboard checks each
 // process's own node (it stands aside from content comparison: the peer's
 // operations are in the other process; the canaries stay checked) and the
 // independent wire monitor does not run (a request is judged at its

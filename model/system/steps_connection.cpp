@@ -167,7 +167,8 @@ void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const h
 void System::handle(const ConnectRejectStep& s, const SourceLoc& loc, Group*) {
   Node* cn = node(s.client);
   Node* sn = node(s.server);
-  sn->driver->reject_next(uint16_t(s.reason));
+  if (local(s.server)) sn->driver->reject_next(uint16_t(s.reason));
+  if (!local(s.client)) return;  // a split run: the client's process expects the reject
   const uint16_t got = cn->driver->connect_expect_reject(node_addr(sn->cfg, s.ip_version));
   if (got != s.reason)
     return fail(loc, fmt::format("ConnectReject with reason {} expected, got {}", s.reason, got));

@@ -168,7 +168,8 @@ void System::handle(const WaitUntilStep& s, const SourceLoc& loc, Group*) {
 // expect_compliance: the count of the rule's PG332 compliance reports so
 // far.
 void System::handle(const ExpectComplianceStep& s, const SourceLoc& loc, Group*) {
-  const uint64_t n = compliance.count(s.rule);
+  uint64_t n = compliance.count(s.rule);
+  if (split()) n += split_exchange({n}).at(0);  // each process checks its own node's frames
   if (n != s.count)
     fail(loc, fmt::format("{} compliance report(s) of rule {} so far, expected {}", n, s.rule, s.count));
 }
