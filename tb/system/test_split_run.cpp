@@ -18,6 +18,7 @@
 
 #include "model/trace/pcap_writer.h"
 #include "model/trace/txlog.h"
+#include "tb/system/split_test_util.h"
 #include "tools/split_merge.h"
 #include "tools/split_run.h"
 
@@ -26,28 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace ernic;
 
-// A fresh directory for the running test.
-fs::path test_dir() {
-  const auto* t = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path d = fs::path(ERNIC_SYSTEM_OUT) / "split" / (std::string(t->test_suite_name()) + "." + t->name());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
+using split_test::lines;
+using split_test::slurp;
+using split_test::test_dir;
 
 std::vector<uint8_t> frame(uint8_t tag) { return std::vector<uint8_t>(60, tag); }
 

@@ -1,0 +1,39 @@
+// tb/system: what the split-run tests share (test_split_merge.cpp,
+// test_split_run.cpp): a fresh directory per test, a file's bytes, lines.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace split_test {
+
+namespace fs = std::filesystem;
+
+// A fresh directory for the running test.
+inline fs::path test_dir() {
+  const auto* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path d = fs::path(ERNIC_SYSTEM_OUT) / "split" / (std::string(t->test_suite_name()) + "." + t->name());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+inline std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+}  // namespace split_test
