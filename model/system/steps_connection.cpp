@@ -207,7 +207,13 @@ void System::handle(const RecoverStep& s, const SourceLoc& loc, Group*) {
   if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
   Conn k = it->second;
   conns_.erase(it);
-  node(k.client)->driver->recover_fatal(*k.c);
+  // The client's end first, then the server's. Split (model/system/split.h):
+  // the server's process waits for the client's to say it is done (the
+  // values traded carry nothing), so the server's recovery starts at the
+  // same instant as in one process.
+  if (local(k.client)) node(k.client)->driver->recover_fatal(*k.c);
+  if (split()) split_exchange({0});
+  if (!local(k.server)) return;
   const uint32_t code = node(k.server)->driver->recover_fatal(*k.s);
   if (s.code && code != *s.code)
     return fail(loc, fmt::format("the server's error-status queue holds fatal code 0x{:02x} for QP{}, expected 0x{:02x}",
