@@ -319,6 +319,42 @@ void merge_outputs(const SplitRunArgs& a, const std::vector<Child>& kids) {
   }
 }
 
+// wait_all with SIGTERM, SIGINT and SIGHUP caught (g_signal says which came).
+int wait_all_signalled(std::vector<Child>& kids, const SplitRunArgs& a, Clock::time_point t0) {
+  struct sigaction sa {}, old_term {}, old_int {}, old_hup {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGHUP, &sa, &old_hup);
+  const int failed = wait_all(kids, a, t0);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  return failed;
+}
+
+// The outputs merged when every node ended its run by itself (0, 1 or 3);
+// returns the run's worst code, a failed merge counted.
+int merge_if_finished(const std::vector<Child>& kids, const SplitRunArgs& a, int worst, std::ostream& err) {
+  bool finished = true;
+  for (const Child& c : kids) {
+    const int k = node_code(c);
+    finished = finished && c.killed == Child::Killed::no && (k == 0 || k == 1 || k == 3);
+  }
+  if (finished) {
+    try {
+      merge_outputs(a, kids);
+    } catch (const std::exception& e) {
+      err << "ernic-sim: split run: " << e.what() << "\n";
+      if (rank(1) > rank(worst)) worst = 1;
+    }
+  } else if (!a.pcap.empty() || !a.log.empty() || !a.json.empty()) {
+    err << "ernic-sim: split run: the outputs were not merged (a node did not finish its run)\n";
+  }
+  return worst;
+}
+
 }  // namespace
 
 int split_run(const SplitRunArgs& a) {
@@ -365,16 +401,7 @@ int split_run(const SplitRunArgs& a) {
     c.running = true;
     kids.push_back(std::move(c));
   }
-  struct sigaction sa {}, old_term {}, old_int {}, old_hup {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGTERM, &sa, &old_term);
-  ::sigaction(SIGINT, &sa, &old_int);
-  ::sigaction(SIGHUP, &sa, &old_hup);
-  const int failed = wait_all(kids, a, t0);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGHUP, &old_hup, nullptr);
+  const int failed = wait_all_signalled(kids, a, t0);
   if (const int sig = g_signal) {
     std::error_code ec;
     fs::remove_all(dir, ec);
@@ -383,23 +410,7 @@ int split_run(const SplitRunArgs& a) {
     return 128 + sig;
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  int worst = report_nodes(kids, failed, a, err);
-  bool finished = true;  // every node ended by itself, its run complete (0, 1 or 3)
-  for (const Child& c : kids) {
-    const int k = node_code(c);
-    finished = finished && c.killed == Child::Killed::no && (k == 0 || k == 1 || k == 3);
-  }
-  const bool outputs = !a.pcap.empty() || !a.log.empty() || !a.json.empty();
-  if (finished) {
-    try {
-      merge_outputs(a, kids);
-    } catch (const std::exception& e) {
-      err << "ernic-sim: split run: " << e.what() << "\n";
-      if (rank(1) > rank(worst)) worst = 1;
-    }
-  } else if (outputs) {
-    err << "ernic-sim: split run: the outputs were not merged (a node did not finish its run)\n";
-  }
+  const int worst = merge_if_finished(kids, a, report_nodes(kids, failed, a, err), err);
   const int code = worst < 0 ? 1 : worst;
   if (code == 0) {
     std::error_code ec;
