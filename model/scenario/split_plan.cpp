@@ -38,6 +38,7 @@ struct SplittableV {
   bool operator()(const ConnectRejectStep&) const { return true; }
   bool operator()(const ExpectComplianceStep&) const { return true; }
   bool operator()(const RecoverStep&) const { return true; }
+  bool operator()(const DisconnectStep&) const { return true; }
   bool operator()(const ConnectStep& c) const {
     if (c.batch)
       *why = "the step `connect` with batch";
@@ -90,7 +91,8 @@ struct ParticipantsV {
   std::vector<std::string> operator()(const HwHandshakeStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const ConnectRejectStep& x) const { return {x.client, x.server}; }
   // expect_compliance: every process, each counting its own node's frames (split_exchange sums them).
-  // recover: every process (the connection's ends; the server's waits for the client's, steps_connection.cpp).
+  // recover, disconnect: every process (the connection's ends; the second waits for the first,
+  // steps_connection.cpp).
   // A direction's frames are its sender's (tx) or its receiver's (rx).
   std::vector<std::string> operator()(const ExpectFramesStep& x) const {
     return {x.tap == Tap::tx ? x.dir.from : x.dir.to};

@@ -21,7 +21,7 @@
 // deregister_mr, fill, mem_write, mem_expect, connect (CM or out of band;
 // not batch), connect_reject, post, wait_completions, recv, check_memory,
 // wait, repeat, reg_write, reg_read, reg_expect, reg_poll, debug_preset,
-// hw_handshake, recover (the server's end after the client's), fault, link,
+// hw_handshake, recover and disconnect (the second end after the first), fault, link,
 // expect_frames (in the tap's node's process),
 // expect_idle (each process its node's sends and CQEs), expect_compliance
 // (each its node's frames, summed by split_exchange), wait_until. Checks

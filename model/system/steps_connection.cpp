@@ -181,11 +181,16 @@ void System::handle(const DisconnectStep& s, const SourceLoc& loc, Group*) {
   if (it == conns_.end()) return fail(loc, "connection '" + s.conn + "' was not established");
   Conn k = it->second;
   conns_.erase(it);
-  host::Connection& mine = side(k, s.node);
-  host::Connection& peer = s.node == k.client ? *k.s : *k.c;
-  node(s.node)->driver->disconnect(mine);
+  const std::string& other = s.node == k.client ? k.server : k.client;
+  if (local(s.node)) node(s.node)->driver->disconnect(side(k, s.node));
+  // Split (model/system/split.h): the peer's process waits for the
+  // requester's to say its disconnect returned, then watches its own QP
+  // from that instant, as one process does.
+  if (split()) split_exchange({0});
+  if (!local(other)) return;
+  host::Connection& peer = side(k, other);
   // The peer deletes its QP when the DisconnectRequest arrives.
-  const uint64_t deadline = sc_time_stamp().value() + uint64_t(node(s.node)->driver->config().cm_timeout_us) * 3000000;
+  const uint64_t deadline = sc_time_stamp().value() + uint64_t(node(other)->driver->config().cm_timeout_us) * 3000000;
   while (peer.state != host::VerbsState::Reset && sc_time_stamp().value() < deadline) wait(sc_time(1, SC_US));
   if (peer.state != host::VerbsState::Reset)
     return fail(loc, fmt::format("disconnect '{}': the peer's QP{} did not return to RESET", s.conn, peer.qpn));
