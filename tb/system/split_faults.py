@@ -51,6 +51,16 @@ def start(sim, scenario):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def finish(p, after):
+    """The run's output once it ended; None (said) when it ran on 30 s after `after`."""
+    try:
+        return p.communicate(timeout=30)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        print(f"run --split did not end within 30 s of {after}")
+        return None
+
+
 def alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -75,11 +85,8 @@ def main():
         return 1
     time.sleep(0.5)
     os.kill(b, signal.SIGKILL)
-    try:
-        out, _ = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        print("run --split did not end within 30 s of node B's death")
+    out = finish(p, "node B's death")
+    if out is None:
         return 1
     if p.returncode != 1:
         bad.append(f"exit code {p.returncode} after node B was killed, expected 1")
@@ -102,11 +109,8 @@ def main():
             run_dir = os.path.dirname(cmd[cmd.index("--listen") + 1][len("unix:"):])
     time.sleep(0.5)
     p.send_signal(signal.SIGTERM)
-    try:
-        out, _ = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        print("run --split did not end within 30 s of SIGTERM")
+    out = finish(p, "SIGTERM")
+    if out is None:
         return 1
     if p.returncode != 128 + signal.SIGTERM:
         bad.append(f"exit code {p.returncode} after SIGTERM, expected {128 + signal.SIGTERM}")
