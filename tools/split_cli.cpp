@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "model/bridge/net_address.h"
 #include "tools/split_report.h"
 #include "tools/split_run.h"
 
@@ -14,7 +15,8 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
   SplitOptions& so = c.opt->split;
   n->add_option("scenario", *c.scenario, "scenario file (YAML)")->required();
   n->add_option("--node", so.node, "this process's node")->required();
-  auto* l = n->add_option("--listen", so.listen, "wait for the other node's process here: unix:PATH or tcp:HOST:PORT");
+  auto* l = n->add_option("--listen", so.listen, "wait for the other node's process here: unix:PATH, tcp:HOST:PORT or shm:PATH (SimBricks' shared-memory "
+                          "queues, their intro on the Unix socket PATH)");
   n->add_option("--connect", so.connect, "connect to the other node's process there")->excludes(l);
   n->add_option("--timeout-ms", so.timeout_ms, "the longest the other process may stay silent (wall time)");
   n->add_option("--chaos-us", so.chaos_us, "test only: random wall-clock sleeps up to this long in the link");
@@ -29,9 +31,9 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
   c.node = n;
   run.add_flag("--split", c.split, "each node in its own process, joined over a Unix socket by SimBricks' Ethernet "
                                    "protocol, the outputs merged (two nodes point to point; model/system/split.h)");
-  run.add_option("--split-transport", c.transport, "with --split: the link over a Unix socket (unix, default) or "
-                                                  "TCP on 127.0.0.1 (tcp)")
-      ->check(CLI::IsMember({"unix", "tcp"}));
+  run.add_option("--split-transport", c.transport, "with --split: the link over a Unix socket (unix, default), "
+                                                  "TCP on 127.0.0.1 (tcp) or SimBricks' shared-memory queues (shm)")
+      ->check(CLI::IsMember({"unix", "tcp", "shm"}));
   run.add_option("--split-chaos-us", c.chaos_us, "with --split, test only: random wall-clock sleeps up to this long "
                                                  "in the link (the outputs must not change)");
 }
@@ -39,6 +41,9 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
 std::string split_cli_error(const SplitCli& c) {
   if (c.node->parsed() && c.opt->split.listen.empty() == c.opt->split.connect.empty())
     return "ernic-sim node: give --listen ADDR or --connect ADDR";
+  const std::string& addr = c.opt->split.listen.empty() ? c.opt->split.connect : c.opt->split.listen;
+  if (c.node->parsed() && !bridge::net_address_valid(addr))
+    return "ernic-sim node: '" + addr + "' is no link address: unix:PATH, tcp:HOST:PORT or shm:PATH";
   return "";
 }
 
@@ -55,7 +60,7 @@ int run_split_main(const SplitCli& c, const std::string& self, const std::string
   a.no_idle_skip = *c.no_idle_skip;
   a.handshake_random = *c.handshake;
   a.quiet = *c.quiet;
-  a.tcp = c.transport == "tcp";
+  a.transport = c.transport;
   a.chaos_us = c.chaos_us;
   a.merge_json = [t = c.transport](const std::vector<std::string>& parts, const std::string& out) {
     merge_split_reports(parts, out, t);

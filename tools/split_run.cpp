@@ -380,7 +380,8 @@ int split_run(const SplitRunArgs& a) {
     err << "ernic-sim: split run: " << why << "\n";
     return 2;
   }
-  const std::string ep = a.tcp ? loopback_endpoint() : "unix:" + dir + "/link.sock";
+  const std::string ep =
+      a.transport == "tcp" ? loopback_endpoint() : (a.transport == "shm" ? "shm:" : "unix:") + dir + "/link.sock";
   if (ep.empty()) {
     err << "ernic-sim: split run: no free TCP port on 127.0.0.1\n";
     return 2;

@@ -7,7 +7,8 @@
 // child per node, in the scenario's node order (load_scenario), each this
 // same binary (SplitRunArgs::self) as
 //   ernic-sim node S.yaml --node X (--listen|--connect) unix:DIR/link.sock --quiet
-//             (tcp: tcp:127.0.0.1:PORT, a free port) [--chaos-us N]
+//             (tcp: tcp:127.0.0.1:PORT, a free port; shm: shm:DIR/link.sock,
+//             SimBricks' shared-memory queues) [--chaos-us N]
 //             [--pcap DIR/node<i>.pcap] [--log DIR/node<i>.log] [--json DIR/node<i>.json]
 //             [--datapath D] [--no-idle-skip] [--handshake-random SEED]
 // (node 0 listens, node 1 connects: two nodes, point to point; a switch
@@ -58,7 +59,8 @@ struct SplitRunArgs {
   bool no_idle_skip = false;
   std::string handshake_random;  // --handshake-random as given ("" = none)
   bool quiet = false;      // no summary line on `out`
-  bool tcp = false;        // the link over TCP on 127.0.0.1 (a free port) instead of DIR/link.sock
+  std::string transport = "unix";  // the link's carrier: unix (DIR/link.sock), tcp (127.0.0.1, a free port) or
+                                   // shm (SimBricks' shared-memory queues, their intro at DIR/link.sock)
   uint32_t chaos_us = 0;   // test only: `node --chaos-us` (random wall-clock sleeps; outputs must not change)
   double timeout_s = 3600; // wall-clock bound of the whole run
   double grace_s = 3;      // after a node fails, the others' time to end by themselves

@@ -20,8 +20,12 @@ std::vector<uint8_t> encode_net(const NetMsg& m) {
   if (m.kind == NetMsg::Control) {
     if (!control_kind_known(m.control.kind))
       throw std::invalid_argument("a CONTROL of unknown kind " + std::to_string(int(m.control.kind)));
+    if (m.control.data.size() > kNetMaxFrame)
+      throw std::invalid_argument("a CONTROL carries at most 65535 bytes, not " +
+                                  std::to_string(m.control.data.size()));
     std::vector<uint8_t> b = header(kNetTypeControl, m.timestamp_ps, m.control.data.size());
-    std::memcpy(b.data(), kControlMagic, 4);
+    put_le(b, 0, m.control.data.size(), 2);
+    std::memcpy(b.data() + 40, kControlMagic, 4);
     b[4] = uint8_t(m.control.kind);
     b[5] = m.control.node;
     put_le(b, 8, m.control.time_ps, 8);
@@ -77,7 +81,10 @@ std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
       return m;
     }
     case kNetTypeControl:
-      if (std::memcmp(p, kControlMagic, 4) != 0) return fail("CONTROL without its \"ERNC\" magic");
+      if (std::memcmp(p + 40, kControlMagic, 4) != 0) return fail("CONTROL without its \"ERNC\" magic");
+      if (size_t(get_le(p, 0, 2)) != data)
+        return fail("CONTROL says len " + std::to_string(get_le(p, 0, 2)) + " but carries " + std::to_string(data) +
+                    " bytes");
       if (!control_kind_known(p[4])) return fail("CONTROL of unknown kind " + std::to_string(int(p[4])));
       m.kind = NetMsg::Control;
       m.control.kind = NetControl::Kind(p[4]);

@@ -28,7 +28,9 @@
 // process of the same split run (never to a SimBricks component, whose
 // decoder refuses unknown types):
 //   - CONTROL 0x7E: a split run's scenario control, with zero lookahead
-//     (model/system/split.h): bytes 0-3 "ERNC", kind u8 @4 (1 a step's end,
+//     (model/system/split.h): len u16 @0 (the data's bytes, where a PACKET
+//     has its len: SimBricks' shared-memory queues take an upper-layer
+//     message's length from there), "ERNC" @40-43, kind u8 @4 (1 a step's end,
 //     2 a fact a step produced, 3 a memory read request, 4 its reply, 5 the
 //     sender's run is over (b: its exit code), before its TERMINATE), node
 //     u8 @5 (a read's node, by scenario index), time_ps u64 @8 (the

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "model/bridge/net_address.h"
 #include "model/bridge/net_link.h"
 #include "model/scenario/split_plan.h"
 #include "model/system/system.h"
@@ -65,17 +66,14 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
   Wire* in = i == 0 ? wire_ba.get() : wire_ab.get();
   nodes[i]->cmac->wire_out = out;
   in->set_dst(nodes[i]->cmac.get());
+  // This node's cmac_link_up (stat_rx_status): the line into it is up (a
+  // `link` step sets it in every process, as join_wires reads it).
+  if (QpSetupFsm* f = nodes[i]->qp_setup.get()) f->link_up = [in] { return in->faults().link_up(); };
   out->on_fault = [this](const std::string& label, const FaultApplied& a) { report_fault(label, a); };
   const bridge::WallTimeout to{std::chrono::milliseconds(so.timeout_ms)};
   const std::string other = "node " + nodes[j]->cfg.name + "'s process";
-  std::unique_ptr<bridge::NetPeer> peer;
-  if (!so.listen.empty()) {
-    bridge::Listener l(bridge::Endpoint::parse(so.listen));
-    peer = bridge::NetPeer::as_listener(l.accept(to, other), 0, other, to);
-  } else {
-    peer =
-        bridge::NetPeer::as_connecter(bridge::Channel::connect(bridge::Endpoint::parse(so.connect), to), 0, other, to);
-  }
+  const bool listen = !so.listen.empty();
+  std::unique_ptr<bridge::NetPeer> peer = bridge::open_net_peer(listen ? so.listen : so.connect, listen, 0, other, to);
   introduce_split(*peer, so, to);
   net_link_ = std::make_unique<bridge::NetLink>("net_link", to);
   if (so.chaos_us) net_link_->set_chaos(so.chaos_seed + i, so.chaos_us);

@@ -94,8 +94,8 @@ TEST(EthProto, MalformedMessagesAreRefusedByName) {
   EXPECT_EQ(why, "SYNC with 10 bytes after its header");
 }
 
-// Our CONTROL 0x7E (eth_proto.h), written by hand from its layout: "ERNC",
-// kind @4, node @5, time @8, id @16, a @24, b @32, stamp @48, type @63,
+// Our CONTROL 0x7E (eth_proto.h), written by hand from its layout: len @0,
+// kind @4, node @5, time @8, id @16, a @24, b @32, "ERNC" @40, stamp @48, type @63,
 // data after the header.
 TEST(EthProto, ControlBytes) {
   NetMsg m;
@@ -109,7 +109,8 @@ TEST(EthProto, ControlBytes) {
   m.control.b = 32768;
   m.control.data = {0xEE, 0xFF};
   std::vector<uint8_t> want = zeros(64 + 2);
-  want[0] = 'E', want[1] = 'R', want[2] = 'N', want[3] = 'C';
+  want[0] = 2;  // len: the data's bytes
+  want[40] = 'E', want[41] = 'R', want[42] = 'N', want[43] = 'C';
   want[4] = 3;  // a read request
   want[5] = 1;
   le(want, 8, 0x0A0B0C, 8);
@@ -132,10 +133,14 @@ TEST(EthProto, ControlBytes) {
   EXPECT_EQ(d->control.b, 32768u);
   EXPECT_EQ(d->control.data, m.control.data);
   // Without the magic, or of a kind not defined: refused by name.
-  want[0] = 'X';
+  want[40] = 'X';
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
   EXPECT_EQ(why, "CONTROL without its \"ERNC\" magic");
-  want[0] = 'E';
+  want[40] = 'E';
+  want[0] = 3;  // a len that is not the data's
+  EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
+  EXPECT_EQ(why, "CONTROL says len 3 but carries 2 bytes");
+  want[0] = 2;
   want[4] = 6;
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
   EXPECT_EQ(why, "CONTROL of unknown kind 6");

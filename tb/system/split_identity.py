@@ -6,12 +6,13 @@ transaction log; the JSON reports equal once the keys that differ by
 construction are left out (tools/split_report.h: scoreboard, split, wall,
 reproduce). Exit 0 identical, 1 a difference (named), 77 the scenario
 cannot run split yet (ctest: skipped; the reason printed). --transport tcp
-carries the link over TCP on 127.0.0.1; --chaos-us N --runs K runs the
+carries the link over TCP on 127.0.0.1, --transport shm over SimBricks'
+shared-memory queues; --chaos-us N --runs K runs the
 split K times with random wall-clock sleeps of up to N us in the link
 (determinism under chaos: every run must equal one process).
 
   split_identity.py --sim build/ernic-sim --datapath model --out DIR S.yaml
-                    [--transport unix|tcp] [--chaos-us N --runs K]
+                    [--transport unix|tcp|shm] [--chaos-us N --runs K]
 """
 import argparse
 import json
@@ -45,6 +46,8 @@ def compare(d, one, split, mode):
             bad.append(f"{mode}{suffix} missing")
         elif open(x, "rb").read() != open(y, "rb").read():
             bad.append(f"one{suffix} and {mode}{suffix} differ")
+    if not os.path.exists(os.path.join(d, mode + ".json")):  # the merge failed: the run's output says why
+        return bad + [f"{mode}.json missing; the split run said:\n{split.stdout[-3000:]}"]
     j1 = json.load(open(os.path.join(d, "one.json")))
     j2 = json.load(open(os.path.join(d, mode + ".json")))
     for k in sorted(set(j1) | set(j2)):
@@ -60,7 +63,7 @@ def main():
     ap.add_argument("--sim", required=True)
     ap.add_argument("--datapath", default="model")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--transport", default="unix")
+    ap.add_argument("--transport", default="unix", choices=["unix", "tcp", "shm"])
     ap.add_argument("--chaos-us", type=int, default=0)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("scenario")
