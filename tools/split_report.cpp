@@ -56,7 +56,7 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
   for (size_t i = 0; i < parts.size(); ++i) {
     const json& p = parts[i];
     for (const auto& [name, n] : p["nodes"].items()) r["nodes"][name] = n;
-    for (const char* k : {"rtl_clocked_core_cycles", "rtl_clocked_cmac_cycles"})
+    for (const char* k : {"rtl_clocked_core_cycles", "rtl_clocked_cmac_cycles", "qp_setup_fsm_clocked_core_cycles"})
       if (p["idle_skip"].contains(k))
         for (const auto& [name, v] : p["idle_skip"][k].items()) r["idle_skip"][k][name] = v;
     for (const auto& [name, v] : p["protocol_monitors"].items()) r["protocol_monitors"][name] = v;

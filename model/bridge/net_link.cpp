@@ -295,8 +295,14 @@ std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr,
 
 void NetLink::promise(uint64_t now) {
   const uint64_t t = next_activity(now);
+  // The earliest input that can make this process act: a peer's frame, or
+  // in control mode its CONTROL (zero lookahead: a step that starts at the
+  // CONTROL's instant may send at once, e.g. a bypass_send).
   uint64_t in = kInf;
-  for (const auto& p : peers_) in = std::min(in, horizon(*p, t));
+  for (const auto& p : peers_) {
+    in = std::min(in, horizon(*p, t));
+    if (control_) in = std::min(in, control_horizon(*p, t));
+  }
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
     const uint64_t send_at = std::min(sat_add(t, p->lookahead), p->min_out());

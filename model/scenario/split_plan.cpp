@@ -39,11 +39,16 @@ struct SplittableV {
   bool operator()(const ExpectComplianceStep&) const { return true; }
   bool operator()(const RecoverStep&) const { return true; }
   bool operator()(const DisconnectStep&) const { return true; }
+  bool operator()(const QpSetupStep&) const { return true; }
+  bool operator()(const QpReleaseStep&) const { return true; }
+  bool operator()(const QpAdoptStep&) const { return true; }
+  bool operator()(const ExpectQpStep&) const { return true; }
+  bool operator()(const BypassSendStep&) const { return true; }
+  bool operator()(const ProgramStep&) const { return true; }
+  bool operator()(const ExpectBypassStep&) const { return true; }
   bool operator()(const ConnectStep& c) const {
     if (c.batch)
       *why = "the step `connect` with batch";
-    else if (!c.program_end.empty())
-      *why = "the step `connect` with a program end";
     return why->empty();
   }
   bool operator()(const std::shared_ptr<RepeatStep>& r) const {
@@ -89,6 +94,14 @@ struct ParticipantsV {
   std::vector<std::string> operator()(const DeregisterMrStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const DebugPresetStep& x) const { return {x.ref.node}; }
   std::vector<std::string> operator()(const HwHandshakeStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const QpSetupStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const QpReleaseStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const ExpectQpStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const ExpectBypassStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const ProgramStep& x) const { return {x.node}; }
+  // bypass_send: every process (each keeps the frames for expect_bypass; the source's sends them).
+  // qp_adopt: each end's process takes its end, the second after the first (steps_qp_setup.cpp).
+  std::vector<std::string> operator()(const QpAdoptStep& x) const { return {x.client.node, x.server.node}; }
   std::vector<std::string> operator()(const ConnectRejectStep& x) const { return {x.client, x.server}; }
   // expect_compliance: every process, each counting its own node's frames (split_exchange sums them).
   // recover, disconnect: every process (the connection's ends; the second waits for the first,
@@ -121,11 +134,6 @@ std::string split_refusal(const Scenario& sc) {
   if (sc.topology_switch) return sc.topology_switch->loc.str() + ": topology: switch cannot run split yet";
   if (sc.link.delay_ns == 0)
     return where + ": link.delay_ns 0 cannot run split (a split run needs a propagation delay above 0: the lookahead)";
-  for (const NodeConfig& n : sc.nodes) {
-    if (n.peer) return n.loc.str() + ": node " + n.name + " of kind: peer cannot run split yet";
-    if (n.host_program) return n.loc.str() + ": node " + n.name + " with host: program cannot run split yet";
-    if (n.qp_setup_fsm) return n.loc.str() + ": node " + n.name + " with qp_setup_fsm cannot run split yet";
-  }
   for (const Step& s : sc.steps) {
     std::string why;
     if (!splittable(s, &why)) return step_loc(s).str() + ": " + why + " cannot run split yet";

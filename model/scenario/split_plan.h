@@ -16,7 +16,8 @@ std::string split_refusal(const Scenario& sc);
 
 // The nodes whose processes act in step s (`post` its node's, `connect`
 // the client's and the server's, `init` each listed node's, `expect_frames`
-// the tap's node's); empty: every process, each the same by itself (`wait`,
+// the tap's node's, `qp_setup` its node's, `qp_adopt` both ends'); empty:
+// every process, each the same by itself (`wait`,
 // `fault`, `link`, `expect_idle`, `repeat`'s own turn).
 std::vector<std::string> split_participants(const Step& s);
 

@@ -44,9 +44,10 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
     StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
     if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "");
     const bool repeat = std::holds_alternative<std::shared_ptr<RepeatStep>>(s);
-    const uint64_t seq = ++split_seq_;
-    split_loc_ = step_loc(s);
-    split_kind_ = step_kind(s);
+    SplitLane& ln = lane();
+    const uint64_t seq = ++ln.seq;
+    ln.loc = step_loc(s);
+    ln.kind = step_kind(s);
     try {
       // Split (split.h): the step's participants act; both processes end
       // it together (a repeat's steps each do).
@@ -57,9 +58,9 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       fail(step_loc(s), std::string("internal error: ") + e.what());
     }
     if (split() && !repeat) {
-      split_seq_ = seq;
-      split_loc_ = step_loc(s);
-      split_kind_ = step_kind(s);
+      ln.seq = seq;
+      ln.loc = step_loc(s);
+      ln.kind = step_kind(s);
       try {
         split_barrier();
       } catch (const std::exception& e) {
@@ -77,8 +78,11 @@ void System::run_step(const Step& step, Group* g) {
   std::visit([&](const auto& s) { handle(s, loc, g); }, step);
 }
 
-void System::run_branch(const std::vector<Step>* steps, Group* g) {
+void System::run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id) {
+  const sc_object* me = sc_get_current_process_handle().get_process_object();
+  lanes_[me].id = lane_id;
   run_steps(*steps, g);
+  lanes_.erase(me);
   --g->running;
   g->changed.notify(SC_ZERO_TIME);
 }
@@ -185,7 +189,7 @@ void System::handle(const std::shared_ptr<ParallelStep>& sp, const SourceLoc&, G
   Group grp;
   grp.branches = grp.running = sp->branches.size();
   for (const auto& b : sp->branches)
-    sc_spawn(sc_bind(&System::run_branch, this, &b.steps, &grp), sc_gen_unique_name("branch"));
+    sc_spawn(sc_bind(&System::run_branch, this, &b.steps, &grp, ++lanes_made_), sc_gen_unique_name("branch"));
   while (grp.running > 0) wait(grp.changed);
 }
 

@@ -49,6 +49,10 @@ host::Mr mr_of_fact(const std::vector<uint8_t>& b) {
 
 }  // namespace
 
+System::SplitLane& System::lane() {
+  return lanes_[sc_get_current_process_handle().get_process_object()];
+}
+
 bool System::local(const std::string& node_name) const {
   return !net_link_ || node_name == scenario.nodes[split_local_].name;
 }
@@ -128,28 +132,37 @@ void System::split_share_mr(const host::Mr& m) {
 void System::split_fact(const std::vector<uint8_t>& data) {
   bridge::NetControl c;
   c.kind = bridge::NetControl::Fact;
-  c.id = split_seq_;
+  c.id = split_tag();
   c.data = data;
   net_link_->send_control(c);
 }
 
 // The next control message of this step from the other process (waiting
 // in simulated time, held at the other's control horizon); nullopt when
-// the run stops or the other process has gone (then the step fails).
+// the run stops or the other process has gone (then the step fails), or a
+// step of another lane failed there (then this lane's steps end too, as a
+// failure ends every branch in one process).
 std::optional<bridge::NetControl> System::split_next() {
+  SplitLane& ln = lane();
   for (;;) {
     while (auto c = net_link_->take_control()) split_pending_.push_back(std::move(*c));
-    if (!split_pending_.empty()) {
-      bridge::NetControl c = std::move(split_pending_.front());
-      split_pending_.pop_front();
-      if (c.id != split_seq_)
-        throw std::runtime_error(
-            fmt::format("split run: the other process is at step {}, this one at step {}", c.id, split_seq_));
+    for (auto it = split_pending_.begin(); it != split_pending_.end(); ++it) {
+      if (it->id >> 32 != ln.id) continue;
+      bridge::NetControl c = std::move(*it);
+      split_pending_.erase(it);
+      if (c.id != split_tag())
+        throw std::runtime_error(fmt::format("split run: the other process is at step {} of lane {}, this one at "
+                                             "step {}", c.id & 0xFFFFFFFF, ln.id, ln.seq));
       return c;
     }
+    for (const auto& c : split_pending_)
+      if (c.kind == bridge::NetControl::StepEnd && c.b) {
+        peer_failed(int(c.b), "its step failed");
+        return std::nullopt;
+      }
     if (!net_link_->error().empty() || sc_get_status() == SC_STOPPED) return std::nullopt;
     if (net_link_->peer_gone()) {
-      fail(split_loc_, "split run: " + net_link_->peer_name() + " ended before step `" + split_kind_ + "` ended");
+      fail(ln.loc, "split run: " + net_link_->peer_name() + " ended before step `" + ln.kind + "` ended");
       return std::nullopt;
     }
     ++bounded_;  // the other process's part may take long: its own watchdog
@@ -184,8 +197,8 @@ bool System::split_await_request(Node& server, const host::Connection& c) {
   while (c.state != host::VerbsState::Rtr && c.state != host::VerbsState::Rts) {
     while (auto m = net_link_->take_control()) split_pending_.push_back(std::move(*m));
     for (const auto& m : split_pending_)
-      if (m.kind == bridge::NetControl::StepEnd) {  // the client gave up (its step failed there)
-        fail(split_loc_, fmt::format("connect: no ConnectRequest reached {} QP{}", server.cfg.name, c.qpn));
+      if (m.kind == bridge::NetControl::StepEnd && m.id == split_tag()) {  // the client gave up (its step failed there)
+        fail(lane().loc, fmt::format("connect: no ConnectRequest reached {} QP{}", server.cfg.name, c.qpn));
         return false;
       }
     if (!net_link_->error().empty() || net_link_->peer_gone() || sc_get_status() == SC_STOPPED) return false;
@@ -202,7 +215,7 @@ bool System::split_await_request(Node& server, const host::Connection& c) {
 void System::split_barrier() {
   bridge::NetControl e;
   e.kind = bridge::NetControl::StepEnd;
-  e.id = split_seq_;
+  e.id = split_tag();
   e.b = uint64_t(exit_code);
   e.a = stall_report.empty() ? 0 : 1;  // its failure took the QPs' status: so does the other
   net_link_->send_control(e);

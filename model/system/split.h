@@ -17,12 +17,20 @@
 // bytes by a read the other process answers at the reading instant.
 //
 // Phase 1 (split_refusal names what it does not do yet): two nodes joined
-// point to point, built-in hosts, the steps init, register_mr,
+// point to point, built-in hosts (with or without qp_setup_fsm: the
+// block's cmac_link_up is the line into its node, as in one process),
+// nodes of kind: peer (the ideal peer in its own process as an ERNIC node
+// is; its MR records sent as facts; connect with a peer end: each process
+// its end, the QPNs, PSNs and MRs traded at the instant, the peer's QP
+// created when the ERNIC end's is enabled: steps_peer.cpp), the
+// steps init (the nodes one after the other, as in one process), register_mr,
 // deregister_mr, fill, mem_write, mem_expect, connect (CM or out of band;
 // not batch), connect_reject, post, wait_completions, recv, check_memory,
 // wait, repeat, reg_write, reg_read, reg_expect, reg_poll, debug_preset,
 // hw_handshake, recover and disconnect (the second end after the first), fault, link,
-// expect_frames (in the tap's node's process),
+// expect_frames (in the tap's node's process), qp_setup, qp_release and
+// expect_qp (in the node's process), qp_adopt (each end in its node's
+// process, the second after the first),
 // expect_idle (each process its node's sends and CQEs), expect_compliance
 // (each its node's frames, summed by split_exchange), wait_until. Checks
 // that need both nodes' state as it changes are weaker split: the shadow-memory scoreboard checks each

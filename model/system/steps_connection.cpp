@@ -40,7 +40,7 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
   cp.start_psn = s.client_psn;
   sp.sideband = cp.sideband = s.sideband;
   if (!s.program_end.empty()) return connect_program(s, loc, s.program_end == s.client ? cp : sp);
-  if (cn->peer || sn->peer) return connect_peer(s, loc);  // kind: peer (steps_peer.cpp)
+  if (cn->cfg.peer || sn->cfg.peer) return connect_peer(s, loc);  // kind: peer (steps_peer.cpp; split too)
   if (split()) return connect_split(s, loc, cp, sp);
   sp.mr = s.server_mr.empty() ? nullptr : sn->driver->find_mr(s.server_mr);
   cp.mr = s.client_mr.empty() ? nullptr : cn->driver->find_mr(s.client_mr);
@@ -125,19 +125,31 @@ void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const h
   dp.qpn = client_is_program ? s.server_qp : s.client_qp;
   dp.start_psn = client_is_program ? s.server_psn : s.client_psn;
   const std::string& dmr = client_is_program ? s.server_mr : s.client_mr;
-  dp.mr = dmr.empty() ? nullptr : dn->driver->find_mr(dmr);
+  dp.mr = dmr.empty() ? nullptr : find_mr_any(dn->cfg.name, dmr);
   // Out of band: the driver's end is programmed now, towards the program's
   // QPN and PSN. With CM (the program is the client): the driver's end
   // listens; the program's driver connects over QP1 (the same driver code,
   // model/host/driver_cm.cpp) and the listening end reaches RTS on its RTU.
-  host::Connection& dc = s.cm ? dn->driver->listen(dp) : dn->driver->prepare(dp);
-  if (!s.cm) dn->driver->establish(dc, *prog.qpn, *prog.start_psn, node_addr(pn->cfg, s.ip_version), roce::cm::MrInfo{});
-  // The program's writes into this node's memory are not posts the
-  // scoreboard sees.
-  scoreboard.stand_aside(dn->cfg.name, "connection '" + s.name + "' has a program end (" + s.program_end + ")");
+  // Split (split.h): the driver's end in its node's process, which tells
+  // the program's its QPN and first PSN.
   Conn k{s.client, s.server, nullptr, nullptr};
-  (client_is_program ? k.s : k.c) = &dc;
+  std::vector<uint64_t> d_end(2);  // the driver's end: QPN, first PSN
+  if (local(dn->cfg.name)) {
+    host::Connection& dc = s.cm ? dn->driver->listen(dp) : dn->driver->prepare(dp);
+    if (!s.cm)
+      dn->driver->establish(dc, *prog.qpn, *prog.start_psn, node_addr(pn->cfg, s.ip_version), roce::cm::MrInfo{});
+    // The program's writes into this node's memory are not posts the
+    // scoreboard sees.
+    scoreboard.stand_aside(dn->cfg.name, "connection '" + s.name + "' has a program end (" + s.program_end + ")");
+    (client_is_program ? k.s : k.c) = &dc;
+    d_end = {dc.qpn, dc.local_psn};
+  }
   conns_[s.name] = k;
+  if (split()) {
+    const std::vector<uint64_t> theirs = split_exchange(d_end);
+    if (!local(dn->cfg.name)) d_end = theirs;
+  }
+  if (!local(s.program_end)) return;
   const roce::IpAddr dip = node_addr(dn->cfg, s.ip_version);
   auto& env = program_env[s.program_end];
   env = {{"ERNIC_CONN", s.name},
@@ -151,8 +163,8 @@ void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const h
   if (prog.qpn) env.push_back({"ERNIC_QPN", std::to_string(*prog.qpn)});
   if (prog.start_psn) env.push_back({"ERNIC_PSN", std::to_string(*prog.start_psn)});
   if (!s.cm) {  // with CM the peer's QPN, PSN and MR arrive in its ConnectReply
-    env.push_back({"ERNIC_PEER_QPN", std::to_string(dc.qpn)});
-    env.push_back({"ERNIC_PEER_PSN", std::to_string(dc.local_psn)});
+    env.push_back({"ERNIC_PEER_QPN", std::to_string(d_end[0])});
+    env.push_back({"ERNIC_PEER_PSN", std::to_string(d_end[1])});
     if (dp.mr) {
       env.push_back({"ERNIC_PEER_VA", std::to_string(dp.mr->va)});
       env.push_back({"ERNIC_PEER_RKEY", std::to_string(dp.mr->rkey)});

@@ -28,9 +28,16 @@ uint32_t access_code(Access a) {
 }
 }  // namespace
 
-// init: each named node's driver brought up (and its QP-setup driver).
+// init: each named node's driver brought up (and its QP-setup driver), one
+// after the other. Split (model/system/split.h): a node after one with
+// qp_setup_fsm in the other process starts when that one's process says it
+// is done (the QP-setup driver's init reads back a register: it takes time;
+// the driver's own init takes none).
 void System::handle(const InitStep& s, const SourceLoc&, Group*) {
-  for (const auto& n : s.nodes) {
+  for (size_t k = 0; k < s.nodes.size(); ++k) {
+    const std::string& n = s.nodes[k];
+    const std::string* prev = k ? &s.nodes[k - 1] : nullptr;
+    if (split() && prev && local(n) != local(*prev) && node(*prev)->cfg.qp_setup_fsm) split_exchange({0});
     if (!local(n)) continue;       // a split run: the other process brings it up
     if (node(n)->peer) continue;  // kind: peer: nothing to bring up
     node(n)->driver->init();

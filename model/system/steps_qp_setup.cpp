@@ -10,6 +10,25 @@ namespace ernic {
 
 using namespace sc_core;
 
+namespace {
+
+// One end of a qp_adopt connection on node me: the QP its block set up,
+// adopted by the driver, or a QP the driver programs to match the peer's.
+host::Connection& adopt_end(Node& me, const QpAdoptStep::End& e, const host::Mr* mine,
+                            const roce::cm::MrInfo& peer_info, const NodeConfig& peer, const QpAdoptStep::End& pe) {
+  if (e.fsm) return me.qp_setup_driver->adopt(e.qp, peer_info, mine);
+  host::QpParams p;
+  p.qpn = e.qp;
+  p.start_psn = e.psn;
+  p.mr = mine;
+  if (peer.qp_setup_fsm) p.pmtu = peer.qp_setup_fsm->pmtu;
+  host::Connection& c = me.driver->prepare(p);
+  me.driver->establish(c, pe.qp, e.remote_psn, peer.ip, peer_info);
+  return c;
+}
+
+}  // namespace
+
 void System::check_qp_setup(const SourceLoc& loc, const char* what, uint32_t qpn, const host::QpSetupResult& r,
                             uint8_t want_status, uint8_t want_state) {
   const auto ws = qps::State(want_state);
@@ -52,41 +71,35 @@ void System::handle(const QpReleaseStep& s, const SourceLoc& loc, Group*) {
 }
 
 // qp_adopt: a named connection from two ends, each set up by the QP-setup
-// block or by the driver.
+// block or by the driver. The FSM ends first (their QPs exist), then a
+// driver end set up to match. Split (model/system/split.h): each process
+// takes its own end; the second end's process waits for the first's to say
+// it is done (the values traded carry nothing: the parser resolved both
+// ends' QPNs and PSNs, the peer's MR record came with its register_mr), so
+// the second end starts at the same instant as in one process.
 void System::handle(const QpAdoptStep& s, const SourceLoc&, Group*) {
-  Node* cn = node(s.client.node);
-  Node* sn = node(s.server.node);
-  auto mr_info = [](Node* n, const std::string& mr) {
-    const host::Mr* m = mr.empty() ? nullptr : n->driver->find_mr(mr);
-    return std::make_pair(m, m ? roce::cm::MrInfo{m->va, m->rkey, m->length} : roce::cm::MrInfo{});
-  };
-  const auto [cmr, cinfo] = mr_info(cn, s.client.mr);
-  const auto [smr, sinfo] = mr_info(sn, s.server.mr);
-  // The FSM ends first (their QPs exist), then a driver end set up to match.
-  auto take = [&](Node* me, const QpAdoptStep::End& e, const host::Mr* mine, const roce::cm::MrInfo& peer_info,
-                  Node* peer, const QpAdoptStep::End& pe) -> host::Connection& {
-    if (e.fsm) return me->qp_setup_driver->adopt(e.qp, peer_info, mine);
-    host::QpParams p;
-    p.qpn = e.qp;
-    p.start_psn = e.psn;
-    p.mr = mine;
-    if (peer->cfg.qp_setup_fsm) p.pmtu = peer->cfg.qp_setup_fsm->pmtu;
-    host::Connection& c = me->driver->prepare(p);
-    me->driver->establish(c, pe.qp, e.remote_psn, peer->cfg.ip, peer_info);
-    return c;
-  };
+  const bool client_first = s.client.fsm || !s.server.fsm;
+  const QpAdoptStep::End& first = client_first ? s.client : s.server;
+  const QpAdoptStep::End& second = client_first ? s.server : s.client;
   Conn k{s.client.node, s.server.node, nullptr, nullptr};
-  if (s.client.fsm || !s.server.fsm) {
-    k.c = &take(cn, s.client, cmr, sinfo, sn, s.server);
-    k.s = &take(sn, s.server, smr, cinfo, cn, s.client);
-  } else {
-    k.s = &take(sn, s.server, smr, cinfo, cn, s.client);
-    k.c = &take(cn, s.client, cmr, sinfo, sn, s.server);
-  }
-  monitor_connection(k.client, k.c->qpn, k.server, k.s->qpn);
-  k.sb_c = scoreboard.add_qp(k.client, k.c->qpn, k.c->rq_base, k.c->params.rq_depth, k.c->params.rq_elem_bytes);
-  k.sb_s = scoreboard.add_qp(k.server, k.s->qpn, k.s->rq_base, k.s->params.rq_depth, k.s->params.rq_elem_bytes);
-  scoreboard.pair_qps(k.sb_c, k.sb_s);
+  auto take = [&](const QpAdoptStep::End& e, const QpAdoptStep::End& pe) {
+    Node* me = node(e.node);
+    const host::Mr* mine = e.mr.empty() ? nullptr : me->driver->find_mr(e.mr);
+    const host::Mr* theirs = pe.mr.empty() ? nullptr : find_mr_any(pe.node, pe.mr);
+    const roce::cm::MrInfo peer_info = theirs ? roce::cm::MrInfo{theirs->va, theirs->rkey, theirs->length}
+                                              : roce::cm::MrInfo{};
+    (&e == &s.client ? k.c : k.s) = &adopt_end(*me, e, mine, peer_info, node(pe.node)->cfg, pe);
+  };
+  if (local(first.node)) take(first, second);
+  if (split()) split_exchange({0});
+  if (local(second.node)) take(second, first);
+  monitor_connection(k.client, k.c ? k.c->qpn : s.client.qp, k.server, k.s ? k.s->qpn : s.server.qp);
+  auto track = [&](const std::string& n, const host::Connection& c) {
+    return scoreboard.add_qp(n, c.qpn, c.rq_base, c.params.rq_depth, c.params.rq_elem_bytes);
+  };
+  if (k.c) k.sb_c = track(k.client, *k.c);
+  if (k.s) k.sb_s = track(k.server, *k.s);
+  if (k.c && k.s) scoreboard.pair_qps(k.sb_c, k.sb_s);
   conns_[s.name] = k;
 }
 

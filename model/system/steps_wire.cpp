@@ -73,7 +73,8 @@ void System::handle(const LinkStep& s, const SourceLoc& loc, Group*) {
 }
 
 // bypass_send: non-RoCE frames (raw EtherType or IPv4/UDP) into the
-// source CMAC, kept for expect_bypass.
+// source CMAC, kept for expect_bypass (split: built in every process from
+// the scenario, sent by the source's).
 void System::handle(const BypassSendStep& s, const SourceLoc& loc, Group*) {
   Node* src = node(s.node);
   Node* dst = node(s.to);
@@ -113,8 +114,8 @@ void System::handle(const BypassSendStep& s, const SourceLoc& loc, Group*) {
       off = 14 + 28;
     }
     fill_pattern(fr.data() + off, s.length, s.pattern, s.seed + k, s.value, 0);
-    bypass_sent_[s.to].push_back(fr);
-    src->cmac->tx_push(std::move(fr));  // non_roce_dma_s_axis, merged into cmac_m_axis
+    bypass_sent_[s.to].push_back(fr);  // split: every process keeps them, the receiver's checks them
+    if (local(s.node)) src->cmac->tx_push(std::move(fr));  // non_roce_dma_s_axis, merged into cmac_m_axis
   }
 }
 

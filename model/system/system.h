@@ -305,7 +305,7 @@ class System : public sc_core::sc_module {
   void stop_after_error();        // limits.after_error_us after the first model error
   void run_steps(const std::vector<Step>& steps, Group* g);
   void run_step(const Step& s, Group* g);  // std::visit: the handler of the step's kind
-  void run_branch(const std::vector<Step>* steps, Group* g);
+  void run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
   void snapshot_qps();
 
@@ -407,21 +407,32 @@ class System : public sc_core::sc_module {
   void split_share_mr(const host::Mr& m);             // register_mr's record (nothing in one process)
   // Both participants of this step trade values at this instant.
   std::vector<uint64_t> split_exchange(const std::vector<uint64_t>& ours);
-  std::deque<bridge::NetControl> split_pending_;      // taken from the link, not used yet
+  std::deque<bridge::NetControl> split_pending_;      // taken from the link, not used yet (any lane)
   void split_barrier();
   std::optional<bridge::NetControl> split_next();
   // connect's server end: until the ConnectRequest came (the state left
   // RESET); false (the step failed) when the client's step ended without.
   bool split_await_request(Node& server, const host::Connection& c);
-  SourceLoc split_loc_;          // the step under way (messages)
-  std::string split_kind_;
+  // A lane: a sequence of steps that runs in step across the processes
+  // (split.h): the scenario's steps (lane 0), each branch of a `parallel`
+  // (lanes numbered as the branches are started, alike in every process).
+  // Its controls carry id = lane << 32 | the step's number in the lane.
+  struct SplitLane {
+    uint64_t id = 0;
+    uint64_t seq = 0;          // steps begun in the lane
+    SourceLoc loc;             // the step under way (messages)
+    std::string kind;
+  };
+  SplitLane& lane();           // the calling SystemC thread's
+  uint64_t split_tag() { return lane().id << 32 | lane().seq; }
+  std::map<const sc_core::sc_object*, SplitLane> lanes_;  // by thread; the runner's made on first use
+  uint64_t lanes_made_ = 0;
   // An MR of any node (the other process's from its register_mr's record);
   // host memory of any node (the other process's read at this instant).
   const host::Mr* find_mr_any(const std::string& node_name, const std::string& mr);
   std::vector<uint8_t> mem_bytes(const std::string& node_name, uint64_t pa, uint64_t len);
   std::unique_ptr<bridge::NetLink> net_link_;
   size_t split_local_ = 0;      // this process's node, by scenario index
-  uint64_t split_seq_ = 0;      // steps begun, numbered alike in both processes
   bool split_peer_failed_ = false;
   // Delta cycles a step (or the peer-end watcher) lets its instant settle
   // at most (runner.cpp): far beyond the model's delta chains.

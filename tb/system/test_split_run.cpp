@@ -259,10 +259,13 @@ TEST_F(SplitRun, RefusedBeforeAnyNodeStarts) {
       << err.str();
   err.str("");
   // A step phase 1 cannot split: named by file, line and kind (model/scenario/split_plan.h).
-  args.scenario = std::string(ERNIC_SOURCE_DIR) + "/scenarios/examples/bypass.yaml";
+  args.scenario = (dir / "batch.yaml").string();
+  std::ofstream(args.scenario) << "scenario: batch\nnodes:\n  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
+                                  "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n"
+                                  "  - connect: { name: c, client: A, server: B, cm: true, batch: 2 }\n";
   EXPECT_EQ(run_with("", ""), 2);
-  EXPECT_NE(err.str().find("bypass.yaml:"), std::string::npos) << err.str();
-  EXPECT_NE(err.str().find("the step `bypass_send` cannot run split yet"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("batch.yaml:7:5: the step `connect` with batch cannot run split yet"), std::string::npos)
+      << err.str();
   args.scenario = (dir / "missing.yaml").string();
   EXPECT_EQ(run_with("", ""), 2);
   EXPECT_NE(err.str().find("missing.yaml"), std::string::npos) << err.str();
