@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include <array>
+#include <fstream>
+#include <sstream>
 #include <boost/asio.hpp>
 #include <optional>
 #include <thread>
@@ -208,15 +210,30 @@ struct Listener::Io {
   asio::steady_timer timer{ctx};
 };
 
+void claim_socket_path(const std::string& path, const std::string& what) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISSOCK(st.st_mode)) throw ChannelError("listen on " + what + ": " + path + " exists and is not a socket");
+  // A live listener, told without connecting to it (it would take a probe
+  // for its peer): Linux lists bound Unix sockets in /proc/net/unix, a
+  // listening one with flag __SO_ACCEPTCON (0x10000).
+  std::ifstream in("/proc/net/unix");
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string num, refs, proto, flags, type, state, inode, name;
+    if (!(f >> num >> refs >> proto >> flags >> type >> state >> inode >> name)) continue;
+    if (name == path && (std::stoul(flags, nullptr, 16) & 0x10000))
+      throw ChannelError("listen on " + what + ": another process listens on " + path);
+  }
+  ::unlink(path.c_str());
+}
+
 Listener::Listener(const Endpoint& ep) : io_(std::make_unique<Io>()), ep_(ep) {
   boost::system::error_code ec;
   if (ep.kind == Endpoint::kUnix) {
-    struct stat st{};
-    if (::lstat(ep.path.c_str(), &st) == 0) {  // a socket file left by an earlier run goes; anything else stays
-      if (!S_ISSOCK(st.st_mode))
-        throw ChannelError("listen on " + ep.str() + ": " + ep.path + " exists and is not a socket");
-      ::unlink(ep.path.c_str());
-    }
+    claim_socket_path(ep.path, ep.str());
     io_->local.emplace(io_->ctx);
     io_->local->open(Local(), ec);
     if (!ec) io_->local->bind(Local::endpoint(ep.path), ec);

@@ -111,6 +111,12 @@ class Channel : public Transport {
 
 // The listener side: binds at construction (a stale Unix socket file is
 // replaced; the file is removed again at destruction), accepts one peer.
+// Before a listener binds a Unix socket at `path`: a socket file a run
+// that ended left there is removed; anything else is refused (ChannelError
+// naming `what`): a file that is not a socket, a socket a live process
+// listens on (its run would lose its peer).
+void claim_socket_path(const std::string& path, const std::string& what);
+
 class Listener {
  public:
   explicit Listener(const Endpoint& ep);

@@ -10,11 +10,11 @@ namespace ernic::bridge {
 
 namespace {
 constexpr char kShm[] = "shm:";
-bool is_shm(const std::string& a) { return a.rfind(kShm, 0) == 0 && a.size() > sizeof kShm - 1; }
+bool is_shm(const std::string& a) { return a.rfind(kShm, 0) == 0; }
 }  // namespace
 
 bool net_address_valid(const std::string& addr) {
-  if (is_shm(addr)) return true;
+  if (is_shm(addr)) return addr.size() > sizeof kShm - 1;
   try {
     Endpoint::parse(addr);
     return true;
@@ -27,9 +27,10 @@ std::unique_ptr<NetPeer> open_net_peer(const std::string& addr, bool listen, uin
                                        const std::string& peer, WallTimeout timeout) {
   if (is_shm(addr)) {
     const std::string sock = addr.substr(sizeof kShm - 1);
+    if (sock.empty()) throw std::invalid_argument("'" + addr + "': a shared-memory link is shm:PATH");
     if (listen)
       return NetPeer::as_listener(
-          ShmChannel::listen(sock, sock + ".shm", kSplitShmEntries, kSplitShmEntryBytes, timeout, peer), channel,
+          ShmChannel::listen(sock, kSplitShmEntries, kSplitShmEntryBytes, timeout, peer), channel,
           peer, timeout);
     return NetPeer::as_connecter(ShmChannel::connect(sock, timeout, peer), channel, peer, timeout);
   }

@@ -4,8 +4,8 @@
 //   unix:PATH        a Unix stream socket (channel.h)
 //   tcp:HOST:PORT    TCP (channel.h)
 //   shm:PATH         SimBricks' shared-memory queues (shm_channel.h): the
-//                    Unix socket of the intro at PATH, the listener's pool
-//                    at PATH.shm (both removed when the listener ends)
+//                    Unix socket of the intro at PATH (removed once the
+//                    connecter came), the pool in anonymous memory
 // The listener waits for one connecter; the connecter retries a missing
 // socket until the timeout. Then the SimBricks Ethernet intros
 // (NetPeer::as_listener / as_connecter).

@@ -424,6 +424,9 @@ void NetLink::finish(int exit_code) {
       if (!gone(*p) && error_.empty()) error_ = e.what();
     }
   }
+  // After an error (a peer silent past the timeout, gone, or breaking the
+  // protocol) nothing is waited for: the run ends now.
+  if (!error_.empty()) return;
   // Both ends close only after both TERMINATEs: what a peer still sends
   // (it may run on after this end) is read and dropped, so that neither
   // closes on the other's unread bytes. A peer that closes instead (as

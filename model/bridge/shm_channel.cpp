@@ -63,9 +63,6 @@ ShmChannel::~ShmChannel() {
   if (base_) ::munmap(base_, size_);
   if (pool_fd_ >= 0) ::close(pool_fd_);
   if (sock_ >= 0) ::close(sock_);
-  if (listener_) {
-    if (!shm_path_.empty()) ::unlink(shm_path_.c_str());
-  }
 }
 
 void ShmChannel::map_pool(int fd, uint64_t size) {
@@ -75,18 +72,21 @@ void ShmChannel::map_pool(int fd, uint64_t size) {
   size_ = size;
 }
 
-std::unique_ptr<ShmChannel> ShmChannel::listen(const std::string& sock_path, const std::string& shm_path,
-                                               uint64_t nentries, uint64_t elen, WallTimeout timeout,
-                                               const std::string& peer) {
+std::unique_ptr<ShmChannel> ShmChannel::listen(const std::string& sock_path, uint64_t nentries, uint64_t elen,
+                                               WallTimeout timeout, const std::string& peer) {
   if (elen < kHeaderBytes || nentries == 0) fail("shared-memory queues need entries of at least 64 bytes");
   std::unique_ptr<ShmChannel> c(new ShmChannel());
   c->listener_ = true;
   c->peer_ = peer.empty() ? "the peer on " + sock_path : peer;
-  c->shm_path_ = shm_path;
   const uint64_t qlen = nentries * elen;
-  c->pool_fd_ = ::open(shm_path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
-  if (c->pool_fd_ < 0) fail(sys_error(("open " + shm_path).c_str()));
+  claim_socket_path(sock_path, "shm:" + sock_path);
+  // The pool: anonymous memory sealed at its size (no file to clobber or
+  // leave behind; a peer cannot shrink it under us).
+  c->pool_fd_ = ::memfd_create("ernic-shm-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (c->pool_fd_ < 0) fail(sys_error("memfd_create of the shared-memory pool"));
   if (::ftruncate(c->pool_fd_, off_t(2 * qlen)) != 0) fail(sys_error("ftruncate of the shared-memory pool"));
+  if (::fcntl(c->pool_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    fail(sys_error("sealing the shared-memory pool"));
   c->map_pool(c->pool_fd_, 2 * qlen);
   std::memset(c->base_, 0, 2 * qlen);
   // As SimBricks' listener: its input (connecter to listener) first.
@@ -96,7 +96,6 @@ std::unique_ptr<ShmChannel> ShmChannel::listen(const std::string& sock_path, con
 
   const int ls = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (ls < 0) fail(sys_error("socket"));
-  ::unlink(sock_path.c_str());
   const sockaddr_un a = unix_addr(sock_path);
   if (::bind(ls, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 || ::listen(ls, 1) != 0) {
     const std::string e = sys_error(("bind/listen " + sock_path).c_str());

@@ -3,8 +3,10 @@
 // the third carrier of a link end's messages (issue 16), the one an
 // unmodified SimBricks peer (net_wire, net_switch, a NIC simulator) speaks.
 //
-// The listener creates the pool: a file of c2l + l2c queues (entries of
-// elen bytes, nentries each; c2l first, zeroed), binds a Unix socket and,
+// The listener creates the pool: c2l + l2c queues (entries of elen bytes,
+// nentries each; c2l first, zeroed) in anonymous memory (memfd, sealed at
+// its size: SimBricks' listeners use a file, its peers only the
+// descriptor they are sent), binds a Unix socket and,
 // when the connecter arrives, sends its intro with the pool's file
 // descriptor (SCM_RIGHTS) and the queues' offsets, entry sizes and counts
 // in it; the connecter maps the pool from that descriptor and answers with
@@ -35,12 +37,12 @@ namespace ernic::bridge {
 class ShmChannel : public Transport {
  public:
   ~ShmChannel() override;
-  // The listener: the pool at shm_path (created; removed at destruction),
-  // the socket at sock_path (a stale one replaced; removed at destruction);
-  // waits for one connecter.
-  static std::unique_ptr<ShmChannel> listen(const std::string& sock_path, const std::string& shm_path,
-                                            uint64_t nentries, uint64_t elen, WallTimeout timeout,
-                                            const std::string& peer = "");
+  // The listener: the pool (above), the socket at sock_path (a stale one
+  // replaced; a file that is not a socket or a live listener's socket
+  // refused: claim_socket_path; removed once the connecter came); waits
+  // for one connecter.
+  static std::unique_ptr<ShmChannel> listen(const std::string& sock_path, uint64_t nentries, uint64_t elen,
+                                            WallTimeout timeout, const std::string& peer = "");
   // The connecter: retries a missing socket until the timeout.
   static std::unique_ptr<ShmChannel> connect(const std::string& sock_path, WallTimeout timeout,
                                              const std::string& peer = "");
@@ -53,6 +55,7 @@ class ShmChannel : public Transport {
   void send_intro(const std::vector<uint8_t>& intro, WallTimeout timeout) override;
   std::vector<uint8_t> recv_intro(WallTimeout timeout) override;
   uint64_t out_entry_bytes() const { return out_elen_; }
+  int pool_fd() const { return pool_fd_; }  // the pool's descriptor, as the peer receives it (tests read it)
 
  private:
   ShmChannel() = default;
@@ -68,7 +71,7 @@ class ShmChannel : public Transport {
   uint64_t in_elen_ = 0, in_n_ = 0, in_pos_ = 0;
   uint64_t out_elen_ = 0, out_n_ = 0, out_pos_ = 0;
   bool listener_ = false;
-  std::string peer_, sock_path_, shm_path_;
+  std::string peer_, sock_path_;
   // The listener's queues as its intro announces them.
   uint64_t l2c_off_ = 0, c2l_off_ = 0;
 };

@@ -180,7 +180,7 @@ inline std::unique_ptr<NetPeer> open_peer(const HalfOpts& o) {
   std::unique_ptr<NetPeer> peer;
   if (o.shm) {
     if (o.listener)
-      peer = NetPeer::as_listener(ShmChannel::listen(o.ep, o.ep + ".shm", 64, kNetEntryBytes, o.timeout, "node B"), 0,
+      peer = NetPeer::as_listener(ShmChannel::listen(o.ep, 64, kNetEntryBytes, o.timeout, "node B"), 0,
                                   "node B", o.timeout);
     else
       peer = NetPeer::as_connecter(ShmChannel::connect(o.ep, o.timeout, "node A"), 0, "node A", o.timeout);

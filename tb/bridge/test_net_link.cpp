@@ -26,9 +26,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <fstream>
 #include <future>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "tb/bridge/net_link_harness.h"
 
@@ -102,7 +104,40 @@ TEST(NetLink, SplitOverSharedMemoryIsByteIdentical) {
   EXPECT_EQ(s.got, ref);
   EXPECT_EQ(s.packets, 14u + 13u);
   struct stat st {};
-  EXPECT_NE(::stat((sock + ".shm").c_str(), &st), 0) << "the listener removes its pool";
+  EXPECT_NE(::stat(sock.c_str(), &st), 0) << "the listener removes its socket (its pool is anonymous memory)";
+}
+
+// A listener takes a socket path that a run that ended left, never a file
+// that is not a socket nor the socket of a process that still listens
+// (which it would rob of its peer): refused by name, both left as they were.
+TEST(ShmChannel, ListenerRefusesAFileAndALiveListenersSocket) {
+  const std::string file = tmp("file") + ".sock";
+  { std::ofstream(file) << "important"; }
+  try {
+    ShmChannel::listen(file, 4, 512, milliseconds(100));
+    ADD_FAILURE() << "a regular file was taken";
+  } catch (const ChannelError& e) {
+    EXPECT_NE(std::string(e.what()).find(file + " exists and is not a socket"), std::string::npos) << e.what();
+  }
+  std::ifstream in(file);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "important");
+  const std::string live = tmp("live") + ".sock";
+  auto first = std::async(std::launch::async, [&] { return ShmChannel::listen(live, 4, 512, milliseconds(3000)); });
+  struct stat st {};
+  for (int i = 0; i < 200 && ::stat(live.c_str(), &st) != 0; ++i) std::this_thread::sleep_for(milliseconds(5));
+  try {
+    ShmChannel::listen(live, 4, 512, milliseconds(100));
+    ADD_FAILURE() << "a live listener's socket was taken";
+  } catch (const ChannelError& e) {
+    EXPECT_NE(std::string(e.what()).find("another process listens on " + live), std::string::npos) << e.what();
+  }
+  auto c = ShmChannel::connect(live, milliseconds(3000));  // the first listener still gets its peer
+  auto l = first.get();
+  ASSERT_TRUE(l && c);
+  l->send_intro(encode_net_listener_intro(512, kIntroFlagSync), milliseconds(3000));
+  EXPECT_EQ(c->recv_intro(milliseconds(3000)).size(), 80u);
 }
 
 TEST(NetLink, APeerKilledOverSharedMemoryIsNamed) {
@@ -251,7 +286,7 @@ TEST(ShmChannel, RingOfFourCarriesTwoHundredMessagesInOrder) {
       return 0;
     });
   });
-  auto l = ShmChannel::listen(sock, sock + ".shm", 4, 512, milliseconds(5000), "the echo");
+  auto l = ShmChannel::listen(sock, 4, 512, milliseconds(5000), "the echo");
   l->send_intro(encode_net_listener_intro(512, kIntroFlagSync), milliseconds(5000));
   int back = 0;
   for (int i = 0; i < kMsgs; ++i) {
@@ -286,9 +321,9 @@ TEST(ShmChannel, RingOfFourCarriesTwoHundredMessagesInOrder) {
 // @48, own_type @63 = 0x40 | 0x80 (consumer-owned) until taken, then 0x40
 // (back to the producer, the type kept), the frame from @64.
 TEST(ShmChannel, IntroAndEntryBytesAsSimBricksLaysThemOut) {
-  const std::string sock = tmp("bytes") + ".sock", pool = sock + ".shm";
+  const std::string sock = tmp("bytes") + ".sock";
   auto conn = std::async(std::launch::async, [&] { return ShmChannel::connect(sock, milliseconds(5000)); });
-  auto l = ShmChannel::listen(sock, pool, 8, 256, milliseconds(5000));
+  auto l = ShmChannel::listen(sock, 8, 256, milliseconds(5000));
   auto c = conn.get();
   l->send_intro(encode_net_listener_intro(256, kIntroFlagSync), milliseconds(5000));
   const std::vector<uint8_t> intro = c->recv_intro(milliseconds(5000));
@@ -299,8 +334,8 @@ TEST(ShmChannel, IntroAndEntryBytesAsSimBricksLaysThemOut) {
   m.kind = NetMsg::Packet, m.timestamp_ps = 0x0102030405060708ull, m.port = 5;
   m.frame = {0xde, 0xad, 0xbe, 0xef, 0x01};
   l->send(encode_net(m), milliseconds(1000));
-  // The pool file as the peer maps it: the l2c queue's first entry.
-  const int fd = ::open(pool.c_str(), O_RDONLY);
+  // The pool as the peer maps it (the descriptor it is sent): the l2c queue's first entry.
+  const int fd = l->pool_fd();
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> e(256);
   ASSERT_EQ(::pread(fd, e.data(), e.size(), off_t(8 * 256)), 256);
@@ -314,5 +349,4 @@ TEST(ShmChannel, IntroAndEntryBytesAsSimBricksLaysThemOut) {
   EXPECT_EQ(got, encode_net(m));
   ASSERT_EQ(::pread(fd, e.data(), 64, off_t(8 * 256)), 64);
   EXPECT_EQ(e[63], 0x40);
-  ::close(fd);
 }
