@@ -56,10 +56,15 @@ struct SplittableV {
       if (!splittable(x, why)) return false;
     return true;
   }
-  bool operator()(const std::shared_ptr<ParallelStep>&) const {
-    *why = "the step `parallel`";
-    return false;
+  // parallel: every branch runs in every process, each a lane of its own
+  // (model/system/split.h), its steps in step across the processes.
+  bool operator()(const std::shared_ptr<ParallelStep>& p) const {
+    for (const auto& b : p->branches)
+      for (const Step& x : b.steps)
+        if (!splittable(x, why)) return false;
+    return true;
   }
+  bool operator()(const BarrierStep&) const { return true; }
   template <class T>
   bool operator()(const T&) const {
     return false;

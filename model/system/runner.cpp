@@ -28,7 +28,10 @@ void System::end_checks() {
 }
 
 void System::run_steps(const std::vector<Step>& steps, Group* g) {
-  for (const Step& s : steps) {
+  const std::string base = lane().path;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const std::string place = base + fmt::format("{:08x}", i);
     // A step starts once its instant has settled: every process the
     // instant woke has run (delta cycles), so what the step does comes
     // after them whatever order the kernel woke them in, and a split run
@@ -40,11 +43,17 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
     // self-timed step that just ended must not find it expired).
     ctx.last_progress_ps = std::max(ctx.last_progress_ps, uint64_t(sc_time_stamp().value()));
     for (int k = 0; k < kSettleDeltas && sc_pending_activity_at_current_time(); ++k) wait(SC_ZERO_TIME);
-    if (exit_code || split_peer_failed_) return;
-    StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
-    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "");
-    const bool repeat = std::holds_alternative<std::shared_ptr<RepeatStep>>(s);
     SplitLane& ln = lane();
+    const bool branch = ln.id != 0;  // a parallel's branch (TxLog: its instants' steps in order)
+    // After a failure no step starts; a branch's step at the failure's
+    // instant does (as the other branches' may have: an order-free rule).
+    if (split()) split_drain();
+    if (branch ? first_fail_ps_ < sc_time_stamp().value() : (exit_code || split_peer_failed_)) return;
+    ln.failed = false;
+    StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
+    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "", place + "0", branch);
+    const bool repeat = std::holds_alternative<std::shared_ptr<RepeatStep>>(s);
+    ln.path = place + "1";
     const uint64_t seq = ++ln.seq;
     ln.loc = step_loc(s);
     ln.kind = step_kind(s);
@@ -68,8 +77,18 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       }
     }
     rec.end_ps = sc_time_stamp().value();
-    steps_done.push_back(rec);
-    if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end", exit_code ? "failed" : "");
+    rec.order = place + "2";  // its end's order (after what ran inside it)
+    // By end, then place: a parallel's branches ending at one instant are
+    // listed alike whichever the kernel ran first (one process or split).
+    auto at = steps_done.end();
+    while (at != steps_done.begin() && (at[-1].end_ps > rec.end_ps ||
+                                        (at[-1].end_ps == rec.end_ps && at[-1].order > rec.order)))
+      --at;
+    steps_done.insert(at, std::move(rec));
+    ln.path = base;
+    if (ctx.log)
+      ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end",
+                    (branch ? ln.failed : exit_code != 0) ? "failed" : "", place + "2", branch);
   }
 }
 
@@ -78,9 +97,10 @@ void System::run_step(const Step& step, Group* g) {
   std::visit([&](const auto& s) { handle(s, loc, g); }, step);
 }
 
-void System::run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id) {
+void System::run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id, std::string path) {
   const sc_object* me = sc_get_current_process_handle().get_process_object();
   lanes_[me].id = lane_id;
+  lanes_[me].path = std::move(path);
   run_steps(*steps, g);
   lanes_.erase(me);
   --g->running;
@@ -95,8 +115,15 @@ void System::snapshot_qps() {
 }
 
 void System::fail(const SourceLoc& loc, const std::string& what, int code) {
-  failures.push_back({what, loc, sc_time_stamp().value()});
+  const uint64_t now = sc_time_stamp().value();
+  failures.push_back({what, loc, now});
   if (exit_code == 0) exit_code = code;
+  auto it = lanes_.find(sc_get_current_process_handle().get_process_object());
+  if (it != lanes_.end()) it->second.failed = true;
+  if (first_fail_ps_ > now) {
+    first_fail_ps_ = now;
+    split_tell_failure();
+  }
   fail_ev_.notify(SC_ZERO_TIME);
 }
 
@@ -181,15 +208,23 @@ void System::handle(const BarrierStep& s, const SourceLoc& loc, Group* g) {
 
 // repeat
 void System::handle(const std::shared_ptr<RepeatStep>& sp, const SourceLoc&, Group* g) {
-  for (uint32_t i = 0; i < sp->count && !exit_code; ++i) run_steps(sp->steps, g);
+  const std::string inside = lane().path;
+  for (uint32_t i = 0; i < sp->count && !exit_code; ++i) {
+    lane().path = inside + fmt::format("{:08x}", i);
+    run_steps(sp->steps, g);
+  }
+  lane().path = inside;
 }
 
 // parallel: each branch in its own process; waits for all.
 void System::handle(const std::shared_ptr<ParallelStep>& sp, const SourceLoc&, Group*) {
   Group grp;
   grp.branches = grp.running = sp->branches.size();
-  for (const auto& b : sp->branches)
-    sc_spawn(sc_bind(&System::run_branch, this, &b.steps, &grp, ++lanes_made_), sc_gen_unique_name("branch"));
+  const std::string inside = lane().path;
+  for (size_t i = 0; i < sp->branches.size(); ++i)
+    sc_spawn(sc_bind(&System::run_branch, this, &sp->branches[i].steps, &grp, ++lanes_made_,
+                     inside + fmt::format("{:08x}", i)),
+             sc_gen_unique_name("branch"));
   while (grp.running > 0) wait(grp.changed);
 }
 

@@ -24,7 +24,7 @@ using namespace sc_core;
 namespace {
 
 // A fact's bytes: an MR record (register_mr).
-constexpr uint8_t kFactMr = 'M', kFactExchange = 'X';
+constexpr uint8_t kFactMr = 'M', kFactExchange = 'X', kFactFailed = 'F';
 
 std::vector<uint8_t> mr_fact(const host::Mr& m) {
   std::vector<uint8_t> b(1 + 8 * 8);
@@ -46,6 +46,11 @@ host::Mr mr_of_fact(const std::vector<uint8_t>& b) {
   m.name.assign(b.begin() + 65, b.end());
   return m;
 }
+
+// The other process's failure as this run's exit code: 3 (watchdog, time
+// limit) or 1 (anything else; a CONTROL carrying another value is no
+// reason to exit with it, e.g. 139 would read as a crash).
+int peer_exit_code(uint64_t b) { return b == 3 ? 3 : 1; }
 
 }  // namespace
 
@@ -137,15 +142,30 @@ void System::split_fact(const std::vector<uint8_t>& data) {
   net_link_->send_control(c);
 }
 
-// The next control message of this step from the other process (waiting
-// in simulated time, held at the other's control horizon); nullopt when
-// the run stops or the other process has gone (then the step fails), or a
-// step of another lane failed there (then this lane's steps end too, as a
-// failure ends every branch in one process).
+// The controls the link holds into split_pending_; the other process's
+// first failure (a fact sent at its instant, split_tell_failure) is taken
+// here, for every lane.
+void System::split_drain() {
+  while (auto c = net_link_->take_control()) {
+    if (c->kind == bridge::NetControl::Fact && c->data.size() == 1 && c->data[0] == kFactFailed)
+      first_fail_ps_ = std::min(first_fail_ps_, c->time_ps);
+    else
+      split_pending_.push_back(std::move(*c));
+  }
+}
+
+void System::split_tell_failure() {
+  if (split() && !net_link_->peer_gone()) split_fact({kFactFailed});
+}
+
+// The next control message of this step of the lane from the other
+// process (waiting in simulated time, held at the other's control
+// horizon); nullopt when the run stops or the other process has gone (then
+// the step fails).
 std::optional<bridge::NetControl> System::split_next() {
   SplitLane& ln = lane();
   for (;;) {
-    while (auto c = net_link_->take_control()) split_pending_.push_back(std::move(*c));
+    split_drain();
     for (auto it = split_pending_.begin(); it != split_pending_.end(); ++it) {
       if (it->id >> 32 != ln.id) continue;
       bridge::NetControl c = std::move(*it);
@@ -155,11 +175,6 @@ std::optional<bridge::NetControl> System::split_next() {
                                              "step {}", c.id & 0xFFFFFFFF, ln.id, ln.seq));
       return c;
     }
-    for (const auto& c : split_pending_)
-      if (c.kind == bridge::NetControl::StepEnd && c.b) {
-        peer_failed(int(c.b), "its step failed");
-        return std::nullopt;
-      }
     if (!net_link_->error().empty() || sc_get_status() == SC_STOPPED) return std::nullopt;
     if (net_link_->peer_gone()) {
       fail(ln.loc, "split run: " + net_link_->peer_name() + " ended before step `" + ln.kind + "` ended");
@@ -195,7 +210,7 @@ std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours) 
 bool System::split_await_request(Node& server, const host::Connection& c) {
   using W = host::HostBus;
   while (c.state != host::VerbsState::Rtr && c.state != host::VerbsState::Rts) {
-    while (auto m = net_link_->take_control()) split_pending_.push_back(std::move(*m));
+    split_drain();
     for (const auto& m : split_pending_)
       if (m.kind == bridge::NetControl::StepEnd && m.id == split_tag()) {  // the client gave up (its step failed there)
         fail(lane().loc, fmt::format("connect: no ConnectRequest reached {} QP{}", server.cfg.name, c.qpn));
@@ -216,7 +231,7 @@ void System::split_barrier() {
   bridge::NetControl e;
   e.kind = bridge::NetControl::StepEnd;
   e.id = split_tag();
-  e.b = uint64_t(exit_code);
+  e.b = uint64_t(lane().id == 0 || lane().failed ? exit_code : 0);  // a branch: its own step's failure
   e.a = stall_report.empty() ? 0 : 1;  // its failure took the QPs' status: so does the other
   net_link_->send_control(e);
   for (;;) {
@@ -231,8 +246,9 @@ void System::split_barrier() {
     }
     const uint64_t now = sc_time_stamp().value();
     if (c->time_ps > now) wait(sc_time(double(c->time_ps - now), SC_PS));
+    if (c->b) lane().failed = true;
     if (c->b && exit_code == 0) {
-      peer_failed(int(c->b), "its step failed");
+      peer_failed(peer_exit_code(c->b), "its step failed");
       if (c->a) snapshot_qps();
     }
     return;
@@ -288,10 +304,10 @@ void System::watch_peer_end() {
   if (finished || split_peer_failed_ || exit_code != 0) return;
   // A failed step's end that came with the RunEnd is the runner's to take
   // (split_barrier): it ends this run as the other's failure says.
-  while (auto c = net_link_->take_control()) split_pending_.push_back(std::move(*c));
+  split_drain();
   for (const auto& c : split_pending_)
     if (c.kind == bridge::NetControl::StepEnd && c.b) return;
-  const int code = net_link_->peer_run_end();
+  const int code = net_link_->peer_run_end() > 0 ? peer_exit_code(uint64_t(net_link_->peer_run_end())) : 0;
   if (code > 0) {
     peer_failed(code, fmt::format("its run ended with exit code {} at {} ps", code, sc_time_stamp().value()));
   } else {

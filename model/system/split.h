@@ -16,28 +16,41 @@
 // instant: an MR's record by a CONTROL Fact sent at the step's end, memory
 // bytes by a read the other process answers at the reading instant.
 //
+// A `parallel`'s branches run in every process too, each a lane of steps
+// kept in step like the scenario's own (controls carry lane << 32 | step):
+// a branch whose step acts in one process waits, in the other, for that
+// step's end. A failure is told to the other process as a fact at its
+// instant, so both stop their branches at the same step boundaries
+// (runner.cpp's first_fail_ps_ rule); TxLog orders an instant's branch
+// steps by their place in the scenario, so both write the same log.
+//
 // Phase 1 (split_refusal names what it does not do yet): two nodes joined
-// point to point, built-in hosts (with or without qp_setup_fsm: the
-// block's cmac_link_up is the line into its node, as in one process),
-// nodes of kind: peer (the ideal peer in its own process as an ERNIC node
-// is; its MR records sent as facts; connect with a peer end: each process
-// its end, the QPNs, PSNs and MRs traded at the instant, the peer's QP
-// created when the ERNIC end's is enabled: steps_peer.cpp), the
-// steps init (the nodes one after the other, as in one process), register_mr,
-// deregister_mr, fill, mem_write, mem_expect, connect (CM or out of band;
-// not batch), connect_reject, post, wait_completions, recv, check_memory,
-// wait, repeat, reg_write, reg_read, reg_expect, reg_poll, debug_preset,
-// hw_handshake, recover and disconnect (the second end after the first), fault, link,
-// expect_frames (in the tap's node's process), qp_setup, qp_release and
-// expect_qp (in the node's process), qp_adopt (each end in its node's
-// process, the second after the first),
-// expect_idle (each process its node's sends and CQEs), expect_compliance
-// (each its node's frames, summed by split_exchange), wait_until. Checks
-// that need both nodes' state as it changes are weaker split: the shadow-memory scoreboard checks each
-// process's own node (it stands aside from content comparison: the peer's
-// operations are in the other process; the canaries stay checked) and the
-// independent wire monitor does not run (a request is judged at its
-// sender's commit, an answer at its delivery: two processes).
+// point to point; built-in hosts, with or without qp_setup_fsm (the
+// block's cmac_link_up is the line into its node, as in one process);
+// host: program (the program in its node's process; a connect with a
+// program end: the driver's end in its process, which tells the program's
+// its QPN and PSN); nodes of kind: peer (the ideal peer in its own process
+// as an ERNIC node is; its MR records sent as facts; connect with a peer
+// end: each process its end, the QPNs, PSNs and MRs traded at the instant,
+// the peer's QP created when the ERNIC end's is enabled: steps_peer.cpp).
+// Every step but connect with batch, expect_switch: init (the nodes one
+// after the other, as in one process), register_mr, deregister_mr, fill,
+// mem_write, mem_expect, connect (CM or out of band), connect_reject,
+// post, wait_completions, recv, check_memory, wait, repeat, parallel and
+// barrier, reg_write, reg_read, reg_expect, reg_poll, debug_preset,
+// hw_handshake, recover and disconnect (the second end after the first),
+// fault, link, expect_frames (in the tap's node's process), qp_setup,
+// qp_release and expect_qp (in the node's process), qp_adopt (each end in
+// its node's process, the second after the first), bypass_send (the
+// frames built in every process, sent by the source's), expect_bypass,
+// program, expect_idle (each process its node's sends and CQEs),
+// expect_compliance (each its node's frames, summed by split_exchange),
+// wait_until. Checks that need both nodes' state as it changes are weaker
+// split: the shadow-memory scoreboard checks each process's own node (it
+// stands aside from content comparison: the peer's operations are in the
+// other process; the canaries stay checked) and the independent wire
+// monitor does not run (a request is judged at its sender's commit, an
+// answer at its delivery: two processes).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -204,6 +204,7 @@ struct StepRecord {
   SourceLoc loc;
   uint64_t start_ps = 0, end_ps = 0;
   std::string detail;
+  std::string order;  // its place in the scenario (runner.cpp): steps ending at one instant are listed by it
 };
 
 class System : public sc_core::sc_module {
@@ -305,7 +306,7 @@ class System : public sc_core::sc_module {
   void stop_after_error();        // limits.after_error_us after the first model error
   void run_steps(const std::vector<Step>& steps, Group* g);
   void run_step(const Step& s, Group* g);  // std::visit: the handler of the step's kind
-  void run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id);
+  void run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id, std::string path);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
   void snapshot_qps();
 
@@ -422,7 +423,19 @@ class System : public sc_core::sc_module {
     uint64_t seq = 0;          // steps begun in the lane
     SourceLoc loc;             // the step under way (messages)
     std::string kind;
+    // The place of the list of steps the lane runs now in the scenario
+    // (TxLog::step's order): a step at index i of it is path + i (8 hex
+    // digits), its start + "0", its end + "2", the lists inside it (a
+    // repeat's rounds, a parallel's branches) + "1" + their index.
+    std::string path;
+    bool failed = false;       // the step under way failed (its own failure, or its part in the other process)
   };
+  // The instant of the run's first failure (this process's, or the other's
+  // told by a fact at that instant); a branch's step starts unless it lies
+  // before (runner.cpp: simultaneous branches decide alike in any order).
+  uint64_t first_fail_ps_ = ~uint64_t(0);
+  void split_drain();          // the link's controls into split_pending_, a failure's instant taken
+  void split_tell_failure();   // this process's first failure, to the other at its instant
   SplitLane& lane();           // the calling SystemC thread's
   uint64_t split_tag() { return lane().id << 32 | lane().seq; }
   std::map<const sc_core::sc_object*, SplitLane> lanes_;  // by thread; the runner's made on first use

@@ -188,8 +188,28 @@ uint64_t record_time(const char* r) {  // {"t_ps":N
 }
 }  // namespace
 
+// A group with a parallel branch's step: its step records move to its end,
+// by order (then the usual order sorts the others; the steps, without a
+// node, stay where they are).
+void TxLog::order_branch_group() {
+  std::vector<size_t> rest, steps;
+  for (size_t k = 0; k < grp_.size(); ++k) (grp_order_[k].empty() ? rest : steps).push_back(k);
+  std::stable_sort(steps.begin(), steps.end(), [&](size_t x, size_t y) { return grp_order_[x] < grp_order_[y]; });
+  rest.insert(rest.end(), steps.begin(), steps.end());
+  Buf& b = *buf_;
+  std::string tmp;
+  tmp.reserve(b.len - grp_start_);
+  for (size_t k : rest) tmp.append(b.mem.get() + grp_[k].first, grp_[k].second);
+  std::copy(tmp.begin(), tmp.end(), b.mem.get() + grp_start_);
+  std::vector<std::pair<size_t, size_t>> moved;
+  size_t off = grp_start_;
+  for (size_t k : rest) moved.push_back({off, grp_[k].second}), off += grp_[k].second;
+  grp_ = std::move(moved);
+}
+
 void TxLog::close_group() {
   Buf& b = *buf_;
+  if (grp_branch_ && grp_.size() > 1) order_branch_group();
   if (grp_.size() > 1) {
     const char* base = b.mem.get();
     // Segments between records without a node; in each, a stable sort by node.
@@ -221,6 +241,8 @@ void TxLog::close_group() {
     }
   }
   grp_.clear();
+  grp_order_.clear();
+  grp_branch_ = false;
   grp_start_ = b.len;
   grp_t_ = ~uint64_t(0);
 }
@@ -276,6 +298,7 @@ char* TxLog::begin(size_t bound) {
     char* p = b.mem.get() + b.len;
     const auto r = fmt::format_to_n(p, 48, "{{\"instant_ps\":{}}}\n", t);
     grp_.push_back({b.len, size_t(r.out - p)});
+    grp_order_.emplace_back();
     b.len += size_t(r.out - p);
   }
   return b.mem.get() + b.len;
@@ -294,6 +317,10 @@ void TxLog::commit(char* end) {
   }
   b.len = size_t(end - b.mem.get());
   grp_.push_back({start, b.len - start});
+  grp_order_.push_back(std::move(next_order_));
+  next_order_.clear();
+  grp_branch_ = grp_branch_ || next_branch_;
+  next_branch_ = false;
   ++records_;
   if (b.len >= kDrainBytes) drain();
 }
@@ -484,7 +511,7 @@ void TxLog::state(uint64_t t_ps, const std::string& node, const char* domain, ui
 }
 
 void TxLog::step(uint64_t t_ps, const std::string& at, const char* kind, const char* phase,
-                 const std::string& detail) {
+                 const std::string& detail, const std::string& order, bool branch) {
   char* p = begin(kFixedBound + esc_bound(at) + esc_bound(kind) + esc_bound(phase) +
                   esc_bound(detail));
   p = head(p, t_ps, kNoNode, "step", "scenario", 0, std::nullopt);
@@ -496,6 +523,8 @@ void TxLog::step(uint64_t t_ps, const std::string& at, const char* kind, const c
   p = put_str(p, phase);
   p = lit(p, ",\"detail\":");
   p = put_str(p, detail);
+  next_order_ = order;
+  next_branch_ = branch;
   commit(end(p));
 }
 

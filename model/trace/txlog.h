@@ -29,7 +29,13 @@
 // name, then by their text (records without a node, such as scenario steps,
 // stay where they were and separate the sorted runs): the order in which
 // the kernel runs simultaneous processes is arbitrary and must not show in
-// the log (idle skipping on and off give the same file). Not thread-safe: one writer per TxLog (the SystemC kernel is
+// the log (idle skipping on and off give the same file). Steps of a
+// `parallel`'s branches run concurrently, so an instant that has one
+// (step(..., branch = true)) puts its step records last, ordered by their
+// `order` (the step's place in the scenario, model/system's runner), after
+// the instant's other records ordered as above without them: the same file
+// whichever branch the kernel (or, split over processes, the link) let run
+// first. Not thread-safe: one writer per TxLog (the SystemC kernel is
 // single-threaded). The file is flushed by flush() and by the destructor.
 #pragma once
 #include <cstdint>
@@ -103,8 +109,11 @@ class TxLog {
              const char* action, int opcode, int64_t psn, const std::string& detail);
   void state(uint64_t t_ps, const std::string& node, const char* domain, uint64_t cycle,
              std::optional<uint32_t> qp, const std::string& what, const std::string& value);
+  // order: the step's place in the scenario (compared as bytes: a step's
+  // start < what runs inside it < its end; siblings in file order); branch:
+  // the step is inside a `parallel` (see above). Neither is written.
   void step(uint64_t t_ps, const std::string& at, const char* kind, const char* phase,
-            const std::string& detail);
+            const std::string& detail, const std::string& order = {}, bool branch = false);
 
   // The JSON text of s (with quotes) exactly as nlohmann::json::dump writes it.
   static std::string quote(const std::string& s);
@@ -118,6 +127,11 @@ class TxLog {
   uint64_t grp_t_ = ~uint64_t(0);
   size_t grp_start_ = 0;
   std::vector<std::pair<size_t, size_t>> grp_;  // offset, length of each record of the open group
+  std::vector<std::string> grp_order_;          // each one's step order ("" for other records)
+  bool grp_branch_ = false;                     // the open group has a parallel branch's step
+  std::string next_order_;                      // step(): for commit()
+  bool next_branch_ = false;
+  void order_branch_group();                    // close_group() of a group with a branch's step
 
   std::string path_;
   std::FILE* file_ = nullptr;

@@ -245,6 +245,50 @@ TEST(TxLog, TypedAndJsonWritersGiveTheSameBytes) {
   for (const auto& p : {pt, pj, pr}) std::remove(p.c_str());
 }
 
+// One instant's records: sorted by node between records without one (a
+// step stays where it was); once a parallel branch's step is among them,
+// the steps go last in their scenario order and the rest sorts as one run,
+// so two orders of writing give one file (model/trace/txlog.h).
+TEST(TxLog, AnInstantWithABranchStepPutsItsStepsLastInScenarioOrder) {
+  auto write = [](const std::string& p, bool b_first) {
+    TxLog log(p);
+    uint64_t now = 100;
+    log.clock = [&now] { return now; };
+    log.step(100, "s.yaml:5:5", "parallel", "start", "", "000000050", false);
+    auto branch = [&](const char* node, const char* at, const char* order) {
+      log.reg(100, node, "core", 20, std::nullopt, true, 0x20, "SQPIi", 1);
+      log.step(100, at, "post", "start", "", order, true);
+    };
+    if (b_first) {
+      branch("B", "s.yaml:9:9", "000000051000000010000000000");
+      branch("A", "s.yaml:7:9", "000000051000000000000000000");
+    } else {
+      branch("A", "s.yaml:7:9", "000000051000000000000000000");
+      branch("B", "s.yaml:9:9", "000000051000000010000000000");
+    }
+    now = 200;  // a later instant, not a parallel one: kept as written
+    log.reg(200, "B", "core", 40, std::nullopt, false, 0x24, "CQHEADi", 0);
+    log.step(200, "s.yaml:12:5", "wait", "start", "", "000000060", false);
+    log.reg(200, "A", "core", 40, std::nullopt, false, 0x24, "CQHEADi", 0);
+  };
+  const std::string p1 = tmp_path("branch1"), p2 = tmp_path("branch2");
+  write(p1, false);
+  write(p2, true);
+  EXPECT_EQ(slurp(p1), slurp(p2));
+  const std::vector<std::string> got = lines_of(p1);
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_NE(got[0].find("\"node\":\"A\""), std::string::npos) << got[0];  // the registers first, by node
+  EXPECT_NE(got[1].find("\"node\":\"B\""), std::string::npos) << got[1];
+  EXPECT_NE(got[2].find("\"step\":\"parallel\""), std::string::npos) << got[2];  // then the steps by order
+  EXPECT_NE(got[3].find("s.yaml:7:9"), std::string::npos) << got[3];
+  EXPECT_NE(got[4].find("s.yaml:9:9"), std::string::npos) << got[4];
+  EXPECT_NE(got[5].find("\"node\":\"B\""), std::string::npos) << got[5];  // the step separates: B stays first
+  EXPECT_NE(got[6].find("\"step\":\"wait\""), std::string::npos) << got[6];
+  EXPECT_NE(got[7].find("\"node\":\"A\""), std::string::npos) << got[7];
+  std::remove(p1.c_str());
+  std::remove(p2.c_str());
+}
+
 TEST(TxLog, WriteKeepsUnknownKeysAfterTheKnownOnes) {
   const std::string p = tmp_path("unknown");
   {
