@@ -14,7 +14,8 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
                                            "process by SimBricks' Ethernet protocol (a split run, model/system/split.h)");
   SplitOptions& so = c.opt->split;
   n->add_option("scenario", *c.scenario, "scenario file (YAML)")->required();
-  n->add_option("--node", so.node, "this process's node")->required();
+  n->add_option("--node", so.node, "this process's node (with topology: switch, `switch` is the switch's process, "
+                                   "which listens for every node's)")->required();
   auto* l = n->add_option("--listen", so.listen, "wait for the other node's process here: unix:PATH, tcp:HOST:PORT or shm:PATH (SimBricks' shared-memory "
                           "queues, their intro on the Unix socket PATH)");
   n->add_option("--connect", so.connect, "connect to the other node's process there")->excludes(l);
@@ -29,8 +30,8 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
   c.handshake_opt =
       n->add_option("--handshake-random", *c.handshake, "randomised VALID/READY on every seam with this seed");
   c.node = n;
-  run.add_flag("--split", c.split, "each node in its own process, joined over a Unix socket by SimBricks' Ethernet "
-                                   "protocol, the outputs merged (two nodes point to point; model/system/split.h)");
+  run.add_flag("--split", c.split, "each node in its own process (and a switch in one more), joined by SimBricks' "
+                                   "Ethernet protocol, the outputs merged (model/system/split.h)");
   run.add_option("--split-transport", c.transport, "with --split: the link over a Unix socket (unix, default), "
                                                   "TCP on 127.0.0.1 (tcp) or SimBricks' shared-memory queues (shm)")
       ->check(CLI::IsMember({"unix", "tcp", "shm"}));

@@ -60,6 +60,7 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
       if (p["idle_skip"].contains(k))
         for (const auto& [name, v] : p["idle_skip"][k].items()) r["idle_skip"][k][name] = v;
     for (const auto& [name, v] : p["protocol_monitors"].items()) r["protocol_monitors"][name] = v;
+    if (p.contains("switch")) r["switch"] = p["switch"];  // a switch topology: the switch's process's
     if (i > 0) {
       json& sb = r["scoreboard"];
       for (const auto& [k, v] : p["scoreboard"].items()) {

@@ -44,6 +44,8 @@ using Clock = std::chrono::steady_clock;
 struct Child {
   std::string node;   // its name in the scenario
   std::string stem;   // DIR/node<i>: its parts are <stem>.pcap, .log, .json, .out
+  bool listens = false;  // node 0's (point to point) or the switch's (a star: the nodes connect to it)
+  bool hub = false;      // the switch's process: no node, no taps
   pid_t pid = -1;
   bool running = false;
   int status = 0;
@@ -200,8 +202,8 @@ std::string loopback_endpoint() {
   return ep;
 }
 
-std::vector<std::string> node_argv(const SplitRunArgs& a, const Child& c, size_t i, const std::string& ep) {
-  std::vector<std::string> v = {a.self, "node", a.scenario, "--node", c.node, i == 0 ? "--listen" : "--connect",
+std::vector<std::string> node_argv(const SplitRunArgs& a, const Child& c, const std::string& ep) {
+  std::vector<std::string> v = {a.self, "node", a.scenario, "--node", c.node, c.listens ? "--listen" : "--connect",
                                 ep, "--quiet"};
   if (a.chaos_us) v.insert(v.end(), {"--chaos-us", std::to_string(a.chaos_us)});
   if (!a.pcap.empty()) v.insert(v.end(), {"--pcap", c.stem + ".pcap"});
@@ -307,7 +309,8 @@ void merge_outputs(const SplitRunArgs& a, const std::vector<Child>& kids) {
     merge_wire_pcaps(pcaps, a.pcap);
     if (taps)
       for (const Child& c : kids)
-        for (const char* d : {"tx", "rx"}) move_file(tap_path(c.stem + ".pcap", c.node, d), tap_path(a.pcap, c.node, d));
+        if (!c.hub)
+          for (const char* d : {"tx", "rx"}) move_file(tap_path(c.stem + ".pcap", c.node, d), tap_path(a.pcap, c.node, d));
   }
   if (!a.log.empty()) merge_logs(logs, a.log);
   if (!a.json.empty()) {
@@ -374,6 +377,12 @@ int split_run(const SplitRunArgs& a) {
   std::vector<std::string> names;
   for (const auto& n : sc.nodes) names.push_back(n.name);
   if (!outputs_ok(a, names, err)) return 2;
+  const bool star = sc.topology_switch.has_value();  // one more process: the switch's (split_star.cpp)
+  if (star && a.transport == "shm") {
+    err << "ernic-sim: split run: a switch topology splits over unix or tcp (the switch's process takes every node's "
+           "link on one listener), not shm yet\n";
+    return 2;
+  }
   std::string why;
   const std::string dir = make_dir(&why);
   if (dir.empty()) {
@@ -388,11 +397,14 @@ int split_run(const SplitRunArgs& a) {
   }
   const auto t0 = Clock::now();
   std::vector<Child> kids;
-  for (size_t i = 0; i < names.size(); ++i) {
+  const size_t procs = names.size() + (star ? 1 : 0);
+  for (size_t i = 0; i < procs; ++i) {
     Child c;
-    c.node = names[i];
+    c.hub = i == names.size();
+    c.node = c.hub ? kSplitSwitch : names[i];
+    c.listens = star ? c.hub : i == 0;
     c.stem = fmt::format("{}/node{}", dir, i);
-    c.pid = spawn_child(node_argv(a, c, i, ep), c.stem + ".out", &why);
+    c.pid = spawn_child(node_argv(a, c, ep), c.stem + ".out", &why);
     if (c.pid < 0) {
       kill_running(kids, Child::Killed::grace);
       err << fmt::format("ernic-sim: split run: node {}: {}\nernic-sim: split run: the node processes' files are kept in {}\n",

@@ -11,8 +11,9 @@
 //             SimBricks' shared-memory queues) [--chaos-us N]
 //             [--pcap DIR/node<i>.pcap] [--log DIR/node<i>.log] [--json DIR/node<i>.json]
 //             [--datapath D] [--no-idle-skip] [--handshake-random SEED]
-// (node 0 listens, node 1 connects: two nodes, point to point; a switch
-// topology is refused, exit 2), stdout and stderr in DIR/node<i>.out. The
+// (node 0 listens, node 1 connects: two nodes, point to point; with a
+// switch one more process, `--node switch`, listens and every node's
+// connects: unix or tcp, not shm), stdout and stderr in DIR/node<i>.out. The
 // part options are given when the user asked for that output.
 //
 // Waiting: every child is polled (waitpid on its pid, never on -1). When

@@ -1,5 +1,6 @@
 // model/bridge: a process's link ends towards other processes (net_link.h).
 #include "model/bridge/net_link.h"
+#include "model/bridge/net_link_impl.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,24 +18,6 @@ namespace {
 constexpr uint64_t kInf = ~uint64_t(0);
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > kInf - b ? kInf : a + b; }
 }  // namespace
-
-// A copy waiting to go out: by (stamp, order carried).
-struct NetLink::Out : LineOut {
-  NetLink* link = nullptr;
-  Peer* peer = nullptr;
-  void carry(LineFrame lf) override;
-};
-
-struct NetLink::Peer {
-  std::unique_ptr<NetPeer> peer;
-  uint64_t lookahead = 0, preamble = 0;
-  uint64_t ctl_floor = 0;   // the latest CONTROL time received: the peer is at or past it
-  LineRx* rx = nullptr;
-  Out out;
-  std::map<std::pair<uint64_t, uint64_t>, LineFrame> outq;
-  uint64_t out_seq = 0;
-  uint64_t min_out() const { return outq.empty() ? kInf : outq.begin()->first.first; }
-};
 
 NetLink::NetLink(sc_module_name name, WallTimeout timeout) : sc_module(name), timeout_(timeout) {
   // A peer that has gone must be an error message, not a SIGPIPE.
@@ -137,6 +120,7 @@ uint64_t NetLink::next_activity(uint64_t now) const {
   uint64_t t = d >= sc_max_time() - sc_time_stamp() ? kInf : now + d.value();
   for (const auto& p : peers_)
     if (auto n = p->peer->next_packet_time()) t = std::min(t, *n);
+  if (!relays_.empty()) t = std::min(t, relays_.begin()->first);  // hub mode: a relay is an act
   return t;
 }
 
@@ -150,7 +134,8 @@ uint64_t NetLink::horizon(const Peer& p, uint64_t t_self) const {
   if (p.peer->peer_ended()) return kInf;
   uint64_t h = p.peer->horizon();
   const auto& info = p.peer->peer_info();
-  if (peers_.size() == 1 && info && info->lookahead_ps) {
+  if ((peers_.size() == 1 || hub_) && info && info->lookahead_ps) {
+    if (hub_) t_self = self_for(p, t_self);  // what we may send p: also what other peers make us do
     uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
     const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
     const uint64_t x = sat_add(std::min({info->next_ps, u, ours}), info->lookahead_ps);
@@ -165,6 +150,7 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self) const {
   uint64_t h = 0;
   const auto& info = p.peer->peer_info();
   if (info && info->lookahead_ps) {
+    if (hub_) t_self = self_for(p, t_self);
     const uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
     const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
     h = std::min({info->next_ps, u, ours});
@@ -178,7 +164,8 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self) const {
 }
 
 void NetLink::take_controls(uint64_t now) {
-  for (auto& p : peers_)
+  for (size_t k = 0; k < peers_.size(); ++k) {
+    auto& p = peers_[k];
     while (auto c = p->peer->pop_control()) {
       if (c->time_ps < now)
         throw NetPeerError(p->peer->name() + ": a CONTROL of " + std::to_string(c->time_ps) +
@@ -186,6 +173,7 @@ void NetLink::take_controls(uint64_t now) {
                            " ps (its control horizon was broken)");
       p->ctl_floor = std::max(p->ctl_floor, c->time_ps);
       ++st_.controls_received;
+      if (hub_ && !route(k, *c)) continue;
       switch (c->kind) {
         case NetControl::ReadRequest:
           reads_.emplace_back(p.get(), std::move(*c));
@@ -202,6 +190,7 @@ void NetLink::take_controls(uint64_t now) {
           ctl_q_.push_back(std::move(*c));
       }
     }
+  }
 }
 
 void NetLink::serve_reads(uint64_t now) {
@@ -239,6 +228,7 @@ void NetLink::enable_control(NetMemReader reader) {
 
 void NetLink::send_control(NetControl c) {
   c.time_ps = ClockDomain::now_ps();
+  send_relays(c.time_ps);  // hub mode: what was relayed up to now goes first
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
     try {
@@ -294,21 +284,22 @@ std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr,
 }
 
 void NetLink::promise(uint64_t now) {
-  const uint64_t t = next_activity(now);
+  const uint64_t t_all = next_activity(now);
   // The earliest input that can make this process act: a peer's frame, or
   // in control mode its CONTROL (zero lookahead: a step that starts at the
   // CONTROL's instant may send at once, e.g. a bypass_send).
   uint64_t in = kInf;
   for (const auto& p : peers_) {
-    in = std::min(in, horizon(*p, t));
-    if (control_) in = std::min(in, control_horizon(*p, t));
+    in = std::min(in, horizon(*p, t_all));
+    if (control_) in = std::min(in, control_horizon(*p, t_all));
   }
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
+    const uint64_t t = hub_ ? self_for(*p, t_all) : t_all;  // hub mode: what we may do without p
     const uint64_t send_at = std::min(sat_add(t, p->lookahead), p->min_out());
     const uint64_t prom = std::min(send_at, sat_add(std::min(t, in), p->lookahead));
     std::optional<NetSyncInfo> info;
-    if (peers_.size() == 1)
+    if (peers_.size() == 1 || hub_)
       info = NetSyncInfo{send_at == kInf ? kInf : send_at - p->lookahead, p->peer->taken_in(), p->lookahead};
     if (prom == kInf && !info) continue;
     bool sent;
@@ -338,12 +329,16 @@ void NetLink::block(uint64_t now) {
         if (control_horizon(*p, t) <= now) lim = p.get();
     if (!lim) break;
     chaos();
-    lim->peer->recv_one(timeout_);
+    if (hub_)
+      wait_any(*lim);
+    else
+      lim->peer->recv_one(timeout_);
     for (auto& p : peers_) p->peer->poll();
     deliver(now);
     if (control_) {
       take_controls(now);
       serve_reads(now);
+      send_relays(now);
     }
     promise(now);
   }
@@ -359,6 +354,7 @@ void NetLink::thread() {
       if (control_) {
         take_controls(now);
         serve_reads(now);
+        send_relays(now);
         if (!end_told_ && peer_gone() && peer_run_end_ < 0) {  // a TERMINATE without a RunEnd
           end_told_ = true;
           end_ev_.notify(SC_ZERO_TIME);
@@ -375,6 +371,7 @@ void NetLink::thread() {
       }
       if (control_) {
         for (const auto& r : reads_) target = std::min(target, r.second.time_ps);
+        if (!relays_.empty()) target = std::min(target, relays_.begin()->first);
         bool at_horizon = false;
         for (auto& p : peers_) {
           const uint64_t ch = control_horizon(*p, t);

@@ -117,6 +117,17 @@ class NetLink : public sc_core::sc_module {
   // Test only: sleep a random 0..max_us of wall time before each message
   // sent and each blocking read (results must not change).
   void set_chaos(uint64_t seed, uint32_t max_us);
+  // Hub mode (net_link_hub.cpp; a split run's switch process, whose peer i
+  // is node i's process, each with this process its only peer): after the
+  // peers are added, with control. A peer's CONTROLs are relayed to the
+  // others at their instant (a Fact and a StepEnd to every other, the
+  // StepEnd's node set to the sender's index; a ReadRequest to the peer of
+  // its node, its ReadReply back), and each peer is promised what this
+  // process may do without it: min(its own next activity, every other
+  // peer's next activity and input from here), so no relay comes in a
+  // node's past and the nodes' conversation through here needs no cycle.
+  void enable_hub();
+  static constexpr uint8_t kHubNode = 0xFF;  // a StepEnd's node: the hub's own
 
  private:
   struct Out;
@@ -131,6 +142,17 @@ class NetLink : public sc_core::sc_module {
   void chaos();
   bool gone(Peer& p);
   uint64_t control_horizon(const Peer& p, uint64_t t_self) const;
+  // Hub mode (net_link_hub.cpp).
+  uint64_t raw(const Peer& q) const;                   // the earliest q may act by itself
+  uint64_t self_for(const Peer& p, uint64_t t) const;  // our earliest activity not caused by p
+  bool route(size_t from, NetControl& c);              // a peer's CONTROL: relayed; true: also ours
+  void send_relays(uint64_t now);                      // relays due by now
+  void wait_any(Peer& lim);                            // the next message from any peer
+  size_t index_of(const Peer* p) const;
+  bool hub_ = false;
+  std::multimap<uint64_t, std::pair<size_t, NetControl>> relays_;    // time -> (to peer, control)
+  std::map<uint64_t, std::pair<size_t, uint64_t>> relayed_reads_;   // our read id -> (asking peer, its id)
+  uint64_t next_relay_id_ = 0;
   void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
   void serve_reads(uint64_t now);     // requests stamped now answered
   std::vector<std::unique_ptr<Peer>> peers_;

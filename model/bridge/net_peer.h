@@ -97,6 +97,7 @@ class NetPeer {
   void recv_one(WallTimeout timeout);
   uint64_t horizon() const { return horizon_; }
   const std::string& name() const { return name_; }
+  void rename(std::string name) { name_ = std::move(name); }  // once the intro told who it is
   bool peer_ended() const { return ended_; }
   // The oldest received packet stamped at or before t_ps, if any.
   std::optional<NetPacket> pop_until(uint64_t t_ps);

@@ -8,11 +8,18 @@ namespace ernic {
 
 namespace {
 
-bool splittable(const Step& s, std::string* why);
+bool splittable(const Step& s, std::string* why, bool star);
 
-// The step kinds phase 1 runs split (model/system/split.h).
+// The step kinds phase 1 runs split (model/system/split.h). star: a switch
+// topology (split_star.cpp), whose processes trade values only in pairs:
+// the steps every process trades in are refused there.
 struct SplittableV {
   std::string* why;
+  bool star;
+  bool all_only(const char* kind) const {
+    if (star) *why = std::string("the step `") + kind + "` with a switch";
+    return !star;
+  }
   bool operator()(const InitStep&) const { return true; }
   bool operator()(const RegisterMrStep&) const { return true; }
   bool operator()(const FillStep&) const { return true; }
@@ -27,23 +34,24 @@ struct SplittableV {
   bool operator()(const RegReadStep&) const { return true; }
   bool operator()(const RegExpectStep&) const { return true; }
   bool operator()(const RegPollStep&) const { return true; }
-  bool operator()(const FaultStep&) const { return true; }
-  bool operator()(const LinkStep&) const { return true; }
+  bool operator()(const FaultStep&) const { return all_only("fault"); }
+  bool operator()(const LinkStep&) const { return all_only("link"); }
   bool operator()(const ExpectFramesStep&) const { return true; }
-  bool operator()(const ExpectIdleStep&) const { return true; }
+  bool operator()(const ExpectIdleStep&) const { return all_only("expect_idle"); }
   bool operator()(const WaitUntilStep&) const { return true; }
   bool operator()(const DeregisterMrStep&) const { return true; }
   bool operator()(const DebugPresetStep&) const { return true; }
   bool operator()(const HwHandshakeStep&) const { return true; }
   bool operator()(const ConnectRejectStep&) const { return true; }
-  bool operator()(const ExpectComplianceStep&) const { return true; }
-  bool operator()(const RecoverStep&) const { return true; }
-  bool operator()(const DisconnectStep&) const { return true; }
+  bool operator()(const ExpectComplianceStep&) const { return all_only("expect_compliance"); }
+  bool operator()(const RecoverStep&) const { return all_only("recover"); }
+  bool operator()(const DisconnectStep&) const { return all_only("disconnect"); }
+  bool operator()(const ExpectSwitchStep&) const { return true; }
   bool operator()(const QpSetupStep&) const { return true; }
   bool operator()(const QpReleaseStep&) const { return true; }
-  bool operator()(const QpAdoptStep&) const { return true; }
+  bool operator()(const QpAdoptStep&) const { return all_only("qp_adopt"); }
   bool operator()(const ExpectQpStep&) const { return true; }
-  bool operator()(const BypassSendStep&) const { return true; }
+  bool operator()(const BypassSendStep&) const { return all_only("bypass_send"); }
   bool operator()(const ProgramStep&) const { return true; }
   bool operator()(const ExpectBypassStep&) const { return true; }
   bool operator()(const ConnectStep& c) const {
@@ -53,7 +61,7 @@ struct SplittableV {
   }
   bool operator()(const std::shared_ptr<RepeatStep>& r) const {
     for (const Step& x : r->steps)
-      if (!splittable(x, why)) return false;
+      if (!splittable(x, why, star)) return false;
     return true;
   }
   // parallel: every branch runs in every process, each a lane of its own
@@ -61,7 +69,7 @@ struct SplittableV {
   bool operator()(const std::shared_ptr<ParallelStep>& p) const {
     for (const auto& b : p->branches)
       for (const Step& x : b.steps)
-        if (!splittable(x, why)) return false;
+        if (!splittable(x, why, star)) return false;
     return true;
   }
   bool operator()(const BarrierStep&) const { return true; }
@@ -71,8 +79,8 @@ struct SplittableV {
   }
 };
 
-bool splittable(const Step& s, std::string* why) {
-  const bool ok = std::visit(SplittableV{why}, s);
+bool splittable(const Step& s, std::string* why, bool star) {
+  const bool ok = std::visit(SplittableV{why, star}, s);
   if (!ok && why->empty()) *why = std::string("the step `") + step_kind(s) + "`";
   return ok;
 }
@@ -102,6 +110,7 @@ struct ParticipantsV {
   std::vector<std::string> operator()(const QpSetupStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const QpReleaseStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const ExpectQpStep& x) const { return {x.node}; }
+  std::vector<std::string> operator()(const ExpectSwitchStep&) const { return {kSplitSwitch}; }  // its process
   std::vector<std::string> operator()(const ExpectBypassStep& x) const { return {x.node}; }
   std::vector<std::string> operator()(const ProgramStep& x) const { return {x.node}; }
   // bypass_send: every process (each keeps the frames for expect_bypass; the source's sends them).
@@ -133,15 +142,22 @@ std::vector<std::string> split_participants(const Step& s) { return std::visit(P
 
 std::string split_refusal(const Scenario& sc) {
   const std::string where = sc.file;
-  if (sc.nodes.size() != 2)
-    return fmt::format("{}: {} nodes cannot run split yet (phase 1: two nodes joined point to point)", where,
-                       sc.nodes.size());
-  if (sc.topology_switch) return sc.topology_switch->loc.str() + ": topology: switch cannot run split yet";
-  if (sc.link.delay_ns == 0)
+  if (const auto& t = sc.topology_switch) {
+    for (size_t i = 0; i < t->ports.size(); ++i)
+      if (t->ports[i].delay_ns == 0)
+        return fmt::format("{}: node {}'s port delay_ns 0 cannot run split (a split run needs a propagation delay "
+                           "above 0: the lookahead)", t->loc.str(), sc.nodes[i].name);
+    for (const NodeConfig& n : sc.nodes)
+      if (n.peer || n.host_program || n.qp_setup_fsm)
+        return n.loc.str() + ": node " + n.name + " (kind: peer, host: program or qp_setup_fsm) with a switch cannot "
+               "run split yet";
+  } else if (sc.link.delay_ns == 0) {
     return where + ": link.delay_ns 0 cannot run split (a split run needs a propagation delay above 0: the lookahead)";
+  }
   for (const Step& s : sc.steps) {
     std::string why;
-    if (!splittable(s, &why)) return step_loc(s).str() + ": " + why + " cannot run split yet";
+    if (!splittable(s, &why, sc.topology_switch.has_value()))
+      return step_loc(s).str() + ": " + why + " cannot run split yet";
   }
   return "";
 }

@@ -9,6 +9,11 @@
 
 namespace ernic {
 
+// A switch topology's switch runs in a process of its own (`node --node
+// switch`; model/system/split_star.cpp); as a step's participant (the
+// process of expect_switch) it has this name.
+inline constexpr const char* kSplitSwitch = "switch";
+
 // "" when the scenario can run split today, else why not: the file and
 // line of the first thing in the way, and what ("...: the step `parallel`
 // cannot run split yet").

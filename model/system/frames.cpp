@@ -63,14 +63,14 @@ FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
 }
 
 int System::peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const {
-  if (!net_switch) return nodes.size() == 2 ? int(1 - i) : -1;  // the one link's other end
+  if (!scenario.topology_switch) return nodes.size() == 2 ? int(1 - i) : -1;  // the one link's other end
   // A pause frame ends at the MAC it is sent to: between a node and the
   // switch, whatever MAC it carries (a node's own MAC may be the one a
   // switch port sends its pause frames from).
   if (pfc::is_mac_control(frame, len)) return -1;
   const size_t off = tx ? 0 : 6;                                 // destination / source MAC
   if (len < off + 6) return -1;
-  const int p = net_switch->port_of(frame + off);
+  const int p = port_of_mac(frame + off);
   return p == int(i) ? -1 : p;
 }
 
@@ -128,7 +128,7 @@ void System::log_frame(const Node& n, const char* dir, const std::string& link, 
     } else if (n.driver) {
       for (const auto& c : n.driver->connections()) {
         // With a switch several peers may use one QPN: the frame's destination address tells them apart.
-        if (net_switch && !ff.dst.empty() && (c->ipv6 ? c->remote_ip6.str() : c->remote_ip.str()) != ff.dst) continue;
+        if (scenario.topology_switch && !ff.dst.empty() && (c->ipv6 ? c->remote_ip6.str() : c->remote_ip.str()) != ff.dst) continue;
         if (c->qpn && c->remote_qpn == r.dest_qp && c->state != host::VerbsState::Reset) qp = c->qpn;
       }
     } else if (n.peer) {  // kind: peer: its QP towards that QPN

@@ -88,7 +88,7 @@ void add_failures(json& r, System& sys) {
     // The last frames of each direction (tx tap), to read a failure without opening the pcap.
     json last = json::object();
     for (const auto& [name, d] : sys.dirs) {
-      if (sys.net_switch && d.tx.empty()) continue;  // N nodes: the directions that carried frames
+      if (sys.scenario.topology_switch && d.tx.empty()) continue;  // N nodes: the directions that carried frames
       json l = json::array();
       for (size_t i = d.tx.size() > 6 ? d.tx.size() - 6 : 0; i < d.tx.size(); ++i) l.push_back(d.tx[i].str());
       last[name] = l;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "model/bridge/net_address.h"
 #include "model/bridge/net_link.h"
@@ -59,7 +60,7 @@ System::SplitLane& System::lane() {
 }
 
 bool System::local(const std::string& node_name) const {
-  return !net_link_ || node_name == scenario.nodes[split_local_].name;
+  return !net_link_ || (!split_hub_ && node_name == scenario.nodes[split_local_].name);
 }
 
 // The link to the other process: its line from this node through the
@@ -83,25 +84,33 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
   const std::string other = "node " + nodes[j]->cfg.name + "'s process";
   const bool listen = !so.listen.empty();
   std::unique_ptr<bridge::NetPeer> peer = bridge::open_net_peer(listen ? so.listen : so.connect, listen, 0, other, to);
-  introduce_split(*peer, so, to);
+  introduce_split(*peer, so, to, nodes[j]->cfg.name);
   net_link_ = std::make_unique<bridge::NetLink>("net_link", to);
   if (so.chaos_us) net_link_->set_chaos(so.chaos_seed + i, so.chaos_us);
   net_link_->add_peer(std::move(peer), lp.delay_ps, LineRate(lp.rate_gbps).preamble_ps(), &in->rx());
   out->out = &net_link_->out(0);
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
-  Node* me = nodes[i].get();
-  net_link_->enable_control([this, me, i](uint8_t node, uint64_t addr, uint64_t len) {
-    if (node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
+  net_link_->enable_control(local_reader());
+}
+
+// The other processes' reads of this process's node's host memory.
+bridge::NetMemReader System::local_reader() {
+  const size_t i = split_local_;
+  Node* me = i < nodes.size() ? nodes[i].get() : nullptr;
+  return [me, i](uint8_t node, uint64_t addr, uint64_t len) {
+    if (!me || node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
     if (!me->mem->in_range(addr, len))
       throw std::runtime_error(fmt::format("[0x{:x}, +{}) lies outside {}'s host memory", addr, len, me->cfg.name));
     const uint8_t* p = me->mem->data(addr, len);
     return std::vector<uint8_t>(p, p + len);
-  });
+  };
 }
 
 // The two processes check they belong together before anything runs: the
-// same scenario (its bytes), seed and datapath, and the other node.
-void System::introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to) {
+// same scenario (its bytes), seed and datapath; returns the other's node
+// (checked against `expect` unless it is empty).
+std::string System::introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to,
+                                    const std::string& expect) {
   std::ifstream in(scenario.file, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
@@ -116,18 +125,19 @@ void System::introduce_split(bridge::NetPeer& peer, const SplitOptions& so, brid
   std::optional<bridge::NetControl> got;
   while (!(got = peer.pop_control())) peer.recv_one(to);
   const std::string other(got->data.begin(), got->data.end());
-  const std::string expect = scenario.nodes[1 - split_local_].name;
   if (got->id != 0 || got->a != h || got->b != scenario.seed)
     throw std::runtime_error("split run: " + peer.name() + " runs another scenario file, seed or datapath than this "
                              "one; both processes must run the same file with the same options");
-  if (other != expect)
+  if (!expect.empty() && other != expect)
     throw std::runtime_error("split run: the other process runs node '" + other + "', not " + expect);
+  return other;
 }
 
 bool System::split_participates(const Step& s) const {
   const std::vector<std::string> p = split_participants(s);
   if (p.empty()) return true;
-  return std::find(p.begin(), p.end(), scenario.nodes[split_local_].name) != p.end();
+  const std::string me = split_hub_ ? kSplitSwitch : scenario.nodes[split_local_].name;
+  return std::find(p.begin(), p.end(), me) != p.end();
 }
 
 void System::split_share_mr(const host::Mr& m) {
@@ -207,12 +217,14 @@ std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours) 
   }
 }
 
-bool System::split_await_request(Node& server, const host::Connection& c) {
+bool System::split_await_request(Node& server, const host::Connection& c, const std::string& client) {
+  const int client_ix = port_of_name(client);
   using W = host::HostBus;
   while (c.state != host::VerbsState::Rtr && c.state != host::VerbsState::Rts) {
     split_drain();
     for (const auto& m : split_pending_)
-      if (m.kind == bridge::NetControl::StepEnd && m.id == split_tag()) {  // the client gave up (its step failed there)
+      if (m.kind == bridge::NetControl::StepEnd && m.id == split_tag() &&
+          (!split_star() || m.node == client_ix)) {  // the client gave up (its step failed there)
         fail(lane().loc, fmt::format("connect: no ConnectRequest reached {} QP{}", server.cfg.name, c.qpn));
         return false;
       }
@@ -231,10 +243,18 @@ void System::split_barrier() {
   bridge::NetControl e;
   e.kind = bridge::NetControl::StepEnd;
   e.id = split_tag();
-  e.b = uint64_t(lane().id == 0 || lane().failed ? exit_code : 0);  // a branch: its own step's failure
-  e.a = stall_report.empty() ? 0 : 1;  // its failure took the QPs' status: so does the other
-  net_link_->send_control(e);
-  for (;;) {
+  // The switch's process (split_star.cpp) ends the step once every node's
+  // has: its end, sent last, is the latest; a node's process waits for it.
+  const size_t ends_due = split_hub_ ? nodes.size() : 1;
+  std::set<uint8_t> ended;
+  auto send = [&] {
+    e.node = split_hub_ ? bridge::NetLink::kHubNode : 0;
+    e.b = uint64_t(lane().id == 0 || lane().failed ? exit_code : 0);  // a branch: its own step's failure
+    e.a = stall_report.empty() ? 0 : 1;  // its failure took the QPs' status: so does the other
+    net_link_->send_control(e);
+  };
+  if (!split_hub_) send();
+  while (ended.size() < ends_due) {
     std::optional<bridge::NetControl> c = split_next();
     if (!c) return;
     if (c->kind == bridge::NetControl::Fact) {
@@ -244,6 +264,9 @@ void System::split_barrier() {
       }
       continue;
     }
+    // A star's node: another node's end, relayed (split_await_request's).
+    if (split_star() && !split_hub_ && c->node != bridge::NetLink::kHubNode) continue;
+    ended.insert(c->node);
     const uint64_t now = sc_time_stamp().value();
     if (c->time_ps > now) wait(sc_time(double(c->time_ps - now), SC_PS));
     if (c->b) lane().failed = true;
@@ -251,8 +274,8 @@ void System::split_barrier() {
       peer_failed(peer_exit_code(c->b), "its step failed");
       if (c->a) snapshot_qps();
     }
-    return;
   }
+  if (split_hub_) send();
 }
 
 const host::Mr* System::find_mr_any(const std::string& node_name, const std::string& mr) {

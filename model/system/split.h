@@ -24,8 +24,12 @@
 // (runner.cpp's first_fail_ps_ rule); TxLog orders an instant's branch
 // steps by their place in the scenario, so both write the same log.
 //
-// Phase 1 (split_refusal names what it does not do yet): two nodes joined
-// point to point; built-in hosts, with or without qp_setup_fsm (the
+// A switch topology splits into a star (split_star.cpp): a process per node
+// and one for the switch (`--node switch`), which relays the nodes'
+// CONTROLs and ends each step once every node's process has.
+//
+// What splits (split_refusal names what does not yet): two nodes joined
+// point to point or N nodes behind a switch; built-in hosts, with or without qp_setup_fsm (the
 // block's cmac_link_up is the line into its node, as in one process);
 // host: program (the program in its node's process; a connect with a
 // program end: the driver's end in its process, which tells the program's
@@ -33,7 +37,11 @@
 // as an ERNIC node is; its MR records sent as facts; connect with a peer
 // end: each process its end, the QPNs, PSNs and MRs traded at the instant,
 // the peer's QP created when the ERNIC end's is enabled: steps_peer.cpp).
-// Every step but connect with batch, expect_switch: init (the nodes one
+// With a switch: no kind: peer, host: program or qp_setup_fsm node, and
+// none of the steps every process trades values in (recover, disconnect,
+// expect_compliance, qp_adopt, bypass_send) nor fault, link, expect_idle.
+// Every step but connect with batch: expect_switch (in the switch's
+// process), init (the nodes one
 // after the other, as in one process), register_mr, deregister_mr, fill,
 // mem_write, mem_expect, connect (CM or out of band), connect_reject,
 // post, wait_completions, recv, check_memory, wait, repeat, parallel and

@@ -27,7 +27,7 @@ void System::handle(const ConnectStep& s, const SourceLoc& loc, Group*) {
   Node* cn = node(s.client);
   Node* sn = node(s.server);
   if (!cn || !sn || cn == sn) return fail(loc, "connect needs two different nodes");
-  if (!net_switch && nodes.size() != 2)
+  if (!scenario.topology_switch && nodes.size() != 2)
     return fail(loc, "connect needs a two-node topology (one link) or topology: switch");
   host::QpParams sp, cp;
   sp.pmtu = cp.pmtu = s.pmtu;
@@ -104,7 +104,7 @@ void System::connect_split(const ConnectStep& s, const SourceLoc& loc, host::QpP
     c = &me->driver->listen(sp);
     // In one process the client's connect returned first (the ConnectReply
     // was out); here the server waits for the ConnectRequest itself.
-    if (!split_await_request(*me, *c)) return;
+    if (!split_await_request(*me, *c, s.client)) return;
     if (!me->driver->await_rtu(*c))
       return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s.name, s.server,
                                    c->qpn, host::verbs_state_name(c->state)));

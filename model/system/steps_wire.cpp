@@ -18,7 +18,7 @@ using namespace sc_core;
 // X->switch: X's wire to its port, for the frames of no flow (to the switch
 // itself, or to no node's MAC).
 std::optional<System::DirWire> System::wire_for(const Direction& d) {
-  if (net_switch) {
+  if (scenario.topology_switch) {
     int from = -1, to = -1;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i]->cfg.name == d.from) from = int(i);

@@ -252,7 +252,10 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   if (!opt.split.node.empty()) {
     if (std::string why = split_refusal(sc); !why.empty()) throw std::runtime_error("split run: " + why);
     while (split_local_ < sc.nodes.size() && sc.nodes[split_local_].name != opt.split.node) ++split_local_;
-    if (split_local_ == sc.nodes.size()) throw std::runtime_error("split run: no node '" + opt.split.node + "'");
+    split_hub_ = sc.topology_switch && opt.split.node == kSplitSwitch;  // the switch's process (split_star.cpp)
+    if (split_local_ == sc.nodes.size() && !split_hub_)
+      throw std::runtime_error("split run: no node '" + opt.split.node + "'" +
+                               (sc.topology_switch ? " (the switch's process is --node switch)" : ""));
   }
   randomise_handshakes(opt);
   build_nodes(lps, opt);
@@ -260,7 +263,9 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
   serve_overrides = opt.serve;
   if (!idle_skip) start_tickers();
   introduce_nodes();
-  if (!opt.split.node.empty())
+  if (!opt.split.node.empty() && sc.topology_switch)
+    join_split_star(lps, opt.split);
+  else if (!opt.split.node.empty())
     join_split(lp, opt.split);
   else if (sc.topology_switch)
     join_switch(lps);
@@ -273,7 +278,7 @@ System::System(sc_module_name name, const Scenario& sc, const RunOptions& opt, S
       const std::string name = nodes[i]->cfg.name + "->" + nodes[j]->cfg.name;
       dirs[name].name = name;
     }
-  if (nodes.size() == 2 || net_switch) watch_link();
+  if (nodes.size() == 2 || sc.topology_switch) watch_link();
   if (!opt.pcap.empty()) open_taps(opt.pcap);
   ctx.trace_clock("top.clocks", "core_clk", core.period_ps());
   ctx.trace_clock("top.clocks", "cmac_clk", cmac_clk.period_ps());
@@ -387,6 +392,25 @@ void System::report_fault(const std::string& label, const FaultApplied& a) {
 // ("switch->X"); each node's cmac_link_up: every direction into it is up
 // (its port's wire, and each other node's flow to it).
 void System::join_switch(const std::vector<LinkParams>& lps) {
+  build_switch(lps);
+  star_wires(lps);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    attach_port(i);
+    nodes[i]->cmac->wire_out = uplinks[i].get();
+    downlinks[i]->set_dst(nodes[i]->cmac.get());
+  }
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (QpSetupFsm* f = nodes[i]->qp_setup.get())
+      f->link_up = [this, i] {
+        if (!downlinks[i]->faults().link_up()) return false;
+        for (size_t j = 0; j < uplinks.size(); ++j)
+          if (j != i && !uplinks[j]->faults(int(i)).link_up()) return false;
+        return true;
+      };
+}
+
+// The switch of topology: switch (its ports in node order).
+void System::build_switch(const std::vector<LinkParams>& lps) {
   const SwitchTopology& t = *scenario.topology_switch;
   SwitchConfig c;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -403,6 +427,13 @@ void System::join_switch(const std::vector<LinkParams>& lps) {
   c.pfc = t.pfc;
   c.seed = scenario.seed * 0x9E3779B97F4A7C15ull + 0x5A;
   net_switch = std::make_unique<Switch>("switch", ctx, std::string(this->name()) + ".switch", c, &cmac_clk);
+}
+
+// Every node's wires to its port and back, with their flows and fault
+// reports (a split run builds them all in every process: each joins its
+// own ends, split_star.cpp).
+void System::star_wires(const std::vector<LinkParams>& lps) {
+  const SwitchTopology& t = *scenario.topology_switch;
   const uint64_t seed = scenario.seed * 0xD1B54A32D192ED03ull;
   const size_t n = nodes.size();
   for (size_t i = 0; i < n; ++i) {
@@ -414,25 +445,25 @@ void System::join_switch(const std::vector<LinkParams>& lps) {
     Wire* down = downlinks.back().get();
     up->label = x + "->switch";
     down->label = "switch->" + x;
-    nodes[i]->cmac->wire_out = up;
-    up->set_dst(&net_switch->port(i));
-    net_switch->port(i).wire_out = down;
-    down->set_dst(nodes[i]->cmac.get());
-    Switch* sw = net_switch.get();
-    up->flow_of = [sw](const FrameBytes& f) { return f.size() >= 6 ? sw->port_of(f.data()) : -1; };
+    up->flow_of = [this](const FrameBytes& f) { return f.size() >= 6 ? port_of_mac(f.data()) : -1; };
     for (size_t j = 0; j < n; ++j)
       if (j != i) up->add_flow(int(j), x + "->" + nodes[j]->cfg.name, seed + 3 + 2 * i * (n + 1) + j);
     for (Wire* w : {up, down})
       w->on_fault = [this](const std::string& label, const FaultApplied& a) { report_fault(label, a); };
   }
-  for (size_t i = 0; i < n; ++i)
-    if (QpSetupFsm* f = nodes[i]->qp_setup.get())
-      f->link_up = [this, i] {
-        if (!downlinks[i]->faults().link_up()) return false;
-        for (size_t j = 0; j < uplinks.size(); ++j)
-          if (j != i && !uplinks[j]->faults(int(i)).link_up()) return false;
-        return true;
-      };
+}
+
+// Port i of the switch: node i's wire into it, and its wire back.
+void System::attach_port(size_t i) {
+  uplinks[i]->set_dst(&net_switch->port(i));
+  net_switch->port(i).wire_out = downlinks[i].get();
+}
+
+// The node whose MAC this is (a switch port's), or -1 (Switch::port_of's rule).
+int System::port_of_mac(const uint8_t* mac) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (std::equal(nodes[i]->cfg.mac.b.begin(), nodes[i]->cfg.mac.b.end(), mac)) return int(i);
+  return -1;
 }
 
 // Two nodes or a switch: a wire monitor per node pair, the link traces,

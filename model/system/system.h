@@ -287,6 +287,10 @@ class System : public sc_core::sc_module {
   void introduce_nodes();        // neighbour tables; host memories to the scoreboard
   void join_wires(const LinkParams& lp);  // two nodes, point to point
   void join_switch(const std::vector<LinkParams>& lps);  // topology: switch
+  void build_switch(const std::vector<LinkParams>& lps);
+  void attach_port(size_t i);
+  int port_of_mac(const uint8_t* mac) const;
+  int port_of_name(const std::string& name) const;  // the node's index, or -1
   void report_fault(const std::string& label, const FaultApplied& a);
   void watch_link();             // two nodes or a switch: monitors, link traces, frame records
   void open_taps(const std::string& pcap);
@@ -402,7 +406,15 @@ class System : public sc_core::sc_module {
 
   // A split run (split.cpp).
   void join_split(const LinkParams& lp, const SplitOptions& so);
-  void introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to);
+  // A switch topology split (split_star.cpp): each node's process joined to
+  // the switch's, which relays between them (NetLink::enable_hub).
+  void join_split_star(const std::vector<LinkParams>& lps, const SplitOptions& so);
+  void star_wires(const std::vector<LinkParams>& lps);
+  bool split_hub_ = false;      // this process runs the switch (and no node)
+  bridge::NetMemReader local_reader();
+  bool split_star() const { return split() && scenario.topology_switch.has_value(); }
+  std::string introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to,
+                              const std::string& expect);
   bool split_participates(const Step& s) const;
   void split_fact(const std::vector<uint8_t>& data);  // to the other process, with this step's end
   void split_share_mr(const host::Mr& m);             // register_mr's record (nothing in one process)
@@ -413,7 +425,7 @@ class System : public sc_core::sc_module {
   std::optional<bridge::NetControl> split_next();
   // connect's server end: until the ConnectRequest came (the state left
   // RESET); false (the step failed) when the client's step ended without.
-  bool split_await_request(Node& server, const host::Connection& c);
+  bool split_await_request(Node& server, const host::Connection& c, const std::string& client);
   // A lane: a sequence of steps that runs in step across the processes
   // (split.h): the scenario's steps (lane 0), each branch of a `parallel`
   // (lanes numbered as the branches are started, alike in every process).

@@ -1,0 +1,31 @@
+// model/bridge: NetLink's own parts (net_link.h), shared by net_link.cpp
+// and net_link_hub.cpp; nothing else includes this.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "model/bridge/net_link.h"
+
+namespace ernic::bridge {
+
+// A copy waiting to go out: by (stamp, order carried).
+struct NetLink::Out : LineOut {
+  NetLink* link = nullptr;
+  Peer* peer = nullptr;
+  void carry(LineFrame lf) override;
+};
+
+struct NetLink::Peer {
+  std::unique_ptr<NetPeer> peer;
+  uint64_t lookahead = 0, preamble = 0;
+  uint64_t ctl_floor = 0;   // the latest CONTROL time received: the peer is at or past it
+  LineRx* rx = nullptr;
+  Out out;
+  std::map<std::pair<uint64_t, uint64_t>, LineFrame> outq;
+  uint64_t out_seq = 0;
+  uint64_t min_out() const { return outq.empty() ? ~uint64_t(0) : outq.begin()->first.first; }
+};
+
+}  // namespace ernic::bridge
