@@ -83,7 +83,7 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   uint64_t sideband_ignored() const { return sideband_ignored_; }
 
   // rnic_intr: OR of the enabled INTSTS bits.
-  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> intr{"rnic_intr"};
+  IntrLine intr{"rnic_intr"};
 
   // Datapath connections (before sc_start).
   Cmac* cmac = nullptr;              // ctl_tx_pause_req (PFC)

@@ -172,7 +172,7 @@ class BlockBench : public sc_core::sc_module {
  public:
   HostMemory mem;
   ErnicShared s;
-  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> intr_line{"rnic_intr"};
+  IntrLine intr_line{"rnic_intr"};
   Interrupts intr;
   WqeCache cache;
   RetryBuf retry_buf;

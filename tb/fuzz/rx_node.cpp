@@ -113,7 +113,7 @@ struct RxNode::Impl {
   SimContext ctx;
   HostMemory mem{kMemBytes};
   ErnicShared s{core, mem, ctx, "top.A.ernic", config()};
-  sc_signal<bool, SC_MANY_WRITERS> intr_line{"rnic_intr"};
+  IntrLine intr_line{"rnic_intr"};
   Interrupts intr{s, intr_line};
   WqeCache cache{s};
   RoceDatapath* datapath = nullptr;  // TX frames are only recorded (on_tx_committed)
@@ -309,6 +309,7 @@ void RxNode::restore() {
   Impl& I = *impl_;
   I.s.regs = *snap_.regs;
   I.s.qps = snap_.qps;
+  I.qp_mgr.touch_all();  // contexts replaced behind the QP manager: its passes look at every QP again
   I.s.stats = snap_.stats;
   I.s.next_osq_id = snap_.next_osq_id;
   I.s.ack_fire_q.clear();
