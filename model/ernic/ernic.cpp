@@ -40,6 +40,7 @@ void Ernic::backdoor_write(uint32_t addr, uint32_t value) {
   const R::Decoded d = s_.regs.decode(addr);
   if (!d.reg || d.block != R::Block::Qp) return;
   s_.Q(d.index, d.offset) = value;
+  qp_mgr_.touch(d.index);  // its depth may have changed: the QP manager's passes look at it again
   s_.ctx.event(s_.qp_scope(d.index),
                fmt::format("debug backdoor: {} := 0x{:08x} (not a PG332 access, A-DEBUG-1)", d.reg->name, value));
   s_.trace(s_.qps[d.index]);
@@ -112,6 +113,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
 // What a per-QP register write sets going.
 void Ernic::qp_register_written(uint32_t n, uint32_t off, uint32_t old, uint32_t data) {
   qp::QpContext& qp = s_.qps[n];
+  qp_mgr_.touch(n);  // the QP may have work now (STATCURSQPTRi, QPCONFi, QDEPTHi): looked at on the next pass
   switch (off) {
     case R::q::QPCONFi: {
       const bool en = data & FLD::QPCONFi_EN.bit(), was = old & FLD::QPCONFi_EN.bit();

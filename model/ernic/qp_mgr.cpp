@@ -17,7 +17,13 @@ using W = ErnicWaveform;
 
 QpMgr::QpMgr(sc_module_name name, ErnicShared& s, WqeCache& cache, WqeProc& wqe_proc, RespHndler& resp,
              RetryBuf& bufs)
-    : sc_module(name), s_(s), cache_(cache), wqe_proc_(wqe_proc), resp_(resp), bufs_(bufs) {
+    : sc_module(name),
+      s_(s),
+      cache_(cache),
+      wqe_proc_(wqe_proc),
+      resp_(resp),
+      bufs_(bufs),
+      candidates_(s.cfg.num_qp, /*all=*/true) {
   SC_THREAD(dispatch_thread);
   SC_THREAD(prefetch_thread);
 }
@@ -34,6 +40,7 @@ void QpMgr::apply_doorbells() {
   const uint64_t now = ClockDomain::now_ps();
   while (!db_q_.empty() && db_q_.front().t_ps <= now) {
     s_.qps[db_q_.front().qpn].req.sq_pi = db_q_.front().value;
+    candidates_.insert(db_q_.front().qpn);  // it may have WQEs to fetch now
     db_q_.pop_front();
   }
   if (!db_q_.empty()) doorbell_ev_.notify(ps(db_q_.front().t_ps - now));
@@ -64,12 +71,36 @@ bool QpMgr::has_work(const qp::QpContext& qp) const {
   return qp.req.osq.size() < qp.req.max_out;
 }
 
+// Idle: has_work and can_prefetch are false whatever the gates say
+// (enable, NIC enable, SW override, fatal, RNR wait, limits): nothing
+// outstanding, cached or to go back for, and no WQE between sq_ci and SQPIi
+// nor between sq_ci and the prefetch pointer. Only the QP manager's own
+// steps and what calls ring() or touch() end that: a doorbell (sq_pi), a
+// register write (STATCURSQPTRi moves sq_ci, QPCONFi[0] re-enables,
+// QDEPTHi changes the depth), a WQE dispatched (the OSQ; from a QP a pass
+// has just picked) or fetched (the cache; likewise). A go-back needs
+// outstanding WQEs, and a cache drop (disable, fatal) sets pf_ci to sq_ci.
+bool QpMgr::idle(const qp::QpContext& qp) const {
+  if (!qp.req.osq.empty() || !qp.prefetch.cache.empty() || qp.rs.retransmit_pending()) return false;
+  const uint32_t depth = s_.sq_depth(qp.qpn);
+  return depth == 0 || (qp.req.sq_pi % depth == qp.req.sq_ci && qp.prefetch.pf_ci == qp.req.sq_ci);
+}
+
+// The first QP with work from rr_next_ on, wrapping (PG332: round robin
+// over the QPs). A pass visits only the candidates: every QP outside them
+// is idle, so has_work is false for it and a pass over all QPs 1..num_qp
+// in the same order would pick the same QP. The pass drops the idle QPs it
+// visits; only this pass does (the dispatcher's, between two WQEs), so a QP
+// being dispatched, whose OSQ entry comes later, is never dropped.
 qp::QpContext* QpMgr::next_qp() {
-  for (uint32_t i = 0; i < s_.cfg.num_qp; ++i) {
-    const uint32_t n = 1 + (rr_next_ - 1 + i) % s_.cfg.num_qp;
-    if (has_work(s_.qps[n])) return &s_.qps[n];
-  }
-  return nullptr;
+  ++passes_;
+  const uint32_t n = candidates_.find_from(rr_next_, [this](uint32_t q) {
+    ++visits_;
+    if (has_work(s_.qps[q])) return true;
+    if (idle(s_.qps[q])) candidates_.erase(q);
+    return false;
+  });
+  return n ? &s_.qps[n] : nullptr;
 }
 
 void QpMgr::dispatch_thread() {
@@ -251,11 +282,14 @@ bool QpMgr::can_prefetch(const qp::QpContext& qp) const {
 void QpMgr::prefetch_thread() {
   for (;;) {
     apply_doorbells();
-    qp::QpContext* q = nullptr;
-    for (uint32_t i = 0; i < s_.cfg.num_qp && !q; ++i) {
-      const uint32_t n = 1 + (pf_rr_ - 1 + i) % s_.cfg.num_qp;
-      if (can_prefetch(s_.qps[n])) q = &s_.qps[n];
-    }
+    // Round robin from pf_rr_ over the candidates (can_prefetch is false
+    // for an idle QP; see next_qp).
+    ++passes_;
+    const uint32_t pick = candidates_.find_from(pf_rr_, [this](uint32_t n) {
+      ++visits_;
+      return can_prefetch(s_.qps[n]);
+    });
+    qp::QpContext* q = pick ? &s_.qps[pick] : nullptr;
     if (!q) {
       wait(doorbell_ev_ | cache_.space_ev);
       continue;

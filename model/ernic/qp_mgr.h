@@ -7,6 +7,10 @@
 //  - Prefetch (A-ERNIC-24): WQEs are read ahead into the WQE cache
 //    (wqe_cache.h), round robin over the QPs, up to wqe_fetch_burst
 //    contiguous WQEs of one QP per read.
+//  - Passes: the dispatcher and the prefetcher each pick the next QP round
+//    robin; a pass visits only the QPs that may have work (RoundRobinSet,
+//    model/qp/round_robin_set.h), so an idle QP costs nothing, and picks the
+//    QP a pass over every QP would (see next_qp).
 //  - Dispatch: round robin over the QPs with work; a QP waits while its
 //    outstanding queue is at the limit (16, 8 after a CNP), while a WRITE
 //    waits for write-retry buffers (WQEPROCSTS[4]), while it is under SW
@@ -37,6 +41,7 @@
 #include "model/ernic/shared.h"
 #include "model/ernic/wqe_cache.h"
 #include "model/ernic/wqe_proc.h"
+#include "model/qp/round_robin_set.h"
 
 namespace ernic {
 
@@ -54,6 +59,17 @@ class QpMgr : public sc_core::sc_module {
   void reconsider() { doorbell_ev_.notify(sc_core::SC_ZERO_TIME); }
   // XRNICADCONF[0] set for this QP (A-SIDEBAND-2).
   bool sw_override(uint32_t qpn) const;
+  // QP n's state changed outside the QP manager's view (a register write:
+  // its SQ pointer, SQ depth or enable): the passes look at it again until
+  // one finds it idle. Doorbells (ring) do this themselves.
+  void touch(uint32_t qpn) { candidates_.insert(qpn); }
+  // Every QP's context replaced at once (a test bench restoring a snapshot).
+  void touch_all() { candidates_ = qp::RoundRobinSet(s_.cfg.num_qp, /*all=*/true); }
+  // Counters of the passes (tests: what a pass costs): passes made by both
+  // processes, QPs visited by them, QPs a pass would visit now.
+  uint64_t passes() const { return passes_; }
+  uint64_t visits() const { return visits_; }
+  uint32_t candidates() const { return candidates_.size(); }
 
  private:
   void dispatch_thread();
@@ -61,6 +77,7 @@ class QpMgr : public sc_core::sc_module {
   void apply_doorbells();
   qp::QpContext* next_qp();
   bool has_work(const qp::QpContext& qp) const;
+  bool idle(const qp::QpContext& qp) const;
   bool can_prefetch(const qp::QpContext& qp) const;
   void dispatch(qp::QpContext& qp);
   void flush_fatal_wqe(qp::QpContext& qp);
@@ -83,6 +100,10 @@ class QpMgr : public sc_core::sc_module {
   std::deque<Doorbell> db_q_;
   sc_core::sc_event doorbell_ev_;
   uint32_t rr_next_ = 1, pf_rr_ = 1;  // round-robin positions (QPN)
+  // The QPs the passes visit: every QP that is not idle (idle() below),
+  // maybe some idle ones too (left at the first pass that sees them).
+  qp::RoundRobinSet candidates_;
+  uint64_t passes_ = 0, visits_ = 0;
 };
 
 }  // namespace ernic

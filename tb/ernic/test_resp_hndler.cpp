@@ -318,6 +318,7 @@ TEST_P(RespHndlerRead, GapAfterAGoBackFromAnEarlierWqeReissuesTheRead) {
     ASSERT_EQ(b.s.pmtu(kQp), 256u);
     const Posted ws[] = {{0xC000, 0x00, 100, 101, false}, {0xC001, 0x04, 102, 105, true}};
     load_osq(b, ws);
+    b.qp_mgr->touch(kQp);  // an OSQ loaded by hand, not by a dispatch: the QP manager's passes look at the QP again
     auto& osq = b.qp(kQp).req.osq;
     osq[0].sq_idx = 0;
     osq[1].sq_idx = 1;

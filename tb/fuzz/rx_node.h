@@ -22,7 +22,7 @@
 // the same at every idle point): empty queues and FIFOs, the DMA masters'
 // and PCIe link's past transfers; the QP manager's round-robin positions
 // carry from one input to the next (they only order QPs that have work at
-// the same time).
+// the same time), and its passes are told every context changed (touch_all).
 #pragma once
 #include <cstdint>
 #include <memory>
