@@ -252,9 +252,14 @@ TEST_F(SplitRun, WallClockBoundKillsEveryNode) {
 }
 
 TEST_F(SplitRun, RefusedBeforeAnyNodeStarts) {
-  args.scenario = std::string(ERNIC_SOURCE_DIR) + "/scenarios/topology/incast_pfc.yaml";
+  // No propagation delay: no lookahead (model/scenario/split_plan.h).
+  args.scenario = (dir / "no_delay.yaml").string();
+  std::ofstream(args.scenario) << "scenario: no_delay\nlink: { delay_ns: 0 }\nnodes:\n"
+                                  "  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
+                                  "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n";
   EXPECT_EQ(run_with("", ""), 2);
-  EXPECT_NE(err.str().find("incast_pfc.yaml: 5 nodes cannot run split yet (phase 1: two nodes joined point to point)"),
+  EXPECT_NE(err.str().find("no_delay.yaml: link.delay_ns 0 cannot run split (a split run needs a propagation delay "
+                           "above 0: the lookahead)"),
             std::string::npos)
       << err.str();
   err.str("");
