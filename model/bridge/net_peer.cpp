@@ -25,7 +25,9 @@ std::unique_ptr<NetPeer> NetPeer::as_listener(std::unique_ptr<Transport> ch, uin
   const std::vector<uint8_t> intro = recv_intro(*ch, name, timeout);
   std::string why;
   if (!decode_net_connecter_intro(intro.data(), intro.size(), &why)) throw NetPeerError(name + ": " + why);
-  return std::unique_ptr<NetPeer>(new NetPeer(std::move(ch), channel, std::move(name)));
+  std::unique_ptr<NetPeer> p(new NetPeer(std::move(ch), channel, std::move(name)));
+  p->send_timeout_ = timeout;
+  return p;
 }
 
 std::unique_ptr<NetPeer> NetPeer::as_connecter(std::unique_ptr<Transport> ch, uint32_t channel, std::string name,
@@ -38,7 +40,9 @@ std::unique_ptr<NetPeer> NetPeer::as_connecter(std::unique_ptr<Transport> ch, ui
     throw NetPeerError(name + ": the peer takes messages of " + std::to_string(li->c2l.elen) +
                        " bytes at most; a 4,170-byte frame needs " + std::to_string(kHeaderBytes + 4170));
   ch->send_intro(encode_net_connecter_intro(kIntroFlagSync), timeout);
-  return std::unique_ptr<NetPeer>(new NetPeer(std::move(ch), channel, std::move(name)));
+  std::unique_ptr<NetPeer> p(new NetPeer(std::move(ch), channel, std::move(name)));
+  p->send_timeout_ = timeout;
+  return p;
 }
 
 void NetPeer::send(const NetMsg& m) {
@@ -46,7 +50,7 @@ void NetPeer::send(const NetMsg& m) {
     throw NetPeerError(name_ + ": a message stamped " + std::to_string(m.timestamp_ps) + " ps after one stamped " +
                        std::to_string(last_sent_) + " ps breaks this end's promise");
   try {
-    ch_->send(encode_net(m));
+    ch_->send(encode_net(m), send_timeout_);  // a stopped peer whose buffer is full: an error, not a hang
   } catch (const ChannelError& e) {
     throw NetPeerError(name_ + ": " + e.what());
   }

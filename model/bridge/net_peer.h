@@ -122,6 +122,7 @@ class NetPeer {
   std::unique_ptr<Transport> ch_;
   uint32_t channel_;
   std::string name_;
+  WallTimeout send_timeout_ = kNoTimeout;  // the intro's timeout: the longest a send waits for room
   uint64_t last_sent_ = 0, horizon_ = 0, seq_ = 0;
   bool sent_any_ = false, ended_ = false;
   std::deque<NetPacket> in_;

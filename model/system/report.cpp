@@ -233,7 +233,7 @@ json pcie_json(const PcieConfig& pc) {
 // the other process.
 json split_json(System& sys) {
   const bridge::NetLinkStats s = sys.net_link()->stats();
-  std::string me;
+  std::string me = sys.split_hub() ? kSplitSwitch : "";
   for (auto& n : sys.nodes)
     if (!n->remote) me = n->cfg.name;
   return {{"node", me},

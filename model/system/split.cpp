@@ -247,10 +247,11 @@ void System::split_barrier() {
   // has: its end, sent last, is the latest; a node's process waits for it.
   const size_t ends_due = split_hub_ ? nodes.size() : 1;
   std::set<uint8_t> ended;
+  bool snap = false;  // the switch's process: a node's failure took its QPs' status (so do all the others)
   auto send = [&] {
     e.node = split_hub_ ? bridge::NetLink::kHubNode : 0;
     e.b = uint64_t(lane().id == 0 || lane().failed ? exit_code : 0);  // a branch: its own step's failure
-    e.a = stall_report.empty() ? 0 : 1;  // its failure took the QPs' status: so does the other
+    e.a = stall_report.empty() && !snap ? 0 : 1;  // its failure took the QPs' status: so does the other
     net_link_->send_control(e);
   };
   if (!split_hub_) send();
@@ -270,8 +271,11 @@ void System::split_barrier() {
     const uint64_t now = sc_time_stamp().value();
     if (c->time_ps > now) wait(sc_time(double(c->time_ps - now), SC_PS));
     if (c->b) lane().failed = true;
+    snap = snap || c->a;
     if (c->b && exit_code == 0) {
-      peer_failed(peer_exit_code(c->b), "its step failed");
+      const bool from_node = split_hub_ && c->node < nodes.size();
+      peer_failed(peer_exit_code(c->b), "its step failed",
+                  from_node ? "node " + nodes[c->node]->cfg.name + "'s process" : "");
       if (c->a) snapshot_qps();
     }
   }
@@ -309,9 +313,9 @@ std::vector<uint8_t> System::mem_bytes(const std::string& node_name, uint64_t pa
 
 // The other process's run failed: this one ends with its exit code (its
 // failures are in its report; the merged report has them once).
-void System::peer_failed(int code, const std::string& why) {
+void System::peer_failed(int code, const std::string& why, const std::string& who) {
   split_peer_failed_ = true;
-  split_stopped_by_ = net_link_->peer_name() + ": " + why;
+  split_stopped_by_ = (who.empty() ? net_link_->peer_name() : who) + ": " + why;
   if (exit_code == 0) exit_code = code;
 }
 

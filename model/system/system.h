@@ -378,6 +378,7 @@ class System : public sc_core::sc_module {
   // run is over and heard (its TERMINATE). Nothing in one process.
   void end_split();
   bool split() const { return net_link_ != nullptr; }
+  bool split_hub() const { return split_hub_; }  // a switch topology's switch process (split_star.cpp)
   // Whether the node runs in this process (always, in one process).
   bool local(const std::string& node_name) const;
   const bridge::NetLink* net_link() const { return net_link_.get(); }
@@ -462,7 +463,7 @@ class System : public sc_core::sc_module {
   // Delta cycles a step (or the peer-end watcher) lets its instant settle
   // at most (runner.cpp): far beyond the model's delta chains.
   static constexpr int kSettleDeltas = 64;
-  void peer_failed(int code, const std::string& why);
+  void peer_failed(int code, const std::string& why, const std::string& who = "");  // who: "" = the peer
   void watch_peer_end();
   std::map<std::string, host::Mr> remote_mrs_;  // the other process's node's MRs, by name
 
