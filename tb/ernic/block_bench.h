@@ -303,4 +303,18 @@ inline void run_bench(BenchOptions o, std::function<void(BlockBench&)> body, uin
   for (const auto& e : b.ctx.errors) ADD_FAILURE() << "model error at " << e.time_ps << " ps, " << e.where << ": " << e.what;
 }
 
+// An inline SEND (PG332: SDATA, <= 16 bytes): no payload read, so its
+// packet leaves hdr_build_cycles after dispatch. sdata[0] tags it (the QP
+// manager's tests tell the order of service by it).
+inline pg332::Wqe tagged_send(uint8_t tag) {
+  pg332::Wqe w;
+  w.wrid = tag;
+  w.opcode = uint8_t(pg332::WqeOpcode::send);
+  w.length = 4;
+  w.sdata = {tag, 0xAA, 0xBB, 0xCC};
+  return w;
+}
+
+constexpr uint64_t kCoreCyclePs = 5000;  // the bench's core clock, 200 MHz
+
 }  // namespace ernic::bench

@@ -27,18 +27,7 @@ using pg332::WqeOpcode;
 
 namespace {
 
-constexpr uint64_t kCycle = 5000;  // ps at 200 MHz
-
-// An inline SEND (PG332: SDATA, <= 16 bytes): no payload read, so its
-// packet leaves hdr_build_cycles after dispatch. sdata[0] tags it.
-pg332::Wqe tagged_send(uint8_t tag) {
-  pg332::Wqe w;
-  w.wrid = tag;
-  w.opcode = uint8_t(WqeOpcode::send);
-  w.length = 4;
-  w.sdata = {tag, 0xAA, 0xBB, 0xCC};
-  return w;
-}
+constexpr uint64_t kCycle = kCoreCyclePs;
 
 void hold(BlockBench& b, std::initializer_list<uint32_t> qps) {
   for (uint32_t n : qps) b.qp(n).req.max_out = 0;

@@ -76,16 +76,7 @@ TEST(QpMgrPassesSet, MembersInRoundRobinOrderFromEveryStart) {
 
 // ------------------------------------------------------------ dispatch order
 
-constexpr uint64_t kCycle = 5000;  // ps at 200 MHz
-
-pg332::Wqe tagged_send(uint8_t tag) {
-  pg332::Wqe w;
-  w.wrid = tag;
-  w.opcode = uint8_t(WqeOpcode::send);
-  w.length = 4;
-  w.sdata = {tag, 0xAA, 0xBB, 0xCC};
-  return w;
-}
+constexpr uint64_t kCycle = kCoreCyclePs;
 
 // The reference dispatcher: the QPs' WQEs all cached, served by passes
 // over every QP 1..num_qp from `start` (the QP after the one served last).
