@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tb/roce/test_util.h"
+#include "tb/system/split_test_util.h"
 
 namespace system_test {
 
@@ -50,19 +51,10 @@ inline uint64_t default_link_delay_ns() {
 
 // A fresh, empty output directory for the running test.
 inline fs::path test_dir(const std::string& suffix = "") {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path d = fs::path(ERNIC_SYSTEM_OUT) / (std::string(info->test_suite_name()) + "." + info->name() + suffix);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return split_test::fresh_test_dir(fs::path(ERNIC_SYSTEM_OUT), suffix);
 }
 
-inline std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+inline std::string read_text(const fs::path& p) { return split_test::slurp(p); }
 
 inline void write_text(const fs::path& p, const std::string& s) {
   std::ofstream f(p, std::ios::binary);

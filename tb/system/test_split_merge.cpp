@@ -24,9 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace ernic;
 
-using split_test::lines;
-using split_test::slurp;
-using split_test::test_dir;
+using namespace split_test;  // test_dir, slurp, lines
 
 // The merge's error message for these parts (empty: no error).
 template <class F>

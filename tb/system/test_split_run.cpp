@@ -27,9 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace ernic;
 
-using split_test::lines;
-using split_test::slurp;
-using split_test::test_dir;
+using namespace split_test;  // test_dir, slurp, lines
 
 std::vector<uint8_t> frame(uint8_t tag) { return std::vector<uint8_t>(60, tag); }
 
