@@ -48,6 +48,7 @@
 #include "model/dma/pcie.h"
 #include "model/host/host_memory.h"
 #include "model/sim/clock.h"
+#include "model/sim/instant_order.h"
 #include "model/sim/sim_context.h"
 
 namespace ernic {
@@ -60,6 +61,9 @@ struct DmaTiming {
   uint32_t outstanding = 8;
   PcieParams pcie;               // the link's parameters (a private link when `link` is null)
   PcieLink* link = nullptr;      // the node's link, shared by its masters and its MMIO
+  // Who uses the shared link first when several ask at one instant
+  // (model/sim/instant_order.h; null: one requester, no arbitration).
+  InstantOrder* order = nullptr;
   // The formula of model/dma/pcie.h (kept for callers of the first model).
   static double pcie_rate(uint32_t gen, uint32_t lanes, uint32_t mps) {
     PcieParams p;
@@ -68,6 +72,19 @@ struct DmaTiming {
     return p.payload_rate(mps);
   }
 };
+
+// A requester's rank on a node's PCIe link among those that ask at the
+// same instant (InstantOrder): the host's MMIO, then the ERNIC's masters in
+// PG332's order (section 8), then the extensions' (assumption A-DMA-6:
+// PG332 names no arbitration; any fixed order serves determinism).
+inline uint32_t pcie_rank(const std::string& requester) {
+  static const char* const kOrder[] = {"mmio_request", "mmio_completion", "qp_mgr_m_axi", "wqe_proc_top_m_axi",
+                                       "wqe_proc_wr_ddr_m_axi", "rx_pkt_hndler_ddr_m_axi", "rx_pkt_hndler_rdrsp_m_axi",
+                                       "resp_hndler_m_axi", "qp_ctx_m_axi", "mr_cache_m_axi", "shadow_db_m_axi"};
+  for (uint32_t i = 0; i < sizeof kOrder / sizeof kOrder[0]; ++i)
+    if (requester == kOrder[i]) return i;
+  return sizeof kOrder / sizeof kOrder[0];
+}
 
 class Dma {
  public:
@@ -78,7 +95,7 @@ class Dma {
   // scope: "top.<node>.ernic.<master>"; node and master name the log records.
   Dma(const ClockDomain& clk, HostMemory& mem, SimContext& ctx, const std::string& scope, const std::string& node,
       const std::string& master, DmaTiming t = {})
-      : clk_(clk), mem_(mem), ctx_(ctx), t_(t), node_(node), master_(master) {
+      : clk_(clk), mem_(mem), ctx_(ctx), t_(t), node_(node), master_(master), rank_(pcie_rank(master)) {
     if (!t_.link) {
       own_link_ = std::make_unique<PcieLink>(t_.pcie);
       t_.link = own_link_.get();
@@ -122,6 +139,7 @@ class Dma {
     uint64_t done = ClockDomain::now_ps();
     for_each_aligned(addr, len, k4KiB, [&](const Span& b) {
       slot(rd_q_, v_rd_out_);
+      const InstantOrder::Turn turn(t_.order, rank_);  // the burst's TLPs are booked without a wait
       const uint64_t now = ClockDomain::now_ps();
       const uint64_t ar = std::max(edge(now), ar_free_);
       ar_free_ = ar + per;
@@ -174,6 +192,7 @@ class Dma {
     uint64_t done = ClockDomain::now_ps();
     for_each_aligned(addr, len, k4KiB, [&](const Span& b) {
       slot(wr_q_, v_wr_out_);
+      const InstantOrder::Turn turn(t_.order, rank_);  // the burst's TLPs are booked without a wait
       const uint64_t now = ClockDomain::now_ps();
       const uint64_t w0 = std::max(edge(now), w_free_);  // AW and the first W beat
       uint64_t last = w0;
@@ -260,6 +279,7 @@ class Dma {
   DmaTiming t_;
   std::unique_ptr<PcieLink> own_link_;
   std::string node_, master_;
+  uint32_t rank_;
   uint64_t bytes_read_ = 0, bytes_written_ = 0, errors_ = 0;
   uint64_t read_bursts_ = 0, read_requests_ = 0, read_completions_ = 0, write_bursts_ = 0, write_tlps_ = 0;
   uint64_t ar_free_ = 0, r_free_ = 0, w_free_ = 0, b_last_ = 0;  // channel times (ps)

@@ -90,6 +90,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   pcie = std::make_unique<PcieLink>(pcie_params(sc.pcie));
   ec.dma.pcie = pcie->params();
   ec.dma.link = pcie.get();
+  ec.dma.order = &pcie_order;
   ec.dma.outstanding = sc.pcie.outstanding;
   ernic = std::make_unique<Ernic>("ernic", core, *mem, ctx, scope + ".ernic", ec);
   build_host_port(c, sc, core, ctx, idle_skip);
@@ -130,11 +131,13 @@ void Node::build_host_port(const NodeConfig& c, const Scenario& sc, const ClockD
   AxiLiteTiming at;
   at.mmio_latency_ns = sc.pcie.mmio_write_latency_ns;
   PcieLink* pl = pcie.get();
-  axil = std::make_unique<AxiLitePort>("s_axi_lite", core, *mmio_target, ctx, scope + ".s_axi_lite", at,
-                                       [pl](bool to_nic, uint64_t ready, uint32_t payload) {
-                                         return pl->send(to_nic ? PcieLink::kDown : PcieLink::kUp, ready, payload,
-                                                         ClockDomain::now_ps());
-                                       });
+  InstantOrder* po = &pcie_order;
+  axil = std::make_unique<AxiLitePort>(
+      "s_axi_lite", core, *mmio_target, ctx, scope + ".s_axi_lite", at,
+      [pl, po](bool to_nic, uint64_t ready, uint32_t payload) {
+        const InstantOrder::Turn turn(po, pcie_rank(to_nic ? "mmio_request" : "mmio_completion"));
+        return pl->send(to_nic ? PcieLink::kDown : PcieLink::kUp, ready, payload, ClockDomain::now_ps());
+      });
 }
 
 // The CMAC: its PFC hold by XRNIC_PAUSE_CONF, a test's TX underflow.

@@ -106,6 +106,7 @@ class Node : public sc_core::sc_module {
   NodeConfig cfg;
   std::unique_ptr<HostMemory> mem;
   std::unique_ptr<PcieLink> pcie;  // behind the DMA masters and the MMIO (model/dma/pcie.h)
+  InstantOrder pcie_order;         // their turns on it at one instant (model/sim/instant_order.h)
   std::unique_ptr<Ernic> ernic;
   std::unique_ptr<AxiLitePort> axil;
   std::unique_ptr<SidebandPort> sideband;  // i_qp_sq_pidb_* / i_qp_rq_cidb_* (the driver plays the user logic)

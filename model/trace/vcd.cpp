@@ -106,6 +106,10 @@ void VcdWriter::write_buffer() {
 
 void VcdWriter::flush_pending() {
   if (touched_.empty()) return;
+  // A time's changes in variable order, not in the order the kernel ran
+  // the processes that made them (the same bytes in every composition:
+  // model/sim/instant_order.h).
+  std::sort(touched_.begin(), touched_.end());
   bool stamped = false;
   for (uint32_t id : touched_) {
     Var& v = vars_[id];

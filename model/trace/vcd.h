@@ -27,9 +27,9 @@
 //   declaration order (RTL aliases keep sharing one code), "#0 $dumpvars"
 //   with every initial value (model initial values and changes at time 0;
 //   the RTL's values at time 0, "x" for RTL signals first dumped later),
-//   then one "#t" block per time with the model's changes followed by the
-//   RTL's. Model vectors are written without leading zeros ("b101 !"; VCD
-//   zero-extends), RTL values are copied as written.
+//   then one "#t" block per time with the model's changes (in declaration
+//   order) followed by the RTL's. Model vectors are written without leading
+//   zeros ("b101 !"; VCD zero-extends), RTL values are copied as written.
 //
 // Clocks (add_clock) are not recorded: their edges are synthesised when the
 // VCD is written, up to the end time. write_merged() writes into a ByteSink

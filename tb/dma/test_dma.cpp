@@ -411,6 +411,80 @@ TEST(Dma, WritesLandInOrder) {
   sc_start();
 }
 
+// ---- one instant, several requesters (model/sim/instant_order.h) ----------
+
+// Two masters of one node write at the same instant: the link serves them
+// by rank (A-DMA-6: qp_mgr_m_axi before resp_hndler_m_axi), whichever the
+// kernel runs first. Two nodes in one simulation, their threads made in
+// opposite orders, must get the same times. Derived (model/dma/pcie.h,
+// Gen3 x8: 7.877 B/ns, 126.953125 ps a byte): each write's one W beat is in
+// at the 5000 ps edge; an MWr of 4 + 24 bytes takes 3555 ps, so the first
+// leaves at 8555 (its B at the next edge, 10000), the second at 12110
+// (15000).
+TEST(Pcie, SameInstantRequestsTakeTurnsByRank) {
+  sc_set_time_resolution(1, SC_PS);
+  struct Node {
+    ClockDomain core{"core", 200.0};
+    HostMemory mem{1ull << 20};
+    SimContext ctx;
+    PcieLink link{gen3x8(256)};
+    InstantOrder order;
+    std::unique_ptr<Dma> qp_mgr, resp;
+    Node() {
+      DmaTiming t;
+      t.pcie = link.params();
+      t.link = &link;
+      t.order = &order;
+      qp_mgr = std::make_unique<Dma>(core, mem, ctx, "top.N.ernic.qp_mgr_m_axi", "N", "qp_mgr_m_axi", t);
+      resp = std::make_unique<Dma>(core, mem, ctx, "top.N.ernic.resp_hndler_m_axi", "N", "resp_hndler_m_axi", t);
+    }
+  };
+  Node n1, n2;
+  const uint8_t v[4] = {1, 2, 3, 4};
+  std::vector<std::string> served;
+  auto writer = [&](Node& n, bool qp, const char* tag) {
+    return [&n, &v, &served, qp, tag] {
+      (qp ? n.qp_mgr : n.resp)->write(0x1000, v, 4);
+      served.push_back(tag);
+    };
+  };
+  // Node 1: resp_hndler's thread made (and run) first; node 2: qp_mgr's.
+  Runner a("n1_resp", writer(n1, false, "n1_resp")), b("n1_qp", writer(n1, true, "n1_qp"));
+  Runner c("n2_qp", writer(n2, true, "n2_qp")), d("n2_resp", writer(n2, false, "n2_resp"));
+  sc_start();
+  for (Node* n : {&n1, &n2}) {
+    EXPECT_EQ(n->qp_mgr->writes_done_ps(), 10000u);
+    EXPECT_EQ(n->resp->writes_done_ps(), 15000u);
+    EXPECT_EQ(n->link.tlps(PcieLink::kUp), 2u);
+  }
+  EXPECT_EQ(served.size(), 4u);
+}
+
+// The rule itself: a requester that enters in an earlier delta cycle of an
+// instant goes first whatever its rank; in one delta cycle the lower rank
+// goes first, whatever order the kernel runs them in (made here in the
+// order that is not the answer). No simulated time passes.
+TEST(InstantOrder, EarlierDeltaThenRankThenEntry) {
+  sc_set_time_resolution(1, SC_PS);
+  InstantOrder order;
+  std::vector<std::string> served;
+  std::vector<uint64_t> at;
+  auto user = [&](const char* tag, uint32_t rank, int deltas) {
+    return [&, tag, rank, deltas] {
+      wait(sc_time(10, SC_NS));
+      for (int i = 0; i < deltas; ++i) wait(SC_ZERO_TIME);
+      const InstantOrder::Turn turn(&order, rank);
+      served.push_back(tag);
+      at.push_back(ClockDomain::now_ps());
+    };
+  };
+  Runner a("late_low", user("late_low", 0, 1)), b("high", user("high", 9, 0)), c("low", user("low", 1, 0)),
+      d("mid", user("mid", 5, 0));
+  sc_start();
+  EXPECT_EQ(served, (std::vector<std::string>{"low", "mid", "high", "late_low"}));
+  EXPECT_EQ(at, (std::vector<uint64_t>{10000, 10000, 10000, 10000}));
+}
+
 // ---- posted MMIO ---------------------------------------------------------
 
 namespace {
