@@ -20,7 +20,7 @@ namespace fatal = pg332::fatal;
 
 RespHndler::RespHndler(sc_module_name name, ErnicShared& s, Interrupts& intr, WqeCache& cache, RetryBuf& bufs,
                        std::function<void(uint32_t, uint32_t)>& cq_db_sink)
-    : sc_module(name), s_(s), intr_(intr), cache_(cache), bufs_(bufs), cq_db_sink_(cq_db_sink) {
+    : sc_module(name), s_(s), intr_(intr), cache_(cache), bufs_(bufs), cq_db_sink_(cq_db_sink), timed_(s.cfg.num_qp) {
   SC_THREAD(timer_thread);
 }
 
@@ -458,6 +458,7 @@ std::optional<RxDrop> RespHndler::rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uin
   s_.ctx.event(s_.qp_scope(n), fmt::format("RNR NAK (timer code {}) at PSN 0x{:06x}: resending after {} us (RNR retry {})",
                                            roce::aeth::value(syn), psn, wait_ps / 1'000'000, qp.retry.rnr_cnt));
   qp.rs.rnr_wait(ClockDomain::now_ps() + wait_ps);
+  timed(qp);  // begin_rollback below wakes the timer thread
   qp.retry.rnr_psn = psn;
   // The RNR NAK acknowledges every PSN before it: a READ still waiting for
   // responses below it lost them (an implied NAK). After the wait the

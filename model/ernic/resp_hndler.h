@@ -22,7 +22,8 @@
 //
 // Clock: the core clock. Process: one timer thread for every QP's
 // deadlines (local ACK timeout, RNR wait, the responder's coalescing ACK
-// timeout), asleep until the earliest.
+// timeout), asleep until the earliest. It looks only at the QPs in
+// timed_ (resp_retry.cpp), so an idle QP costs it nothing (issue 17).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -34,6 +35,7 @@
 #include "model/ernic/retry_buf.h"
 #include "model/ernic/shared.h"
 #include "model/ernic/wqe_cache.h"
+#include "model/qp/round_robin_set.h"
 #include "model/roce/packet.h"
 
 namespace ernic {
@@ -64,8 +66,11 @@ class RespHndler : public sc_core::sc_module {
   void start_retry(qp::QpContext& qp, uint32_t psn, const std::string& why);
   // The local ACK timer (re)starts, or stops when nothing is outstanding.
   void arm_timer(qp::QpContext& qp);
-  // The responder's coalescing timeout was set or cleared.
-  void timers_changed() { s_.timer_ev.notify(sc_core::SC_ZERO_TIME); }
+  // The responder's coalescing timeout (qp.resp.ack_due_ps) was set.
+  void timers_changed(const qp::QpContext& qp) {
+    timed(qp);
+    s_.timer_ev.notify(sc_core::SC_ZERO_TIME);
+  }
   // 4.x resends from the NAKed PSN, 3.1 from the WQE start.
   bool partial_resend() const;
 
@@ -84,12 +89,21 @@ class RespHndler : public sc_core::sc_module {
   std::optional<RxDrop> rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uint32_t psn);
   void timer_thread();
   void timer_expired(qp::QpContext& qp, uint64_t now);
+  // The QP has just been given a deadline: the timer thread looks at it.
+  void timed(const qp::QpContext& qp) { timed_.insert(qp.qpn); }
 
   ErnicShared& s_;
   Interrupts& intr_;
   WqeCache& cache_;
   RetryBuf& bufs_;
   std::function<void(uint32_t, uint32_t)>& cq_db_sink_;
+  // Every QP that holds a deadline, and perhaps some that no longer do
+  // (issue 17): a bitmap over QPNs 1..num_qp (model/qp/round_robin_set.h),
+  // walked in ascending order. A QPN goes in wherever one of its three
+  // deadlines is set (arm_timer, rx_ack_rnr, timers_changed), and out when
+  // the timer thread finds it has none left; so the thread costs the QPs
+  // with a deadline plus a word scan, not num_qp (see timer_thread).
+  qp::RoundRobinSet timed_;
 };
 
 }  // namespace ernic

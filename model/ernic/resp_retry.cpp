@@ -41,6 +41,7 @@ void RespHndler::arm_timer(qp::QpContext& qp) {
   const uint32_t e = t + FLD::XRNICADCONF_BASE_COUNT.get(s_.G(R::g::XRNICADCONF));
   if (e >= 40) return;  // beyond any simulated run (A-ERNIC-15)
   qp.retry.ack_deadline_ps = ClockDomain::now_ps() + (uint64_t(1) << e) * s_.core.period_ps();
+  timed(qp);
   s_.timer_ev.notify(SC_ZERO_TIME);
 }
 
@@ -99,18 +100,36 @@ void RespHndler::begin_rollback(qp::QpContext& qp, uint32_t psn) {
   s_.work_ev.notify(SC_ZERO_TIME);
 }
 
+// The earliest of a QP's three deadlines (UINT64_MAX: none): the local ACK
+// timer, the RNR wait, the responder's coalescing ACK timeout.
+static uint64_t earliest_deadline(const qp::QpContext& qp) {
+  uint64_t t = UINT64_MAX;
+  if (qp.retry.ack_deadline_ps) t = std::min(t, qp.retry.ack_deadline_ps);
+  if (qp.rs.in_rnr_wait()) t = std::min(t, qp.rs.rnr_until_ps());
+  if (qp.resp.ack_due_ps) t = std::min(t, qp.resp.ack_due_ps);
+  return t;
+}
+
 // One thread for every QP's local ACK timer and RNR wait, and the
 // responder's coalescing ACK timeout: it sleeps until the earliest
-// deadline, so idle time costs nothing.
+// deadline, so idle time costs nothing. It walks only timed_ (issue 17: an
+// idle QP costs nothing either), which holds every QP with a deadline: the
+// same earliest deadline, so the same waits, as a walk over every QP; and
+// at a deadline the same timer_expired calls in ascending QPN order, since
+// for a QP without a deadline timer_expired does nothing. The walk reads
+// the bitmap as it goes, so a QP given a deadline meanwhile (timer_expired
+// may wait on DMA) is visited if it lies ahead, as before. Only this
+// thread takes QPNs out, when their last deadline is gone.
 void RespHndler::timer_thread() {
   for (;;) {
     const uint64_t now = ClockDomain::now_ps();
     uint64_t next = UINT64_MAX;
-    for (const qp::QpContext& qp : s_.qps) {
-      if (qp.retry.ack_deadline_ps) next = std::min(next, qp.retry.ack_deadline_ps);
-      if (qp.rs.in_rnr_wait()) next = std::min(next, qp.rs.rnr_until_ps());
-      if (qp.resp.ack_due_ps) next = std::min(next, qp.resp.ack_due_ps);
-    }
+    timed_.find_from(1, [&](uint32_t n) {
+      const uint64_t t = earliest_deadline(s_.qps[n]);
+      if (t == UINT64_MAX) timed_.erase(n);
+      next = std::min(next, t);
+      return false;
+    });
     if (next == UINT64_MAX) {
       wait(s_.timer_ev);
       continue;
@@ -119,7 +138,10 @@ void RespHndler::timer_thread() {
       wait(ps(next - now), s_.timer_ev);
       continue;
     }
-    for (uint32_t n = 1; n <= s_.cfg.num_qp; ++n) timer_expired(s_.qps[n], now);
+    timed_.find_from(1, [&](uint32_t n) {
+      timer_expired(s_.qps[n], now);
+      return false;
+    });
   }
 }
 

@@ -244,7 +244,7 @@ void RxPktHndler::ack_accepted(qp::QpContext& qp, uint32_t psn, bool ack_req) {
   }
   if (mode != 2 && rs.ack_due_ps == 0 && s_.cfg.timing.ack_timeout_ns) {
     rs.ack_due_ps = ClockDomain::now_ps() + s_.cfg.timing.ack_timeout_ns * 1000;
-    resp_.timers_changed();
+    resp_.timers_changed(qp);
   }
 }
 

@@ -271,6 +271,118 @@ TEST(RespHndlerNak, RnrNakWaitsItsTimerThenGoesBack) {
   });
 }
 
+// The one timer thread with deadlines on several QPs of 256 (issue 17: it
+// looks only at the QPs that hold one, so these QPNs span the bitmap's
+// words). Core clock 5 ns, XRNICADCONF[19:16] = 0: TIMEOUTCONFi[5:0] = t is
+// a local ACK timeout of 2^t * 5000 ps. From t0:
+//   coalescing ACK timeouts set on QPs 256, 130, 3 (in that order) for
+//   t0 + 1 us and on QP 70 for t0 + 1.5 us: ack_fire_q gets 3, 130, 256
+//   at 1 us (ascending QPN), then 70;
+//   ACK timers on QPs 200, 3, 70 (t = 10, 11, 10: 5.12, 10.24, 5.12 us)
+//   and on QP 130 (t = 9), whose timer is stopped again at once (its
+//   OSQ emptied): 70 and 200 time out at exactly t0 + 5.12 us, 3 at
+//   t0 + 10.24 us, 130 never;
+//   an RNR NAK (code 1: 10 us) on QP 256 at t0 + 2 us ends its wait 10 us
+//   after the handler took it;
+//   QP 70's timer, armed again after its go-back was sent (it left the
+//   thread's set when its deadlines were gone), times out 5.12 us later
+//   (retry 2).
+TEST(RespHndlerTimers, DeadlinesOfSeveralQpsExpireInQpnOrderAtTheirTimes) {
+  BenchOptions o;
+  o.cfg.layout = R::kLayout4x;
+  o.cfg.num_qp = 256;
+  run_bench(o, [](BlockBench& b) {
+    b.setup_global(255);
+    const uint32_t qps[] = {3, 70, 130, 200, 256};
+    const uint32_t t_of[] = {11, 10, 9, 10, 0};
+    for (size_t i = 0; i < 5; ++i) {
+      b.setup_qp(qps[i], 0, 102, 0, 0x00001B00 | t_of[i]);  // retry 3, RNR retry 3
+      b.s.Q(qps[i], R::q::STATRESPSNi) = 100;
+      qp::Outstanding w;
+      w.id = b.s.next_osq_id++;
+      w.wrid = uint16_t(0xB000 + qps[i]);
+      w.first_psn = w.resp_psn = w.req_psn = 100;
+      w.last_psn = 101;
+      w.length = 512;
+      b.qp(qps[i]).req.osq.push_back(w);
+    }
+    auto at = [&b](uint64_t t_ps) { sc_core::wait(sc_core::sc_time(double(t_ps - b.now()), sc_core::SC_PS)); };
+    const uint64_t t0 = b.now();
+    for (const uint32_t n : {256u, 130u, 3u}) {
+      b.qp(n).resp.ack_due_ps = t0 + 1'000'000;
+      b.resp.timers_changed(b.qp(n));
+    }
+    b.qp(70).resp.ack_due_ps = t0 + 1'500'000;
+    b.resp.timers_changed(b.qp(70));
+    for (const uint32_t n : {200u, 3u, 70u, 130u}) b.resp.arm_timer(b.qp(n));
+    EXPECT_EQ(b.qp(200).retry.ack_deadline_ps, t0 + 5'120'000u);
+    EXPECT_EQ(b.qp(70).retry.ack_deadline_ps, t0 + 5'120'000u);
+    EXPECT_EQ(b.qp(3).retry.ack_deadline_ps, t0 + 10'240'000u);
+    EXPECT_EQ(b.qp(130).retry.ack_deadline_ps, t0 + 2'560'000u);
+    b.qp(130).req.osq.clear();
+    b.resp.arm_timer(b.qp(130));
+    EXPECT_EQ(b.qp(130).retry.ack_deadline_ps, 0u);
+
+    at(t0 + 999'999);
+    EXPECT_TRUE(b.s.ack_fire_q.empty());
+    at(t0 + 1'000'001);
+    EXPECT_EQ(std::vector<uint32_t>(b.s.ack_fire_q.begin(), b.s.ack_fire_q.end()),
+              (std::vector<uint32_t>{3, 130, 256}));
+    at(t0 + 1'500'001);
+    EXPECT_EQ(std::vector<uint32_t>(b.s.ack_fire_q.begin(), b.s.ack_fire_q.end()),
+              (std::vector<uint32_t>{3, 130, 256, 70}));
+
+    at(t0 + 2'000'000);
+    EXPECT_FALSE(b.resp.rx_ack(b.qp(256), ack_frame(0x21, 100)).has_value());
+    const uint64_t t1 = b.now();
+    EXPECT_EQ(b.qp(256).rs.rnr_until_ps(), t1 + 10'000'000u);
+    EXPECT_EQ(b.qp(256).req_state(), qp::ReqState::rnr_wait);
+
+    at(t0 + 5'119'999);
+    EXPECT_EQ(b.s.stats.ack_timeouts, 0u);
+    at(t0 + 5'120'001);
+    EXPECT_EQ(b.s.stats.ack_timeouts, 2u);
+    for (const uint32_t n : {70u, 200u}) {
+      EXPECT_EQ(b.qp(n).retry.retry_cnt, 1u) << "QP " << n;
+      EXPECT_TRUE(b.qp(n).rs.retransmit_pending()) << "QP " << n;
+      EXPECT_EQ(b.qp(n).retry.resend_psn, 100u) << "QP " << n;
+      EXPECT_EQ(b.qp(n).retry.ack_deadline_ps, 0u) << "QP " << n;
+    }
+    EXPECT_EQ(b.qp(3).retry.retry_cnt, 0u);
+    // QP 70's go-back was sent (as the QP manager would): its timer runs again.
+    b.wait_ns(1000);
+    b.qp(70).rs.end_retransmit();
+    const uint64_t t2 = b.now();
+    b.resp.arm_timer(b.qp(70));
+    EXPECT_EQ(b.qp(70).retry.ack_deadline_ps, t2 + 5'120'000u);
+
+    at(t0 + 10'239'999);
+    EXPECT_EQ(b.s.stats.ack_timeouts, 2u);
+    EXPECT_EQ(b.qp(3).retry.retry_cnt, 0u);
+    at(t0 + 10'240'001);
+    EXPECT_EQ(b.s.stats.ack_timeouts, 3u);
+    EXPECT_EQ(b.qp(3).retry.retry_cnt, 1u);
+
+    at(t2 + 5'119'999);
+    EXPECT_EQ(b.qp(70).retry.retry_cnt, 1u);
+    at(t2 + 5'120'001);
+    EXPECT_EQ(b.s.stats.ack_timeouts, 4u);
+    EXPECT_EQ(b.qp(70).retry.retry_cnt, 2u);
+
+    at(t1 + 9'999'999);
+    EXPECT_EQ(b.qp(256).req_state(), qp::ReqState::rnr_wait);
+    at(t1 + 10'000'001);
+    EXPECT_EQ(b.qp(256).req_state(), qp::ReqState::retransmit);
+    EXPECT_EQ(b.qp(256).retry.resend_psn, 100u);
+
+    b.wait_ns(20'000);
+    EXPECT_EQ(b.s.stats.ack_timeouts, 4u);
+    EXPECT_EQ(b.qp(130).retry.retry_cnt, 0u);
+    EXPECT_EQ(b.qp(200).retry.retry_cnt, 1u);
+    EXPECT_EQ(b.s.ack_fire_q.size(), 4u);
+  });
+}
+
 // ------------------------------------------------------- READ responses
 
 // A READ response of the READ at 102..105 (PMTU 256): FIRST / LAST with an
