@@ -276,18 +276,23 @@ void WqeProc::send_read_request(qp::QpContext& qp, uint32_t first_psn, bool retr
 // A frame for the TX datapath (rtl/SEAM.md, TX seam): the header descriptor
 // and the payload; roce_tx builds the headers' lengths, checksum, PadCnt
 // and the ICRC.
+void WqeProc::send(const roce::Frame& f) {
+  push_tx(TxFrame{seam::tx_desc_from_frame(f), f.payload, std::nullopt}, kTxResponse);
+}
+
 void WqeProc::tx_enqueue(const roce::Frame& f, std::optional<Resend> resend) {
-  push_tx(TxFrame{seam::tx_desc_from_frame(f), f.payload, resend});
+  push_tx(TxFrame{seam::tx_desc_from_frame(f), f.payload, resend}, resend ? kTxResend : kTxRequest);
 }
 
 // QP1: software built the frame (Ethernet .. MAD); a raw descriptor, the
 // datapath appends the ICRC only.
 void WqeProc::tx_enqueue_raw(std::vector<uint8_t> frame) {
   seam::TxDesc d = seam::tx_desc_raw(frame.size());
-  push_tx(TxFrame{d, std::move(frame), std::nullopt});
+  push_tx(TxFrame{d, std::move(frame), std::nullopt}, kTxRaw);
 }
 
-void WqeProc::push_tx(TxFrame t) {
+void WqeProc::push_tx(TxFrame t, TxRank rank) {
+  const InstantOrder::Turn turn(&tx_order_, rank);
   while (txq_.size() >= s_.cfg.timing.tx_queue_frames) wait(tx_pop_ev_);
   txq_.push_back(std::move(t));
   tx_ev_.notify(SC_ZERO_TIME);

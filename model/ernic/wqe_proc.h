@@ -37,6 +37,7 @@
 #include "model/ernic/shared.h"
 #include "model/regs/wqe.h"
 #include "model/roce/packet.h"
+#include "model/sim/instant_order.h"
 
 namespace ernic {
 
@@ -60,7 +61,7 @@ class WqeProc : public sc_core::sc_module {
   void reissue_read(qp::QpContext& qp, uint32_t first_psn) { send_read_request(qp, first_psn, /*retry=*/true); }
   // A frame of the RX packet handler's (ACK, NAK, READ response) into the
   // TX queue; blocks while the queue is full.
-  void send(const roce::Frame& f) { tx_enqueue(f); }
+  void send(const roce::Frame& f);
 
  private:
   // A retransmitted request names the outstanding WQE it belongs to: the
@@ -87,7 +88,12 @@ class WqeProc : public sc_core::sc_module {
   void send_read_request(qp::QpContext& qp, uint32_t first_psn, bool retry);
   void tx_enqueue(const roce::Frame& f, std::optional<Resend> resend = std::nullopt);
   void tx_enqueue_raw(std::vector<uint8_t> frame);
-  void push_tx(TxFrame t);
+  // The TX queue in a fixed order among frames pushed at one instant
+  // (model/sim/instant_order.h): the RX handler's responses (ACK, NAK,
+  // READ response), retransmissions, requests, QP1's raw frames; the turn
+  // spans the wait for room (the queue is taken in turn order).
+  enum TxRank : uint32_t { kTxResponse = 0, kTxResend = 1, kTxRequest = 2, kTxRaw = 3 };
+  void push_tx(TxFrame t, TxRank rank);
   bool resend_wanted(const Resend& r) const;
   void tx_thread();
 
@@ -99,6 +105,7 @@ class WqeProc : public sc_core::sc_module {
   std::function<void(const seam::TxDesc&)>& on_tx_committed_;
   std::deque<TxFrame> txq_;
   sc_core::sc_event tx_ev_, tx_pop_ev_;
+  InstantOrder tx_order_;
 };
 
 }  // namespace ernic

@@ -9,16 +9,22 @@
 // So two blocks of one node that book a shared resource at the same instant
 // (a node's PCIe link: its DMA masters and its MMIO, model/dma/pcie.h) got
 // it in one order in a one-process run and in the other in a split run
-// (topology/incast_ecn_cnp: a CQE one core cycle apart).
+// (topology/incast_ecn_cnp: a CQE one core cycle apart), and in a split run
+// even from one run to the next, as the link's wall-clock timing moved
+// events in the kernel's queue (topology/all_to_all_8: E's timeout ACK and
+// a WRITE packet entering the TX queue at one instant).
 //
 // Rule: a requester enters with its rank (fixed per requester), waits one
 // delta cycle, and is served after every requester that entered in an
 // earlier delta cycle of this instant or in the same one with a lower rank
 // (equal ranks: in entry order). Which requesters enter in which delta cycle
 // follows from the node's own events only, so the order is the same in
-// every composition. Between enter() and leave() the requester must not
-// wait (it books and goes); leave() lets the next one in at once (an
-// immediate notification: no further delta cycle).
+// every composition. leave() lets the next one in at once (an immediate
+// notification: no further delta cycle). A requester may wait while it
+// holds its turn (the ERNIC's TX queue: for room in it); those behind it
+// wait too, so the resource is taken in turn order.
+// Users: a node's PCIe link (model/dma/dma.h, A-DMA-6), the ERNIC's TX
+// queue (model/ernic/wqe_proc.h).
 // Cost: one delta cycle per use.
 #pragma once
 #include <cstdint>
