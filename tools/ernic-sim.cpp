@@ -711,8 +711,7 @@ int sc_main(int argc, char** argv) {
   if (split_cli.split) {
     std::string one;
     for (const auto& [given, name] : {std::pair{!opt.vcd.empty(), "--vcd"}, {wave.given, "--trigger"},
-                                      {!serve_specs.empty(), "--serve"}, {!record_datapath.empty(), "--record-datapath"},
-                                      {!opt.test_plant_bug.empty(), "--plant-bug"}})
+                                      {!serve_specs.empty(), "--serve"}, {!record_datapath.empty(), "--record-datapath"}})
       if (given) one += (one.empty() ? "" : ", ") + std::string(name);
     std::error_code ec;
     const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();

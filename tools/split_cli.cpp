@@ -26,6 +26,7 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
   n->add_option("--log", *c.log, "transaction log (JSON lines): this node's records and every step's");
   n->add_option("--datapath", *c.datapath, "rtl, model or user:<name>");
   n->add_flag("--quiet", *c.quiet, "no summary on stdout");
+  n->add_option("--plant-bug", c.opt->test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
   n->add_flag("--no-idle-skip", *c.no_idle_skip, "evaluate every clock domain every cycle (same results, slower)");
   c.handshake_opt =
       n->add_option("--handshake-random", *c.handshake, "randomised VALID/READY on every seam with this seed");
@@ -61,6 +62,7 @@ int run_split_main(const SplitCli& c, const std::string& self, const std::string
   a.no_idle_skip = *c.no_idle_skip;
   a.handshake_random = *c.handshake;
   a.quiet = *c.quiet;
+  a.plant_bug = c.opt->test_plant_bug;
   a.transport = c.transport;
   a.chaos_us = c.chaos_us;
   a.merge_json = [t = c.transport](const std::vector<std::string>& parts, const std::string& out) {

@@ -206,6 +206,7 @@ std::vector<std::string> node_argv(const SplitRunArgs& a, const Child& c, const 
   std::vector<std::string> v = {a.self, "node", a.scenario, "--node", c.node, c.listens ? "--listen" : "--connect",
                                 ep, "--quiet"};
   if (a.chaos_us) v.insert(v.end(), {"--chaos-us", std::to_string(a.chaos_us)});
+  if (!a.plant_bug.empty()) v.insert(v.end(), {"--plant-bug", a.plant_bug});
   if (!a.pcap.empty()) v.insert(v.end(), {"--pcap", c.stem + ".pcap"});
   if (!a.log.empty()) v.insert(v.end(), {"--log", c.stem + ".log"});
   if (!a.json.empty()) v.insert(v.end(), {"--json", c.stem + ".json"});

@@ -63,6 +63,7 @@ struct SplitRunArgs {
   std::string transport = "unix";  // the link's carrier: unix (DIR/link.sock), tcp (127.0.0.1, a free port) or
                                    // shm (SimBricks' shared-memory queues, their intro at DIR/link.sock)
   uint32_t chaos_us = 0;   // test only: `node --chaos-us` (random wall-clock sleeps; outputs must not change)
+  std::string plant_bug;   // test only: `node --plant-bug` (a planted model bug, e.g. for the wire monitor to find)
   double timeout_s = 3600; // wall-clock bound of the whole run
   double grace_s = 3;      // after a node fails, the others' time to end by themselves
   std::ostream* out = nullptr;  // the summary line (nullptr: std::cout)

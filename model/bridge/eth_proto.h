@@ -32,8 +32,10 @@
 //     has its len: SimBricks' shared-memory queues take an upper-layer
 //     message's length from there), "ERNC" @40-43, kind u8 @4 (1 a step's end,
 //     2 a fact a step produced, 3 a memory read request, 4 its reply, 5 the
-//     sender's run is over (b: its exit code), before its TERMINATE), node
-//     u8 @5 (a read's node, by scenario index), time_ps u64 @8 (the
+//     sender's run is over (b: its exit code), before its TERMINATE, 6 an
+//     event for a wire monitor in another process: model/system/split.h),
+//     node u8 @5 (a read's node, a watch's monitor's node, by scenario
+//     index), time_ps u64 @8 (the
 //     sender's simulated time: the step's end, the read's instant), id u64
 //     @16 (the step's sequence number; a read's number), a u64 @24 and b u64
 //     @32 (a read's address and length), timestamp @48 = the sender's
@@ -69,7 +71,7 @@ struct NetSyncInfo {
 
 // A CONTROL message's fields (above).
 struct NetControl {
-  enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4, RunEnd = 5 };
+  enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4, RunEnd = 5, Watch = 6 };
   Kind kind = StepEnd;
   uint8_t node = 0;
   uint64_t time_ps = 0, id = 0, a = 0, b = 0;

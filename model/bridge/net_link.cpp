@@ -7,6 +7,7 @@
 #include <csignal>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "model/sim/clock.h"
 
@@ -185,6 +186,10 @@ void NetLink::take_controls(uint64_t now) {
           peer_run_end_ = int(c->b);
           end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
           break;
+        case NetControl::Watch:
+          watch_ev_.notify(ps(c->time_ps - now));
+          watch_q_.push_back(std::move(*c));
+          break;
         default:
           ctl_ev_.notify(ps(c->time_ps - now));
           ctl_q_.push_back(std::move(*c));
@@ -253,6 +258,8 @@ std::optional<NetControl> NetLink::take_control() {
   ctl_q_.pop_front();
   return c;
 }
+
+std::deque<NetControl> NetLink::take_watches() { return std::exchange(watch_q_, {}); }
 
 std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr, uint64_t len) {
   Peer& p = *peers_.at(i);

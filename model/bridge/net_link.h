@@ -106,6 +106,11 @@ class NetLink : public sc_core::sc_module {
   // notified at the time of each as it arrives.
   std::optional<NetControl> take_control();
   sc_core::sc_event& control_event() { return ctl_ev_; }
+  // The Watch CONTROLs received so far (wire monitor events of another
+  // process, model/system/split_monitor.cpp), in arrival order. The thread
+  // takes them in as it reads; those stamped before local time are all in.
+  std::deque<NetControl> take_watches();
+  sc_core::sc_event& watch_event() { return watch_ev_; }  // notified at the instant of each as it comes in
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
   int peer_run_end() const { return peer_run_end_; }
   sc_core::sc_event& peer_end_event() { return end_ev_; }
@@ -121,8 +126,8 @@ class NetLink : public sc_core::sc_module {
   // is node i's process, each with this process its only peer): after the
   // peers are added, with control. A peer's CONTROLs are relayed to the
   // others at their instant (a Fact and a StepEnd to every other, the
-  // StepEnd's node set to the sender's index; a ReadRequest to the peer of
-  // its node, its ReadReply back), and each peer is promised what this
+  // StepEnd's node set to the sender's index; a ReadRequest and a Watch to
+  // the peer of its node, a ReadReply back), and each peer is promised what this
   // process may do without it: min(its own next activity, every other
   // peer's next activity and input from here), so no relay comes in a
   // node's past and the nodes' conversation through here needs no cycle.
@@ -165,6 +170,8 @@ class NetLink : public sc_core::sc_module {
   bool control_ = false;
   NetMemReader reader_;
   std::deque<NetControl> ctl_q_;                       // StepEnds and Facts for the System
+  std::deque<NetControl> watch_q_;                     // Watch controls for the System's wire monitors
+  sc_core::sc_event watch_ev_;
   std::deque<std::pair<Peer*, NetControl>> reads_;     // requests to serve, by time
   std::map<uint64_t, std::pair<bool, std::vector<uint8_t>>> replies_;  // read id -> (refused, bytes or why)
   uint64_t next_read_id_ = 0;

@@ -54,6 +54,12 @@ bool NetLink::route(size_t from, NetControl& c) {
       c.node = uint8_t(from);
       to_others(c);
       return true;
+    case NetControl::Watch:  // to the process of the monitor's node only
+      if (c.node >= peers_.size())
+        throw NetPeerError(peers_[from]->peer->name() + ": a wire monitor event for node index " +
+                           std::to_string(c.node) + ", which no process here runs");
+      relays_.emplace(c.time_ps, std::make_pair(size_t(c.node), c));
+      return false;
     case NetControl::ReadRequest: {
       if (c.node >= peers_.size())
         throw NetPeerError(peers_[from]->peer->name() + ": a memory read of node index " + std::to_string(c.node) +

@@ -7,6 +7,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -92,8 +93,13 @@ class SimContext {
   // --- errors -------------------------------------------------------------
   std::vector<ModelError> errors;
   sc_core::sc_event error_ev;  // notified at each model error
-  void error(const std::string& where, const std::string& what) {
-    errors.push_back({sc_core::sc_time_stamp().value(), where, what});
+  void error(const std::string& where, const std::string& what) { error_at(sc_core::sc_time_stamp().value(), where, what); }
+  // An error found later than it happened (a split run's wire monitor,
+  // model/system/split_monitor.cpp): kept in time order.
+  void error_at(uint64_t t_ps, const std::string& where, const std::string& what) {
+    auto it = errors.end();
+    while (it != errors.begin() && std::prev(it)->time_ps > t_ps) --it;
+    errors.insert(it, {t_ps, where, what});
     if (sc_core::sc_is_running()) error_ev.notify(sc_core::SC_ZERO_TIME);
   }
   // --- livelock: retransmission going back to the same point forever -------

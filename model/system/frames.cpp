@@ -74,21 +74,14 @@ int System::peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const {
   return p == int(i) ? -1 : p;
 }
 
-// A frame node me's CMAC sent on direction out: its record, the pair's wire
-// monitor (violations are model errors), the compliance checker, the log.
-void System::on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, monitor::WireMonitor* wm, const FrameBytes& f,
+// A frame node me (index from) sent to node `to` on direction out: its
+// record, the pair's wire monitor (violations are model errors,
+// split_monitor.cpp), the compliance checker, the log.
+void System::on_tx_frame(Node* me, size_t from, size_t to, DirFrames* out, LinkTrace* lt, const FrameBytes& f,
                          uint64_t t) {
   lt->on_tx(f, t);
   out->tx.push_back(summarize(f, t, out->tx.size()));
-  const std::optional<uint64_t> committed = commit_time(*me, out->tx.back());
-  if (wm) {  // none in a split run (split.h)
-    const size_t seen = wm->violations().size();
-    wm->on_frame(f, t, out->name, committed);
-    for (size_t k = seen; k < wm->violations().size(); ++k) {
-      const monitor::Violation& v = wm->violations()[k];
-      ctx.error("monitor " + v.dir, fmt::format("{}: {} (frame #{})", v.rule, v.what, v.frame_index));
-    }
-  }
+  monitor_frame(from, to, f, t, commit_time(*me, out->tx.back()));
   const size_t reported = compliance.reports().size();
   compliance.on_frame(f, t, out->name);
   for (size_t k = reported; k < compliance.reports().size(); ++k) {

@@ -90,6 +90,7 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
   net_link_->add_peer(std::move(peer), lp.delay_ps, LineRate(lp.rate_gbps).preamble_ps(), &in->rx());
   out->out = &net_link_->out(0);
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
+  sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
   net_link_->enable_control(local_reader());
 }
 

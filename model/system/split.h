@@ -53,12 +53,11 @@
 // frames built in every process, sent by the source's), expect_bypass,
 // program, expect_idle (each process its node's sends and CQEs),
 // expect_compliance (each its node's frames, summed by split_exchange),
-// wait_until. Checks that need both nodes' state as it changes are weaker
+// wait_until. The independent wire monitor of a pair runs in its first
+// node's process, fed the other's events (split_monitor.cpp). Weaker
 // split: the shadow-memory scoreboard checks each process's own node (it
 // stands aside from content comparison: the peer's operations are in the
-// other process; the canaries stay checked) and the independent wire
-// monitor does not run (a request is judged at its sender's commit, an
-// answer at its delivery: two processes).
+// other process; the canaries stay checked).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -70,6 +70,7 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
     uplinks[i]->out = &net_link_->out(0);
   }
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
+  if (!split_hub_) sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
   net_link_->enable_control(local_reader());
   if (split_hub_) net_link_->enable_hub();
 }

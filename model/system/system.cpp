@@ -409,12 +409,8 @@ void System::watch_link() {
             link_traces.at(nodes[j]->cfg.name + "->" + nodes[i]->cfg.name).get();
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i + 1; j < n; ++j)
-      if (!split())  // split (split.h): not yet (commit and delivery times are in two processes)
+      if (!split() || (!split_hub_ && i == split_local_))  // split: in the pair's first node's process
         wire_monitors[{i, j}] = std::make_unique<monitor::WireMonitor>(/*acks_from_delivery=*/true);
-  auto monitor_of = [this](size_t i, size_t j) -> monitor::WireMonitor* {
-    auto it = wire_monitors.find({std::min(i, j), std::max(i, j)});
-    return it == wire_monitors.end() ? nullptr : it->second.get();
-  };
   if (net_switch)  // the switch's own frames to a node (pause frames): "switch->X", tx
     net_switch->on_tx = [this](size_t port, const FrameBytes& f, uint64_t t) {
       DirFrames& d = dirs["switch->" + nodes[port]->cfg.name];
@@ -426,7 +422,7 @@ void System::watch_link() {
     Node* me = nodes[i].get();
     if (me->remote) continue;  // its frames are watched in its process
     const std::string& x = me->cfg.name;
-    me->cmac->on_tx = [this, i, me, x, monitor_of](const FrameBytes& f, uint64_t t) {
+    me->cmac->on_tx = [this, i, me, x](const FrameBytes& f, uint64_t t) {
       const int j = peer_of(i, f.data(), f.size(), /*tx=*/true);
       if (j < 0) {  // to the switch itself
         DirFrames& d = dirs[x + "->switch"];
@@ -437,14 +433,13 @@ void System::watch_link() {
         return;
       }
       const std::string name = x + "->" + nodes[size_t(j)]->cfg.name;
-      on_tx_frame(me, &dirs[name], link_traces.at(name).get(), monitor_of(i, size_t(j)), f, t);
+      on_tx_frame(me, i, size_t(j), &dirs[name], link_traces.at(name).get(), f, t);
     };
     // The requester's view for the monitor: answers as its RX packet
     // handler takes them, requests as its TX commits them (WireMonitor).
-    auto taken = [this, i, x, monitor_of](const roce::Frame& f) {
+    auto taken = [this, i](const roce::Frame& f) {
       const int j = peer_of(i, f.eth.src.b.data(), 6, /*tx=*/false);
-      if (j < 0) return;
-      if (auto* wm = monitor_of(i, size_t(j))) wm->on_delivered(f, sc_time_stamp().value(), nodes[size_t(j)]->cfg.name + "->" + x);
+      if (j >= 0) monitor_delivered(size_t(j), i, f);
     };
     if (me->peer) {  // kind: peer: no ERNIC; its requests as it commits them to its MAC
       me->peer->on_rx_taken = taken;
@@ -522,16 +517,6 @@ Node* System::node(const std::string& name) {
   for (auto& n : nodes)
     if (n->cfg.name == name) return n.get();
   return nullptr;
-}
-
-void System::monitor_connection(const std::string& client, uint32_t qp_c, const std::string& server, uint32_t qp_s) {
-  size_t i = nodes.size(), j = nodes.size();
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    if (nodes[k]->cfg.name == client) i = k;
-    if (nodes[k]->cfg.name == server) j = k;
-  }
-  auto it = wire_monitors.find({std::min(i, j), std::max(i, j)});
-  if (it != wire_monitors.end()) it->second->new_connection(client + "->" + server, qp_s, server + "->" + client, qp_c);
 }
 
 void System::close_taps() {

@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "model/bridge/net_link.h"
@@ -249,7 +250,8 @@ class System : public sc_core::sc_module {
   std::map<std::string, DirFrames> dirs;   // by "A->B"
   // Independent protocol monitors, one per node pair (flow) on both its
   // directions, by the pair's node indices (lower first): each violation
-  // becomes a model error "monitor A->B" as it is seen.
+  // becomes a model error "monitor A->B" as it is seen. Split: the pairs
+  // whose first node is this process's (split_monitor.cpp).
   std::map<std::pair<size_t, size_t>, std::unique_ptr<monitor::WireMonitor>> wire_monitors;
   // PG332 compliance checker (requests the real IP does not support).
   ComplianceChecker compliance;
@@ -300,8 +302,33 @@ class System : public sc_core::sc_module {
   // MAC) or received (its source MAC); -1: the switch (every pause frame,
   // with a switch) or no node.
   int peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const;
-  void on_tx_frame(Node* me, DirFrames* out, LinkTrace* lt, monitor::WireMonitor* wm, const FrameBytes& f,
-                   uint64_t t);
+  void on_tx_frame(Node* me, size_t from, size_t to, DirFrames* out, LinkTrace* lt, const FrameBytes& f, uint64_t t);
+  // The wire monitors' events (split_monitor.cpp): a frame node `from` sent
+  // to `to` (first byte at t, committed then), a frame from `from` that
+  // `to`'s RX handler took (now), an out-of-band connection (now).
+  struct WatchEvent {
+    enum Kind { Frame, Delivered, Connection } kind = Frame;
+    size_t from = 0, to = 0;
+    uint64_t t = 0;
+    std::optional<uint64_t> committed;
+    std::vector<uint8_t> frame;
+    std::string dir_cs;  // Connection: WireMonitor::new_connection's arguments
+    uint32_t qp_s = 0;
+    std::string dir_sc;
+    uint32_t qp_c = 0;
+  };
+  void monitor_frame(size_t from, size_t to, const FrameBytes& f, uint64_t t, std::optional<uint64_t> committed);
+  void monitor_delivered(size_t from, size_t to, const roce::Frame& f);
+  void watch(WatchEvent e);
+  void monitor_feed(uint64_t upto_ps);  // split: the home's events before upto_ps into its monitors
+  void monitor_thread();
+  sc_core::sc_event monitor_ev_;
+  void monitor_take(const WatchEvent& e, uint64_t at_ps);
+  void monitor_report(monitor::WireMonitor& wm, size_t seen, uint64_t at_ps);
+  monitor::WireMonitor* monitor_of(size_t i, size_t j);
+  std::string dir_name(size_t from, size_t to) const;
+  std::map<std::tuple<uint64_t, size_t, uint64_t>, WatchEvent> watch_buf_;  // (instant, node, its sequence)
+  uint64_t watch_seq_ = 0;
   void log_frame(const Node& n, const char* dir, const std::string& link, const FrameRec& r);
 
   // The runner (runner.cpp).

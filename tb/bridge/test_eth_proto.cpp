@@ -141,9 +141,9 @@ TEST(EthProto, ControlBytes) {
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
   EXPECT_EQ(why, "CONTROL says len 3 but carries 2 bytes");
   want[0] = 2;
-  want[4] = 6;
+  want[4] = 7;
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
-  EXPECT_EQ(why, "CONTROL of unknown kind 6");
+  EXPECT_EQ(why, "CONTROL of unknown kind 7");
   m.control.kind = NetControl::Kind(0);
   EXPECT_THROW(encode_net(m), std::invalid_argument);
 }

@@ -10,9 +10,13 @@ carries the link over TCP on 127.0.0.1, --transport shm over SimBricks'
 shared-memory queues; --chaos-us N --runs K runs the
 split K times with random wall-clock sleeps of up to N us in the link
 (determinism under chaos: every run must equal one process).
+--plant-bug NAME runs both with that planted model bug (test only);
+--expect-error TEXT also requires a model error containing TEXT
+("where: what", e.g. "monitor B->A: msn") in both reports, at one time.
 
   split_identity.py --sim build/ernic-sim --datapath model --out DIR S.yaml
                     [--transport unix|tcp|shm] [--chaos-us N --runs K]
+                    [--plant-bug NAME --expect-error TEXT]
 """
 import argparse
 import json
@@ -34,7 +38,7 @@ def outputs(d, mode):
     return ["--pcap", stem + ".pcap", "--log", stem + ".log", "--json", stem + ".json"]
 
 
-def compare(d, one, split, mode):
+def compare(d, one, split, mode, expect_error=None):
     bad = []
     if one.returncode != split.returncode:
         bad.append(f"exit code {one.returncode} in one process, {split.returncode} split")
@@ -53,6 +57,11 @@ def compare(d, one, split, mode):
     for k in sorted(set(j1) | set(j2)):
         if k not in JSON_DIFFER and j1.get(k) != j2.get(k):
             bad.append(f"JSON key '{k}' differs")
+    if expect_error:
+        found = [[e["time_ps"] for e in j.get("model_errors", []) if expect_error in e["where"] + ": " + e["what"]]
+                 for j in (j1, j2)]
+        if not found[0] or found[0] != found[1]:
+            bad.append(f"model error '{expect_error}': at {found[0]} ps in one process, at {found[1]} ps split")
     procs = len(j1.get("nodes", {})) + (1 if "switch" in j1 else 0)  # a switch runs in a process of its own
     if "split" not in j2 or len(j2["split"]["processes"]) != procs:
         bad.append(f"the split report has no 'split' section of {procs} processes")
@@ -67,16 +76,19 @@ def main():
     ap.add_argument("--transport", default="unix", choices=["unix", "tcp", "shm"])
     ap.add_argument("--chaos-us", type=int, default=0)
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--plant-bug", default="")
+    ap.add_argument("--expect-error", default="")
     ap.add_argument("scenario")
     a = ap.parse_args()
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
-    one = run([a.sim, "run", a.scenario, "--quiet", "--datapath", a.datapath] + outputs(a.out, "one"))
+    bug = ["--plant-bug", a.plant_bug] if a.plant_bug else []
+    one = run([a.sim, "run", a.scenario, "--quiet", "--datapath", a.datapath] + bug + outputs(a.out, "one"))
     bad = []
     for k in range(a.runs):
         mode = f"split{k}"
         cmd = [a.sim, "run", a.scenario, "--quiet", "--datapath", a.datapath, "--split",
-               "--split-transport", a.transport] + outputs(a.out, mode)
+               "--split-transport", a.transport] + bug + outputs(a.out, mode)
         if a.chaos_us:
             cmd += ["--split-chaos-us", str(a.chaos_us)]
         split = run(cmd)
@@ -89,7 +101,7 @@ def main():
         if split.returncode == 2 and "cannot run split" in split.stdout:
             print("not splittable yet:", split.stdout.strip().splitlines()[-1])
             return SKIP
-        bad += [f"run {k}: {b}" for b in compare(a.out, one, split, mode)]
+        bad += [f"run {k}: {b}" for b in compare(a.out, one, split, mode, a.expect_error)]
     if bad:
         print("split run differs from one process:\n  " + "\n  ".join(bad))
         print("one process said:\n" + one.stdout[-2000:] + "\nsplit said:\n" + split.stdout[-2000:])
