@@ -106,11 +106,10 @@ void System::watch(WatchEvent e) {
 void System::monitor_feed(uint64_t upto_ps) {
   if (!net_link_) return;
   for (bridge::NetControl& c : net_link_->take_watches()) {
-    const bool ok = c.data.size() >= kWatchHeader && (c.data[0] == kWatchFrame || c.data[0] == kWatchDelivered) &&
-                    c.data[1] < nodes.size() && c.data[2] < nodes.size() && c.data[1] != c.data[2];
-    if (!ok) {
-      ctx.error("split run", fmt::format("a wire monitor event from another process that does not parse ({} bytes)",
-                                         c.data.size()));
+    const std::string why = watch_refusal(c);
+    if (!why.empty()) {  // a protocol violation: the monitor would judge what did not happen
+      ctx.error("split run", fmt::format("{} sent a wire monitor event (Watch) of {} bytes at {} ps that {}",
+                                         watch_sender(c), c.data.size(), c.time_ps, why));
       continue;
     }
     WatchEvent e;
@@ -121,6 +120,7 @@ void System::monitor_feed(uint64_t upto_ps) {
     if (c.b) e.committed = c.b - 1;
     e.frame.assign(c.data.begin() + kWatchHeader, c.data.end());
     const size_t sender = e.kind == WatchEvent::Frame ? e.from : e.to;
+    watch_last_seq_[sender] = c.id;
     watch_buf_.emplace(std::make_tuple(c.time_ps, sender, c.id), std::move(e));
   }
   while (!watch_buf_.empty() && std::get<0>(watch_buf_.begin()->first) < upto_ps) {
@@ -144,6 +144,39 @@ void System::monitor_thread() {
       sc_core::wait(sc_core::sc_time(double(t + 1 - now), sc_core::SC_PS), monitor_ev_ | net_link_->watch_event());
     }
   }
+}
+
+// Who sent a Watch, as far as it says (its sender's node).
+std::string System::watch_sender(const bridge::NetControl& c) const {
+  if (c.data.size() < kWatchHeader || c.data[1] >= nodes.size() || c.data[2] >= nodes.size())
+    return net_link_->peer_name();
+  const size_t sender = c.data[0] == kWatchFrame ? c.data[1] : c.data[2];
+  return "node " + nodes[sender]->cfg.name + "'s process";
+}
+
+// Why a Watch from another process cannot be one (empty: it can): its
+// header, its pair (ours, the other end the sender), its times (a frame's
+// commit at or before its instant; a take at its instant) and its
+// sequence (rising per sender: none twice).
+std::string System::watch_refusal(const bridge::NetControl& c) const {
+  if (c.data.size() < kWatchHeader) return "is shorter than its 3-byte header";
+  if (c.data[0] != kWatchFrame && c.data[0] != kWatchDelivered)
+    return fmt::format("has the unknown type {}", int(c.data[0]));
+  const size_t from = c.data[1], to = c.data[2];
+  if (from >= nodes.size() || to >= nodes.size() || from == to)
+    return fmt::format("names no pair of nodes ({} -> {})", from, to);
+  if (c.node != split_local_ || std::min(from, to) != split_local_ ||
+      !wire_monitors.count({split_local_, std::max(from, to)}))
+    return fmt::format("is not for this process's monitors (node {}, pair {} -> {})", int(c.node), from, to);
+  const size_t sender = c.data[0] == kWatchFrame ? from : to;
+  if (sender == split_local_) return "claims this process's own node as its sender";
+  if (c.data[0] == kWatchFrame && c.b && c.b - 1 > c.time_ps)
+    return fmt::format("has a frame committed at {} ps, after the event", c.b - 1);
+  if (c.data[0] == kWatchDelivered && c.a != c.time_ps) return fmt::format("takes a frame at {} ps", c.a);
+  auto it = watch_last_seq_.find(sender);
+  if (it != watch_last_seq_.end() && c.id <= it->second)
+    return fmt::format("has sequence number {} after {}", c.id, it->second);
+  return "";
 }
 
 // One event into its pair's monitor; `at_ps`: the instant it happened.

@@ -438,7 +438,10 @@ void System::watch_link() {
     // The requester's view for the monitor: answers as its RX packet
     // handler takes them, requests as its TX commits them (WireMonitor).
     auto taken = [this, i](const roce::Frame& f) {
-      const int j = peer_of(i, f.eth.src.b.data(), 6, /*tx=*/false);
+      uint8_t macs[12];  // the frame's destination and source MACs, as peer_of reads a frame
+      std::copy(f.eth.dst.b.begin(), f.eth.dst.b.end(), macs);
+      std::copy(f.eth.src.b.begin(), f.eth.src.b.end(), macs + 6);
+      const int j = peer_of(i, macs, sizeof macs, /*tx=*/false);
       if (j >= 0) monitor_delivered(size_t(j), i, f);
     };
     if (me->peer) {  // kind: peer: no ERNIC; its requests as it commits them to its MAC
