@@ -109,7 +109,7 @@ void System::monitor_feed(uint64_t upto_ps) {
     const std::string why = watch_refusal(c);
     if (!why.empty()) {  // a protocol violation: the monitor would judge what did not happen
       ctx.error("split run", fmt::format("{} sent a wire monitor event (Watch) of {} bytes at {} ps that {}",
-                                         watch_sender(c), c.data.size(), c.time_ps, why));
+                                         net_link_->peer_name(), c.data.size(), c.time_ps, why));
       continue;
     }
     WatchEvent e;
@@ -144,14 +144,6 @@ void System::monitor_thread() {
       sc_core::wait(sc_core::sc_time(double(t + 1 - now), sc_core::SC_PS), monitor_ev_ | net_link_->watch_event());
     }
   }
-}
-
-// Who sent a Watch, as far as it says (its sender's node).
-std::string System::watch_sender(const bridge::NetControl& c) const {
-  if (c.data.size() < kWatchHeader || c.data[1] >= nodes.size() || c.data[2] >= nodes.size())
-    return net_link_->peer_name();
-  const size_t sender = c.data[0] == kWatchFrame ? c.data[1] : c.data[2];
-  return "node " + nodes[sender]->cfg.name + "'s process";
 }
 
 // Why a Watch from another process cannot be one (empty: it can): its

@@ -328,7 +328,6 @@ class System : public sc_core::sc_module {
   monitor::WireMonitor* monitor_of(size_t i, size_t j);
   std::string dir_name(size_t from, size_t to) const;
   std::string watch_refusal(const bridge::NetControl& c) const;
-  std::string watch_sender(const bridge::NetControl& c) const;
   std::map<std::tuple<uint64_t, size_t, uint64_t>, WatchEvent> watch_buf_;  // (instant, node, its sequence)
   std::map<size_t, uint64_t> watch_last_seq_;                              // the latest sequence per sender
   uint64_t watch_seq_ = 0;
