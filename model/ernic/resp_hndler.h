@@ -71,6 +71,11 @@ class RespHndler : public sc_core::sc_module {
     timed(qp);
     s_.timer_ev.notify(sc_core::SC_ZERO_TIME);
   }
+  // The coalescing timeouts due by now, queued for the RX handler as the
+  // timer thread queues them (ascending QPN). The RX handler calls it before
+  // it acts at an instant, so a timeout due then comes first whichever of
+  // the two threads the kernel runs first (a split run's order differed).
+  void fire_due_acks(uint64_t now);
   // 4.x resends from the NAKed PSN, 3.1 from the WQE start.
   bool partial_resend() const;
 
@@ -89,6 +94,7 @@ class RespHndler : public sc_core::sc_module {
   std::optional<RxDrop> rx_ack_rnr(qp::QpContext& qp, uint8_t syn, uint32_t psn);
   void timer_thread();
   void timer_expired(qp::QpContext& qp, uint64_t now);
+  void fire_ack(qp::QpContext& qp, uint64_t now);  // its coalescing timeout, if due
   // The QP has just been given a deadline: the timer thread looks at it.
   void timed(const qp::QpContext& qp) { timed_.insert(qp.qpn); }
 

@@ -145,15 +145,25 @@ void RespHndler::timer_thread() {
   }
 }
 
+void RespHndler::fire_ack(qp::QpContext& qp, uint64_t now) {
+  if (!qp.resp.ack_due_ps || qp.resp.ack_due_ps > now) return;
+  // Coalescing timeout: the RX handler sends the ACK (it owns ACK order).
+  qp.resp.ack_due_ps = 0;
+  if (!qp.resp.ack_fire) s_.ack_fire_q.push_back(qp.qpn);
+  qp.resp.ack_fire = true;
+  s_.rx_ev.notify(SC_ZERO_TIME);
+}
+
+void RespHndler::fire_due_acks(uint64_t now) {
+  timed_.find_from(1, [&](uint32_t n) {
+    fire_ack(s_.qps[n], now);
+    return false;
+  });
+}
+
 void RespHndler::timer_expired(qp::QpContext& qp, uint64_t now) {
   const uint32_t n = qp.qpn;
-  if (qp.resp.ack_due_ps && qp.resp.ack_due_ps <= now) {
-    // Coalescing timeout: the RX handler sends the ACK (it owns ACK order).
-    qp.resp.ack_due_ps = 0;
-    if (!qp.resp.ack_fire) s_.ack_fire_q.push_back(n);
-    qp.resp.ack_fire = true;
-    s_.rx_ev.notify(SC_ZERO_TIME);
-  }
+  fire_ack(qp, now);
   if (qp.rs.in_rnr_wait() && qp.rs.rnr_until_ps() <= now) {
     qp.rs.rnr_expired();
     s_.work_ev.notify(SC_ZERO_TIME);  // the QP manager resends

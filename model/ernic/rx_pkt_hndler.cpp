@@ -103,7 +103,9 @@ void RxPktHndler::buffer_changed() {
 
 void RxPktHndler::rx_thread() {
   for (;;) {
-    // Coalescing timeouts that passed (queued by the timer thread, in order).
+    // Coalescing timeouts that passed (queued by the timer thread, in order;
+    // those due now queued here if the timer thread has not run yet).
+    resp_.fire_due_acks(ClockDomain::now_ps());
     if (!s_.ack_fire_q.empty()) {
       qp::QpContext& qp = s_.qps[s_.ack_fire_q.front()];
       s_.ack_fire_q.pop_front();
@@ -134,6 +136,7 @@ void RxPktHndler::rx_thread() {
       const uint64_t now = ClockDomain::now_ps();
       s_.core.wait_cycles(ready > now ? s_.core.cycles_for_ps(ready - now) : 0);
     }
+    resp_.fire_due_acks(ClockDomain::now_ps());  // a timeout due now comes before this frame
     handle(raw);
     if (s_.cfg.timing.rx_handler_gbps > 0) {  // a slowed receiver
       const uint64_t until =
