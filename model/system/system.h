@@ -308,10 +308,10 @@ class System : public sc_core::sc_module {
   // `to`'s RX handler took (now), an out-of-band connection (now).
   struct WatchEvent {
     enum Kind { Frame, Delivered, Connection } kind = Frame;
-    size_t from = 0, to = 0;
-    uint64_t t = 0;
-    std::optional<uint64_t> committed;
-    std::vector<uint8_t> frame;
+    size_t from = 0, to = 0;             // node indices (scenario order)
+    uint64_t t = 0;                      // ps: the frame's first byte (Frame), the take (Delivered)
+    std::optional<uint64_t> committed;   // ps: when its sender committed to the frame (Frame)
+    std::vector<uint8_t> frame;          // Ethernet .. ICRC, no FCS
     std::string dir_cs;  // Connection: WireMonitor::new_connection's arguments
     uint32_t qp_s = 0;
     std::string dir_sc;
