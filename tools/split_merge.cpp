@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "model/trace/txlog.h"
+
 namespace ernic {
 
 namespace {
@@ -144,28 +146,13 @@ class PcapPart {
 
 // ------------------------------------------------------------------- log --
 
-// A log line's "node" value as TxLog::close_group finds it (the text
-// between the quotes after the first `"node":"`; empty: no node).
-std::string_view record_node(std::string_view s) {
-  const size_t a = s.find("\"node\":\"");
-  if (a == std::string_view::npos) return {};
-  const size_t i = a + 8;
-  size_t j = i;
-  while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
-  return s.substr(i, std::min(j, s.size()) - i);
-}
-
 // One instant's records ordered as TxLog::close_group orders a group.
 void sort_like_txlog(std::vector<std::string>& g) {
-  auto by_node_text = [](const std::string& x, const std::string& y) {
-    const std::string_view nx = record_node(x), ny = record_node(y);
-    if (nx != ny) return nx < ny;
-    return std::string_view(x) < std::string_view(y);
-  };
+  auto by_node_text = [](const std::string& x, const std::string& y) { return record_before(x, y); };
   size_t i = 0;
   while (i < g.size()) {
     size_t j = i;
-    while (j < g.size() && !record_node(g[j]).empty()) ++j;
+    while (j < g.size() && !order_node(g[j]).empty()) ++j;
     std::stable_sort(g.begin() + long(i), g.begin() + long(j), by_node_text);
     i = j + 1;  // past the node-less record, which stays
   }

@@ -53,16 +53,13 @@
 //      instant by instant (the smallest instant any part has next first);
 //      one instant's records of every part are concatenated in part order
 //      (each part's in its file order) and ordered as TxLog's close_group
-//      orders a group: records without a node stay in place and split
-//      runs, each run stably sorted by node, then by text. With no
-//      node-less record but steps (the usual case) that is exactly the
-//      sort of the union, what one process wrote whatever its process
-//      order. A node-less non-step record (a "fault" record, which only its
-//      sending node's part has) splits the instant's run where it is in its
-//      part; the other parts' records of that instant go before it when
-//      their part comes earlier in node order, after it when later: one
-//      process's file is the same when it wrote that instant's records
-//      node by node in node order (its kernel's process order decides).
+//      orders a group: records without an order node (order_node in
+//      model/trace/txlog.h: steps and instant marks) stay in place and
+//      split runs, each run stably sorted by node, then by text. A "fault"
+//      record (node "") is ordered under the sending end of its link, the
+//      node whose part has it, after that node's own records. Steps being the same in every part, that is
+//      exactly the sort of the union: what one process wrote, whatever its
+//      kernel's process order.
 //   TxLog also closes a group when its buffer holds nothing else and
 // reaches 256 KiB (kDrainBytes): an instant with that much logging (over
 // ~1,500 records at one ps) is one sorted group in the merge but may be

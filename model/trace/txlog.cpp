@@ -171,22 +171,38 @@ TxLog::~TxLog() {
 }
 
 namespace {
-// The "node" value of a record (layout: {"t_ps":N,"node":"X",...).
-std::string_view record_node(const char* r, size_t len) {
-  std::string_view s(r, len);
-  const size_t a = s.find("\"node\":\"");
+// The text between the quotes after the first `"key":"` (empty: none).
+std::string_view string_field(std::string_view s, std::string_view key) {
+  const size_t a = s.find(key);
   if (a == std::string_view::npos) return {};
-  size_t i = a + 8;
+  const size_t i = a + key.size();
   size_t j = i;
   while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
-  return s.substr(i, j - i);
+  return s.substr(i, std::min(j, s.size()) - i);
 }
+std::string_view record_node(const char* r, size_t len) { return order_node(std::string_view(r, len)); }
 uint64_t record_time(const char* r) {  // {"t_ps":N
   uint64_t t = 0;
   for (const char* p = r + 8; *p >= '0' && *p <= '9'; ++p) t = t * 10 + uint64_t(*p - '0');
   return t;
 }
 }  // namespace
+
+bool record_before(std::string_view x, std::string_view y) {
+  const std::string_view nx = order_node(x), ny = order_node(y);
+  if (nx != ny) return nx < ny;
+  const bool fx = x.find("\"kind\":\"fault\"") != std::string_view::npos;
+  const bool fy = y.find("\"kind\":\"fault\"") != std::string_view::npos;
+  if (fx != fy) return fy;
+  return x < y;
+}
+
+std::string_view order_node(std::string_view record) {
+  const std::string_view node = string_field(record, "\"node\":\"");
+  if (!node.empty() || record.find("\"kind\":\"fault\"") == std::string_view::npos) return node;
+  const std::string_view link = string_field(record, "\"link\":\"");
+  return link.substr(0, link.find("->"));
+}
 
 // A group with a parallel branch's step: its step records move to its end,
 // by order (then the usual order sorts the others; the steps, without a
@@ -224,9 +240,7 @@ void TxLog::close_group() {
       // By node, then by the record's text: the order of one instant's
       // records must not depend on the kernel's order of processes.
       std::stable_sort(seg.begin(), seg.end(), [&](const auto& x, const auto& y) {
-        const std::string_view nx = record_node(base + x.first, x.second), ny = record_node(base + y.first, y.second);
-        if (nx != ny) return nx < ny;
-        return std::string_view(base + x.first, x.second) < std::string_view(base + y.first, y.second);
+        return record_before(std::string_view(base + x.first, x.second), std::string_view(base + y.first, y.second));
       });
       for (size_t k = 0; k < seg.size(); ++k) moved = moved || seg[k] != grp_[i + k];
       out.insert(out.end(), seg.begin(), seg.end());

@@ -26,8 +26,9 @@
 // produce exactly the bytes that write() gives for the equivalent json
 // object. Output is a function of the calls only (no wall clock, no
 // addresses). Records written at one simulated instant are sorted by node
-// name, then by their text (records without a node, such as scenario steps,
-// stay where they were and separate the sorted runs): the order in which
+// name (order_node below: a fault record's is the sending end of its link,
+// after that node's own records), then by their text (records without one, scenario steps, stay where they
+// were and separate the sorted runs): the order in which
 // the kernel runs simultaneous processes is arbitrary and must not show in
 // the log (idle skipping on and off give the same file). Steps of a
 // `parallel`'s branches run concurrently, so an instant that has one
@@ -45,6 +46,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,6 +65,17 @@ struct FrameFields {
   std::string mad;                   // CM attribute name, "" when not a CM MAD
   std::string src, dst;              // IP addresses as text
 };
+
+// The node a record is ordered under in its instant: its "node"; for a
+// "fault" record (node "") the sending end of its "link" ("B" of "B->A": the
+// node whose frame it is, written when that node sent it, in the order of
+// that node's records whether it ran with others in one process or alone);
+// empty for a record that keeps its place (a step, an instant mark).
+std::string_view order_node(std::string_view record);
+// The order of one instant's records between two that keep their place: by
+// order_node, a node's own records before the fault records of its link,
+// then by text.
+bool record_before(std::string_view x, std::string_view y);
 
 class TxLog {
  public:

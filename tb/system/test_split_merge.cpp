@@ -274,7 +274,7 @@ std::vector<Call> run_calls() {
       frame_rec(12000, 10001, 1, "B", "rx", 2),
       frame_rec(12000, 9999, 1, "B", "rx", 1),
       reg(12000, 0, "A", 0x50, 5),
-      // A drops its frame: its tx record and the fault (node order: A's, then B's).
+      // A drops its frame: its tx record, the fault (ordered under A, after A's own), then B's.
       frame_rec(15000, 15640, 0, "A", "tx", 3),
       fault(15000, 0, 3),
       reg(15000, 1, "B", 0x60, 6),
@@ -317,7 +317,8 @@ TEST(SplitMerge, LogEqualsOneWriter) {
 // The scenario's node order (the parts' order) need not be the names'
 // order: one process sorts by name, so the merge must too. Part 0 is B,
 // part 1 is A; instant 15000 written in node order (B's record, then A's
-// frame and its fault).
+// frame and its fault); the fault is ordered under A, its link's sender,
+// after A's own records, so it comes before B's.
 TEST(SplitMerge, LogNodeOrderIsNotNameOrder) {
   const fs::path d = test_dir();
   std::vector<Call> calls;
@@ -334,8 +335,8 @@ TEST(SplitMerge, LogNodeOrderIsNotNameOrder) {
   ASSERT_EQ(l.size(), calls.size());
   EXPECT_NE(l[1].find(R"("node":"A")"), std::string::npos) << l[1];  // A's records first, as always
   EXPECT_NE(l[20].find(R"("node":"A","kind":"frame")"), std::string::npos) << l[20];
-  EXPECT_NE(l[21].find(R"("node":"B","kind":"reg")"), std::string::npos) << l[21];
-  EXPECT_NE(l[22].find(R"("kind":"fault")"), std::string::npos) << l[22];
+  EXPECT_NE(l[21].find(R"("kind":"fault")"), std::string::npos) << l[21];
+  EXPECT_NE(l[22].find(R"("node":"B","kind":"reg")"), std::string::npos) << l[22];
 }
 
 // Without instant marks a record's instant is its t_ps: exact for records

@@ -289,6 +289,39 @@ TEST(TxLog, AnInstantWithABranchStepPutsItsStepsLastInScenarioOrder) {
   std::remove(p2.c_str());
 }
 
+// A fault record (node "") is ordered under its link's sending node, after
+// that node's own records of the instant: B's record, A's frame and A's
+// fault written in any order give A's frame, the fault, B's record (random
+// seed 86 split: one process wrote B, fault, A; the merge another order).
+TEST(TxLog, AFaultRecordSortsUnderItsSenderAfterItsOwnRecords) {
+  FrameFields f;
+  f.len = 570;
+  f.roce = true;
+  f.opcode = 7;
+  f.opname = "RC_WRITE_MIDDLE";
+  auto write = [&f](const std::string& p, int order) {
+    TxLog log(p);
+    log.clock = [] { return uint64_t(21900974); };
+    auto b = [&] { log.reg(21900974, "B", "core", 4380, std::nullopt, false, 0x24, "CQHEADi", 0); };
+    auto a = [&] { log.frame(21901614, "A", "cmac", 7058, 3, "tx", "A->B", 60, f); };
+    auto fault = [&] { log.fault(21900974, "A->B", 60, "fault@34", "delay", 7, 1815010, "+355000 ps"); };
+    if (order == 0) b(), fault(), a();
+    if (order == 1) a(), b(), fault();
+    if (order == 2) fault(), a(), b();
+  };
+  std::vector<std::string> p;
+  for (int k = 0; k < 3; ++k) p.push_back(tmp_path("fault_order" + std::to_string(k)));
+  for (int k = 0; k < 3; ++k) write(p[size_t(k)], k);
+  EXPECT_EQ(slurp(p[0]), slurp(p[1]));
+  EXPECT_EQ(slurp(p[0]), slurp(p[2]));
+  const std::vector<std::string> got = lines_of(p[0]);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].rfind(R"({"t_ps":21901614,"node":"A","kind":"frame")", 0), 0u) << got[0];
+  EXPECT_EQ(got[1].rfind(R"({"t_ps":21900974,"node":"","kind":"fault")", 0), 0u) << got[1];
+  EXPECT_EQ(got[2].rfind(R"({"t_ps":21900974,"node":"B","kind":"reg")", 0), 0u) << got[2];
+  for (const auto& q : p) std::remove(q.c_str());
+}
+
 TEST(TxLog, WriteKeepsUnknownKeysAfterTheKnownOnes) {
   const std::string p = tmp_path("unknown");
   {
