@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "model/sim/clock.h"
+#include "model/sim/settle.h"
 
 namespace ernic::bridge {
 
@@ -387,7 +388,7 @@ void NetLink::thread() {
         }
         if (at_horizon && target > now) {
           if (sc_pending_activity_at_current_time()) {  // what is left at this instant runs first
-            wait(SC_ZERO_TIME);
+            settle::wait_settled(settle::Stage::kLink);
             continue;
           }
           block(now);

@@ -74,16 +74,25 @@ struct DmaTiming {
 };
 
 // A requester's rank on a node's PCIe link among those that ask at the
-// same instant (InstantOrder): the host's MMIO, then the ERNIC's masters in
+// same instant (InstantOrder): the host's MMIO (requests by issuing thread:
+// the steps' and a bridge host's, then the interrupt thread's; then read
+// completions), then the ERNIC's masters in
 // PG332's order (section 8), then the extensions' (assumption A-DMA-6:
 // PG332 names no arbitration; any fixed order serves determinism).
 inline uint32_t pcie_rank(const std::string& requester) {
-  static const char* const kOrder[] = {"mmio_request", "mmio_completion", "qp_mgr_m_axi", "wqe_proc_top_m_axi",
+  static const char* const kOrder[] = {"mmio_request_irq", "mmio_request", "mmio_completion", "qp_mgr_m_axi",
+                                       "wqe_proc_top_m_axi",
                                        "wqe_proc_wr_ddr_m_axi", "rx_pkt_hndler_ddr_m_axi", "rx_pkt_hndler_rdrsp_m_axi",
                                        "resp_hndler_m_axi", "qp_ctx_m_axi", "mr_cache_m_axi", "shadow_db_m_axi"};
   for (uint32_t i = 0; i < sizeof kOrder / sizeof kOrder[0]; ++i)
     if (requester == kOrder[i]) return i;
   return sizeof kOrder / sizeof kOrder[0];
+}
+// An MMIO request's rank by its issuer (AxiLitePort::read/write): 0 the
+// scenario's steps or a bridge's host program, 1 the built-in host's
+// interrupt thread (model/host/sc_host.h).
+inline uint32_t pcie_mmio_request_rank(uint32_t issuer) {
+  return issuer == 1 ? pcie_rank("mmio_request_irq") : pcie_rank("mmio_request");
 }
 
 class Dma {

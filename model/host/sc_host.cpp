@@ -12,6 +12,7 @@ ScHost::ScHost(sc_module_name name, const ClockDomain& core, AxiLitePort& axil, 
     : sc_module(name), core_(core), axil_(axil), mem_(mem), intr_(intr), ctx_(ctx), node_(cfg.node),
       driver_(std::make_unique<Driver>(*this, std::move(cfg))) {
   SC_THREAD(irq_thread);
+  irq_ = sc_core::sc_get_last_created_process_handle();
 }
 
 size_t ScHost::index(Wake w) {

@@ -37,8 +37,10 @@ class ScHost : public sc_core::sc_module, public HostBus {
   const sc_core::sc_event& event(Wake w) const { return events_[index(w)]; }
 
   // HostBus
-  uint32_t mmio_read32(uint32_t offset) override { return axil_.read(offset); }
-  void mmio_write32(uint32_t offset, uint32_t value) override { axil_.write(offset, value); }
+  // The interrupt thread's MMIO is issuer 1 (AxiLitePort: the order of one
+  // instant's requests on the PCIe link), the steps' 0.
+  uint32_t mmio_read32(uint32_t offset) override { return axil_.read(offset, issuer()); }
+  void mmio_write32(uint32_t offset, uint32_t value) override { axil_.write(offset, value, issuer()); }
   void mem_read(uint64_t bus, uint8_t* dst, uint64_t len) override { mem_.read(bus, dst, len); }
   void mem_write(uint64_t bus, const uint8_t* src, uint64_t len) override { mem_.write(bus, src, len); }
   uint64_t alloc(uint64_t bytes, uint64_t align) override;
@@ -57,6 +59,7 @@ class ScHost : public sc_core::sc_module, public HostBus {
   static constexpr size_t kEvents = 5;  // one per Wake bit
   static size_t index(Wake w);
   void irq_thread();
+  uint32_t issuer() const { return sc_core::sc_get_current_process_handle() == irq_ ? 1 : 0; }
 
   const ClockDomain& core_;
   AxiLitePort& axil_;
@@ -68,6 +71,7 @@ class ScHost : public sc_core::sc_module, public HostBus {
   uint64_t brk_ = 0x100000;  // bump allocator (bus addresses); the first MiB stays unused
   std::array<sc_core::sc_event, kEvents> events_;
   std::unique_ptr<Driver> driver_;
+  sc_core::sc_process_handle irq_;
 };
 
 }  // namespace ernic::host

@@ -55,8 +55,12 @@ struct AxiLiteTiming {
 // Sends one MMIO TLP on the node's PCIe link: to_nic (host->device, which
 // the MMIO writes and read requests share with the DMA read completions) or
 // back (device->host: a read completion), ready at ready_ps, with `payload`
-// bytes; returns when it has left (PcieLink::send).
-using MmioLink = std::function<uint64_t(bool to_nic, uint64_t ready_ps, uint32_t payload)>;
+// bytes; returns when it has left (PcieLink::send). issuer: the host thread
+// that issued it (AxiLitePort::read/write: 0 the steps' or a bridge host's,
+// 1 the built-in host's interrupt thread), for the order of requests that
+// reach the link at one instant (model/sim/instant_order.h); 0 for
+// completions.
+using MmioLink = std::function<uint64_t(bool to_nic, uint64_t ready_ps, uint32_t payload, uint32_t issuer)>;
 
 class AxiLitePort : public sc_core::sc_module {
  public:
@@ -97,18 +101,19 @@ class AxiLitePort : public sc_core::sc_module {
   }
 
   // Posted: returns at once; the write reaches the slave later, in order.
-  void write(uint32_t addr, uint32_t data) {
-    q_.push_back({arrival(4), true, addr, data, nullptr, nullptr, nullptr, nullptr});
+  // issuer: which host thread issues it (MmioLink).
+  void write(uint32_t addr, uint32_t data, uint32_t issuer = 0) {
+    q_.push_back({arrival(4, issuer), true, addr, data, nullptr, nullptr, nullptr, nullptr});
     ++posted_;
     ev_.notify(sc_core::SC_ZERO_TIME);
   }
 
-  uint32_t read(uint32_t addr) {
+  uint32_t read(uint32_t addr, uint32_t issuer = 0) {
     bool done = false;
     uint32_t v = 0;
     uint64_t ready = 0;
     sc_core::sc_event got;
-    q_.push_back({arrival(0), false, addr, 0, &done, &v, &ready, &got});
+    q_.push_back({arrival(0, issuer), false, addr, 0, &done, &v, &ready, &got});
     ev_.notify(sc_core::SC_ZERO_TIME);
     while (!done) sc_core::wait(got);
     const uint64_t now = ClockDomain::now_ps();
@@ -131,9 +136,9 @@ class AxiLitePort : public sc_core::sc_module {
     uint64_t* ready_ps;      // when the completion is back at the CPU
     sc_core::sc_event* got;
   };
-  uint64_t arrival(uint32_t payload) {
+  uint64_t arrival(uint32_t payload, uint32_t issuer) {
     const uint64_t now = ClockDomain::now_ps();
-    uint64_t t = link_ ? link_(true, now, payload) : now;
+    uint64_t t = link_ ? link_(true, now, payload, issuer) : now;
     t += uint64_t(t_.mmio_latency_ns) * 1000;
     last_arrival_ = std::max(last_arrival_, t);  // in order
     return last_arrival_;
@@ -244,7 +249,7 @@ class AxiLitePort : public sc_core::sc_module {
       q_.pop_front();
       // The completion goes back up the link; the CPU has it after the flight.
       const uint64_t t0 = ClockDomain::now_ps();
-      uint64_t back = link_ ? link_(false, t0, 4) : t0;
+      uint64_t back = link_ ? link_(false, t0, 4, 0) : t0;
       back += uint64_t(t_.mmio_latency_ns) * 1000;
       *op.value = v;
       *op.ready_ps = back;

@@ -14,40 +14,59 @@
 // events in the kernel's queue (topology/all_to_all_8: E's timeout ACK and
 // a WRITE packet entering the TX queue at one instant).
 //
-// Rule: a requester enters with its rank (fixed per requester), waits one
-// delta cycle, and is served after every requester that entered in an
-// earlier delta cycle of this instant or in the same one with a lower rank
-// (equal ranks: in entry order). Which requesters enter in which delta cycle
-// follows from the node's own events only, so the order is the same in
-// every composition. leave() lets the next one in at once (an immediate
-// notification: no further delta cycle). A requester may wait while it
-// holds its turn (the ERNIC's TX queue: for room in it); those behind it
-// wait too, so the resource is taken in turn order.
+// Rule: a requester enters with its rank (fixed per requester) and is
+// served at a settled point of the instant (model/sim/settle.h: nothing is
+// left to run at it), the first pending by (instant entered, rank, entry
+// sequence), one per settled point. Which requesters are pending when the
+// node's instant settles follows from the node's own events only; the
+// delta cycle each entered in does not (it counts the kernel's other work:
+// random seed 151 split took the PCIe link in the other order when the
+// order counted delta cycles). A requester may wait while it holds its turn
+// (the ERNIC's TX queue: for room in it); those behind it wait too, so the
+// resource is taken in turn order. leave() lets the next one in at the next
+// settled point.
 // Users: a node's PCIe link (model/dma/dma.h, A-DMA-6), the ERNIC's TX
 // queue (model/ernic/wqe_proc.h).
-// Cost: one delta cycle per use.
+// Cost: a few delta cycles per use (to the instant's settled point).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <systemc>
 #include <tuple>
 
+#include "model/sim/settle.h"
+
 namespace ernic {
 
-class InstantOrder {
+class InstantOrder final : public settle::Client {
  public:
+  InstantOrder() { settle::add(this); }
+  ~InstantOrder() override { settle::remove(this); }
+  InstantOrder(const InstantOrder&) = delete;
+  InstantOrder& operator=(const InstantOrder&) = delete;
+
   // In an SC_THREAD: returns when it is the caller's turn.
   void enter(uint32_t rank) {
-    const Key k{sc_core::sc_delta_count(), rank, seq_++};
+    const Key k{sc_core::sc_time_stamp().value(), rank, seq_++};
     pending_.insert(k);
-    sc_core::wait(sc_core::SC_ZERO_TIME);
-    while (*pending_.begin() != k) sc_core::wait(turn_);
-    held_ = k;
+    settle::poke();
+    while (held_ != k) sc_core::wait(turn_);
   }
   void leave() {
-    pending_.erase(held_);
-    if (!pending_.empty()) turn_.notify();
+    pending_.erase(*held_);
+    held_.reset();
+    if (!pending_.empty()) settle::poke();
   }
+
+  bool wants() const override { return !held_ && !pending_.empty(); }
+  bool grant() override {
+    if (!wants()) return false;
+    held_ = *pending_.begin();
+    turn_.notify();  // the holder runs in this delta cycle; the others wait on
+    return true;
+  }
+
   // enter() ... leave() as a scope; a null order: no arbitration.
   class Turn {
    public:
@@ -65,9 +84,9 @@ class InstantOrder {
   };
 
  private:
-  using Key = std::tuple<uint64_t, uint32_t, uint64_t>;  // (delta cycle entered, rank, entry sequence)
+  using Key = std::tuple<uint64_t, uint32_t, uint64_t>;  // (instant entered in ps, rank, entry sequence)
   std::set<Key> pending_;
-  Key held_{};
+  std::optional<Key> held_;
   uint64_t seq_ = 0;
   sc_core::sc_event turn_;
 };

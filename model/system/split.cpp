@@ -16,6 +16,7 @@
 #include "model/bridge/net_address.h"
 #include "model/bridge/net_link.h"
 #include "model/scenario/split_plan.h"
+#include "model/sim/settle.h"
 #include "model/system/system.h"
 
 namespace ernic {
@@ -326,7 +327,7 @@ void System::peer_failed(int code, const std::string& why, const std::string& wh
 void System::watch_peer_end() {
   wait(net_link_->peer_end_event());
   // Both runs end at one instant when all is well: this one's runner first.
-  for (int k = 0; k < kSettleDeltas && sc_pending_activity_at_current_time(); ++k) wait(SC_ZERO_TIME);
+  settle::wait_settled(settle::Stage::kPeerEnd);
   // Done already, or failing by itself: the other's end (which may be
   // this run's failure, passed back) changes nothing.
   if (finished || split_peer_failed_ || exit_code != 0) return;

@@ -134,8 +134,8 @@ void Node::build_host_port(const NodeConfig& c, const Scenario& sc, const ClockD
   InstantOrder* po = &pcie_order;
   axil = std::make_unique<AxiLitePort>(
       "s_axi_lite", core, *mmio_target, ctx, scope + ".s_axi_lite", at,
-      [pl, po](bool to_nic, uint64_t ready, uint32_t payload) {
-        const InstantOrder::Turn turn(po, pcie_rank(to_nic ? "mmio_request" : "mmio_completion"));
+      [pl, po](bool to_nic, uint64_t ready, uint32_t payload, uint32_t issuer) {
+        const InstantOrder::Turn turn(po, to_nic ? pcie_mmio_request_rank(issuer) : pcie_rank("mmio_completion"));
         return pl->send(to_nic ? PcieLink::kDown : PcieLink::kUp, ready, payload, ClockDomain::now_ps());
       });
 }

@@ -490,9 +490,6 @@ class System : public sc_core::sc_module {
   std::unique_ptr<bridge::NetLink> net_link_;
   size_t split_local_ = 0;      // this process's node, by scenario index
   bool split_peer_failed_ = false;
-  // Delta cycles a step (or the peer-end watcher) lets its instant settle
-  // at most (runner.cpp): far beyond the model's delta chains.
-  static constexpr int kSettleDeltas = 64;
   void peer_failed(int code, const std::string& why, const std::string& who = "");  // who: "" = the peer
   void watch_peer_end();
   std::map<std::string, host::Mr> remote_mrs_;  // the other process's node's MRs, by name
