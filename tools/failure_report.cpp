@@ -23,6 +23,9 @@ std::string failure_report(const nlohmann::json& rep, const std::string& scenari
       o += fmt::format("  FAILED at {:.6f} us (core cycle {}){}{}: {}\n", double(f["time_ps"].get<uint64_t>()) / 1e6,
                        f["core_cycle"].get<uint64_t>(), f["step"].get<std::string>().empty() ? "" : ", ",
                        f["step"].get<std::string>(), f["what"].get<std::string>());
+    // A split run's node process stopped by another process's failure (model/system/split.cpp).
+    if (rep.contains("split") && !rep["split"].value("stopped_by", std::string()).empty())
+      o += "  STOPPED by " + rep["split"]["stopped_by"].get<std::string>() + "\n";
     for (const auto& e : rep["model_errors"])
       o += fmt::format("  MODEL ERROR {} at {:.3f} us: {}\n", e["where"].get<std::string>(),
                        double(e["time_ps"].get<uint64_t>()) / 1e6, e["what"].get<std::string>());

@@ -62,6 +62,9 @@ class Transport {
   virtual std::vector<uint8_t> recv(WallTimeout timeout = kNoTimeout) = 0;
   virtual bool pending() const = 0;      // a whole message can be received without waiting
   virtual void receive_available() = 0;  // takes in what is there, without waiting
+  // A close or an error was seen and every message before it handed out:
+  // the next recv() throws (at once) why.
+  virtual bool failed() const { return false; }
   virtual const std::string& peer() const = 0;
   virtual void send_intro(const std::vector<uint8_t>& intro, WallTimeout timeout) { send(intro, timeout); }
   virtual std::vector<uint8_t> recv_intro(WallTimeout timeout) { return recv(timeout); }
@@ -87,6 +90,7 @@ class Channel : public Transport {
   // tells whether a whole frame is there. A close or an error is kept for
   // the next recv() (frames received before it are still handed out).
   void receive_available() override;
+  bool failed() const override { return !error_.empty() && inq_.empty(); }
   void close();
   const std::string& peer() const override { return peer_; }
 

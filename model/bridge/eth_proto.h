@@ -32,7 +32,8 @@
 //     has its len: SimBricks' shared-memory queues take an upper-layer
 //     message's length from there), "ERNC" @40-43, kind u8 @4 (1 a step's end,
 //     2 a fact a step produced, 3 a memory read request, 4 its reply, 5 the
-//     sender's run is over (b: its exit code), before its TERMINATE, 6 an
+//     sender's run is over (b: its exit code; data: why it failed, when a
+//     peer of its failed it, as text), before its TERMINATE, 6 an
 //     event for a wire monitor in another process: model/system/split.h),
 //     node u8 @5 (a read's node, a watch's monitor's node, by scenario
 //     index), time_ps u64 @8 (the

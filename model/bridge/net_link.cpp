@@ -169,6 +169,11 @@ void NetLink::take_controls(uint64_t now) {
   for (size_t k = 0; k < peers_.size(); ++k) {
     auto& p = peers_[k];
     while (auto c = p->peer->pop_control()) {
+      // A failed run's end may come from before this process's now: a peer
+      // whose own peer died (a star's switch when a node's process is
+      // killed) stops where it was. Nothing is deterministic after a crash;
+      // this run fails with that peer's reason, at now.
+      if (c->time_ps < now && c->kind == NetControl::RunEnd && c->b != 0) c->time_ps = now;
       if (c->time_ps < now)
         throw NetPeerError(p->peer->name() + ": a CONTROL of " + std::to_string(c->time_ps) +
                            " ps arrived when this process was already at " + std::to_string(now) +
@@ -185,6 +190,7 @@ void NetLink::take_controls(uint64_t now) {
           break;
         case NetControl::RunEnd:
           peer_run_end_ = int(c->b);
+          peer_run_end_why_.assign(c->data.begin(), c->data.end());
           end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
           break;
         case NetControl::Watch:
@@ -410,7 +416,7 @@ void NetLink::thread() {
   }
 }
 
-void NetLink::finish(int exit_code) {
+void NetLink::finish(int exit_code, const std::string& why) {
   if (finished_) return;
   finished_ = true;
   const uint64_t now = ClockDomain::now_ps();
@@ -422,6 +428,7 @@ void NetLink::finish(int exit_code) {
         e.kind = NetControl::RunEnd;
         e.time_ps = now;
         e.b = uint64_t(exit_code);
+        if (exit_code != 0) e.data.assign(why.begin(), why.begin() + long(std::min<size_t>(why.size(), 1024)));
         p->peer->send_control(e);
       }
       p->peer->terminate(now);  // also to a peer that has ended: it waits for this one

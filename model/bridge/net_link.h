@@ -92,7 +92,9 @@ class NetLink : public sc_core::sc_module {
   // End of run: every peer gets TERMINATE at the current time; returns
   // once every peer has sent its own or closed (a peer still running is
   // waited for, its frames dropped; a silent one for the timeout at most).
-  void finish(int exit_code = 0);  // control mode: a RunEnd with the code goes first
+  // control mode: a RunEnd with the code goes first, with `why` (text: what
+  // failed the run, when this process learned it from one of its peers).
+  void finish(int exit_code = 0, const std::string& why = {});
   const std::string& error() const { return error_; }
   // Some peer has ended (TERMINATE) or gone; the first peer's name.
   bool peer_gone() const;
@@ -113,6 +115,7 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event& watch_event() { return watch_ev_; }  // notified at the instant of each as it comes in
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
   int peer_run_end() const { return peer_run_end_; }
+  const std::string& peer_run_end_why() const { return peer_run_end_why_; }  // its RunEnd's text
   sc_core::sc_event& peer_end_event() { return end_ev_; }
   static constexpr uint64_t kMaxRead = 32768;  // bytes a read may ask for (a message carries at most 65,535)
   // The peer's host memory at this instant (the kernel waits, in wall
@@ -179,6 +182,7 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event sent_ev_;
   sc_core::sc_event end_ev_;
   int peer_run_end_ = -1;
+  std::string peer_run_end_why_;
   bool end_told_ = false;  // a CONTROL went out: the thread's promise changed
 };
 

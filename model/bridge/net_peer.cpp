@@ -155,6 +155,9 @@ void NetPeer::poll() {
   try {
     if (!ended_) ch_->receive_available();
     while (!ended_ && ch_->pending()) take(ch_->recv(WallTimeout(1)));
+    // Gone without a TERMINATE: said now, not when a wait for it times out
+    // (a star's switch polls its nodes and would otherwise wait on).
+    if (!ended_ && ch_->failed()) take(ch_->recv(WallTimeout(1)));
   } catch (const ChannelError& e) {
     throw NetPeerError(name_ + ": " + e.what());
   }

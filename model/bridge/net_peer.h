@@ -91,7 +91,8 @@ class NetPeer {
   // Reads messages until the peer's horizon reaches t_ps (or it ended).
   // Wall-clock timeout: NetPeerError naming the peer and both times.
   void wait_horizon(uint64_t t_ps, WallTimeout timeout);
-  // Takes in what has already arrived, without waiting.
+  // Takes in what has already arrived, without waiting; NetPeerError when
+  // the peer closed or failed without a TERMINATE.
   void poll();
   // Waits for the next message and takes it in (timeout: NetPeerError).
   void recv_one(WallTimeout timeout);

@@ -338,7 +338,9 @@ void System::watch_peer_end() {
     if (c.kind == bridge::NetControl::StepEnd && c.b) return;
   const int code = net_link_->peer_run_end() > 0 ? peer_exit_code(uint64_t(net_link_->peer_run_end())) : 0;
   if (code > 0) {
-    peer_failed(code, fmt::format("its run ended with exit code {} at {} ps", code, sc_time_stamp().value()));
+    const std::string& why = net_link_->peer_run_end_why();
+    peer_failed(code, fmt::format("its run ended with exit code {} at {} ps{}", code, sc_time_stamp().value(),
+                                  why.empty() ? "" : " (" + why + ")"));
   } else {
     fail(SourceLoc{}, "split run: " + net_link_->peer_name() + " ended its run before this one (at " +
                           std::to_string(sc_time_stamp().value()) + " ps)");
@@ -350,7 +352,7 @@ void System::watch_peer_end() {
 
 // After the run (ernic-sim): the other process is told how it ended, and heard.
 void System::end_split() {
-  if (net_link_) net_link_->finish(exit_code);
+  if (net_link_) net_link_->finish(exit_code, net_link_->error());
 }
 
 }  // namespace ernic

@@ -8,8 +8,14 @@ a node process killed mid-run, and the run itself stopped by SIGTERM.
     the directory with the node processes' files is kept and named.
   - SIGTERM to `run --split`: it exits 143 within 30 s, both node processes
     are gone, and the run's directory is removed.
+  - With --star S.yaml (a switch topology with a node S3): SIGKILL to node
+    S3's process mid-run: the switch's process names S3's closed
+    connection, every other node says it was STOPPED by the switch's
+    process with that reason (not a protocol violation: the switch stops
+    where it was, before the others' now), all within 30 s.
 
   split_faults.py --sim build/ernic-sim --scenario scenarios/traffic/rc_write_stream_4m.yaml
+                  [--star scenarios/topology/incast_8to1_pfc.yaml]
 """
 import argparse
 import os
@@ -69,12 +75,43 @@ def alive(pid):
         return False
 
 
+def star_kill(sim, scenario):
+    """Node S3 of a star killed: the others name it through the switch."""
+    bad = []
+    p = start(sim, scenario)
+    s3 = node_pid(p.pid, "S3", time.time() + 10)
+    if s3 is None:
+        p.kill()
+        return ["star: node S3's process did not start"]
+    time.sleep(1.0)
+    os.kill(s3, signal.SIGKILL)
+    out = finish(p, "node S3's death (star)")
+    if out is None:
+        return ["star: the run did not end"]
+    if p.returncode != 1:
+        bad.append(f"star: exit code {p.returncode} after node S3 was killed, expected 1")
+    if "node S3: killed by signal 9" not in out:
+        bad.append("star: the launcher does not name node S3 and signal 9:\n" + out[-1500:])
+    if "horizon was broken" in out:
+        bad.append("star: a node reports a protocol violation instead of S3's death:\n" + out[-1500:])
+    stopped = [l for l in out.splitlines() if "STOPPED by the switch's process" in l and "node S3's process" in l]
+    if len(stopped) < 2:
+        bad.append("star: the other nodes do not say they were stopped by S3's death through the switch:\n" +
+                   out[-2500:])
+    for d in [l.split(" kept in ", 1)[1].strip() for l in out.splitlines() if " kept in " in l]:
+        shutil.rmtree(d, ignore_errors=True)
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sim", required=True)
     ap.add_argument("--scenario", required=True)
+    ap.add_argument("--star", default="")
     a = ap.parse_args()
     bad = []
+    if a.star:
+        bad += star_kill(a.sim, a.star)
     # 1. A node process killed mid-run.
     p = start(a.sim, a.scenario)
     b = node_pid(p.pid, "B", time.time() + 10)
@@ -124,7 +161,8 @@ def main():
     if bad:
         print("\n".join(bad))
         return 1
-    print("a killed node: exit 1, named, the other gone, the files kept; SIGTERM: exit 143, nothing left")
+    print("a killed node: exit 1, named, the other gone, the files kept; SIGTERM: exit 143, nothing left" +
+          ("; a star's killed node: named by every other node through the switch" if a.star else ""))
     return 0
 
 
