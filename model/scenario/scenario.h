@@ -46,7 +46,9 @@ struct Limits {
   // A model error (the model's own consistency, a monitor, the datapath
   // scoreboard) fails the run; it stops this long after the first one, so
   // the outputs show what followed without a broken run going on for
-  // minutes (0: at once).
+  // minutes (0: 1 ps after the error's instant, which runs to its end: a
+  // split run's wire monitor finds an error of another process's frames 1
+  // ps after its instant, model/system/split_monitor.cpp).
   uint64_t after_error_us = 10;
   // Retries of one QP in a row while the same WQE is its oldest outstanding
   // (progress in between, so the retry count never runs out): a livelock,

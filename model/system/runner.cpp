@@ -183,7 +183,9 @@ void System::watchdog() {
 void System::stop_after_error() {
   if (ctx.errors.empty()) wait(ctx.error_ev);
   const uint64_t first = ctx.errors.front().time_ps;
-  const uint64_t until = first + scenario.limits.after_error_us * 1000000ull;
+  // At least 1 ps after: a split run's monitor reports an error there
+  // (stamped at its instant), and both runs must end at one time.
+  const uint64_t until = first + std::max<uint64_t>(scenario.limits.after_error_us * 1000000ull, 1);
   const uint64_t now = sc_time_stamp().value();
   if (until > now) wait(sc_time(double(until - now), SC_PS));
   if (finished) return;
