@@ -18,19 +18,14 @@
 #include "model/dma/dma.h"
 #include "model/dma/pcie.h"
 #include "model/link/axil.h"
+#include "tb/common/sc_runner.h"
 
 using namespace ernic;
 using namespace sc_core;
 
 namespace {
 
-// Runs `body` in one SC_THREAD and the simulation until it is done.
-struct Runner : sc_module {
-  SC_HAS_PROCESS(Runner);
-  std::function<void()> body;
-  Runner(sc_module_name n, std::function<void()> b) : sc_module(n), body(std::move(b)) { SC_THREAD(run); }
-  void run() { body(); }
-};
+using test::Runner;  // runs `body` in one SC_THREAD (tb/common/sc_runner.h)
 
 struct Bench {
   ClockDomain core{"core", 200.0};

@@ -4,7 +4,6 @@
 // order that is not the answer) nor the delta cycle a process came in.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -12,18 +11,12 @@
 #include "model/sim/clock.h"
 #include "model/sim/instant_order.h"
 #include "model/sim/settle.h"
+#include "tb/common/sc_runner.h"
 
 using namespace sc_core;
 using namespace ernic;
 
-namespace {
-struct Runner : sc_module {
-  SC_HAS_PROCESS(Runner);
-  std::function<void()> body;
-  Runner(sc_module_name n, std::function<void()> b) : sc_module(n), body(std::move(b)) { SC_THREAD(run); }
-  void run() { body(); }
-};
-}  // namespace
+using test::Runner;
 
 // Requesters that enter at one instant are served by rank once the instant
 // has settled, whatever delta cycle each entered in ("late_low" enters five
