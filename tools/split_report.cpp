@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/system/report.h"
+
 namespace ernic {
 
 using nlohmann::json;
@@ -25,17 +27,17 @@ json read_part(const std::string& path) {
 // tools/split_run.h's order, worst first: 2, 1, 3, 0.
 int rank(int code) { return code == 2 ? 3 : code == 1 ? 2 : code == 3 ? 1 : 0; }
 
-// Every part's entries of a time-stamped list, by time_ps (stable).
+// Every part's entries of a time-stamped list, in the one-process order
+// (order_by_time: by time_ps, then text).
 json by_time(const std::vector<json>& parts, const char* key) {
   std::vector<json> all;
   for (const json& p : parts)
     if (p.contains(key))
       for (const json& e : p[key])  // what both processes saw (the time limit) once
         if (std::find(all.begin(), all.end(), e) == all.end()) all.push_back(e);
-  std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) {
-    return a.value("time_ps", uint64_t(0)) < b.value("time_ps", uint64_t(0));
-  });
-  return json(all);
+  json list(all);
+  order_by_time(list);
+  return list;
 }
 
 }  // namespace

@@ -332,6 +332,17 @@ json reproduce_json(System& sys, const std::vector<std::string>& argv) {
 }
 }  // namespace
 
+void order_by_time(json& list) {
+  std::vector<std::pair<uint64_t, std::string>> keyed;
+  for (const json& e : list) keyed.push_back({e.value("time_ps", uint64_t(0)), e.dump()});
+  std::vector<size_t> idx(keyed.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return keyed[a] < keyed[b]; });
+  json out = json::array();
+  for (size_t k : idx) out.push_back(std::move(list[k]));
+  list = std::move(out);
+}
+
 json make_report(System& sys, const std::vector<std::string>& argv, const WallClock& wall,
                  const std::string& scenario_path) {
   const uint64_t t = sc_core::sc_time_stamp().value();
@@ -351,6 +362,7 @@ json make_report(System& sys, const std::vector<std::string>& argv, const WallCl
   json evs = json::array();
   for (const auto& e : sys.ctx.events) evs.push_back({{"time_ps", e.time_ps}, {"where", e.where}, {"what", e.what}});
   r["events"] = evs;
+  for (const char* k : {"failures", "model_errors", "events", "compliance"}) order_by_time(r[k]);
   if (!sys.stall_report.empty()) r["stall_report"] = sys.stall_report;
   if (sys.stopped_after_error)  // only then: a passing run's report is as it was
     r["stopped_after_error"] = {{"first_error_ps", sys.ctx.errors.front().time_ps},

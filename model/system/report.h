@@ -19,4 +19,10 @@ nlohmann::json make_report(System& sys, const std::vector<std::string>& argv, co
                            const std::string& scenario_path);
 std::string summary_text(const nlohmann::json& report);
 
+// A time-stamped list of the report (failures, model_errors, events,
+// compliance) in its one order: by time_ps, then by the entry's text. The
+// entries of one instant come in the kernel's order of processes, which a
+// split run (its merge, tools/split_report.h) does not reproduce.
+void order_by_time(nlohmann::json& list);
+
 }  // namespace ernic
