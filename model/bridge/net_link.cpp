@@ -190,7 +190,10 @@ void NetLink::take_controls(uint64_t now) {
           break;
         case NetControl::RunEnd:
           peer_run_end_ = int(c->b);
-          peer_run_end_why_.assign(c->data.begin(), c->data.end());
+          // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
+          peer_run_end_why_.clear();
+          for (size_t i = 0; i < c->data.size() && i < 1024; ++i)
+            peer_run_end_why_ += c->data[i] >= 0x20 && c->data[i] < 0x7F ? char(c->data[i]) : '?';
           end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
           break;
         case NetControl::Watch:

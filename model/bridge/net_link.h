@@ -115,7 +115,7 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event& watch_event() { return watch_ev_; }  // notified at the instant of each as it comes in
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
   int peer_run_end() const { return peer_run_end_; }
-  const std::string& peer_run_end_why() const { return peer_run_end_why_; }  // its RunEnd's text
+  const std::string& peer_run_end_why() const { return peer_run_end_why_; }  // its RunEnd's text (<= 1 KiB, printable)
   sc_core::sc_event& peer_end_event() { return end_ev_; }
   static constexpr uint64_t kMaxRead = 32768;  // bytes a read may ask for (a message carries at most 65,535)
   // The peer's host memory at this instant (the kernel waits, in wall

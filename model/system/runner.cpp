@@ -35,17 +35,8 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     const std::string place = base + fmt::format("{:08x}", i);
-    // A step starts once its instant has settled (model/sim/settle.h):
-    // every process the instant woke has run, so what the step does comes
-    // after them whatever order the kernel woke them in, and a split run
-    // (model/system/split.h), whose processes learn of a step's end a delta
-    // later, starts it at the same point. Parallel branches start theirs
-    // one per settled point, by lane.
-    // The step boundary is progress: the watchdog counts from here (a
-    // self-timed step that just ended must not find it expired).
-    ctx.last_progress_ps = std::max(ctx.last_progress_ps, uint64_t(sc_time_stamp().value()));
     SplitLane& ln = lane();
-    settle::wait_settled(settle::Stage::kStep, ln.id);
+    step_boundary(ln.id);
     const bool branch = ln.id != 0;  // a parallel's branch (TxLog: its instants' steps in order)
     // After a failure no step starts; a branch's step at the failure's
     // instant does (as the other branches' may have: an order-free rule).
@@ -78,14 +69,7 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
         fail(step_loc(s), e.what());
       }
     }
-    // A step ends, too, once its instant has settled: whatever else this
-    // instant holds (another node's DMA that the step did not wait for) is
-    // then logged before the end, as in a split run, whose other processes
-    // learn of the end only after their own instant has settled. The end
-    // is progress (the watchdog must not find a self-timed step expired
-    // while it settles).
-    ctx.last_progress_ps = std::max(ctx.last_progress_ps, uint64_t(sc_time_stamp().value()));
-    settle::wait_settled(settle::Stage::kStep, ln.id);
+    step_boundary(ln.id);
     rec.end_ps = sc_time_stamp().value();
     rec.order = place + "2";  // its end's order (after what ran inside it)
     // By end, then place: a parallel's branches ending at one instant are
@@ -100,6 +84,20 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end",
                     (branch ? ln.failed : exit_code != 0) ? "failed" : "", place + "2", branch);
   }
+}
+
+// A step starts and ends once its instant has settled (model/sim/settle.h):
+// every process the instant woke has run, so what the step does, and its
+// end, come after them whatever order the kernel woke them in, and a split
+// run (model/system/split.h), whose processes learn of a step's end only
+// after their own instant has settled, puts them at the same point (e.g.
+// another node's DMA the step did not wait for is logged before the end).
+// Parallel branches pass theirs one per settled point, by lane. The
+// boundary is progress: the watchdog counts from here (a self-timed step
+// that just ended must not find it expired while it settles).
+void System::step_boundary(uint64_t lane_id) {
+  ctx.last_progress_ps = std::max(ctx.last_progress_ps, uint64_t(sc_time_stamp().value()));
+  settle::wait_settled(settle::Stage::kStep, lane_id);
 }
 
 void System::run_step(const Step& step, Group* g) {

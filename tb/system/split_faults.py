@@ -75,6 +75,11 @@ def alive(pid):
         return False
 
 
+def kept_dirs(out):
+    """The node processes' directories `run --split` says it kept."""
+    return [l.split(" kept in ", 1)[1].strip() for l in out.splitlines() if " kept in " in l]
+
+
 def star_kill(sim, scenario):
     """Node S3 of a star killed: the others name it through the switch."""
     bad = []
@@ -98,7 +103,7 @@ def star_kill(sim, scenario):
     if len(stopped) < 2:
         bad.append("star: the other nodes do not say they were stopped by S3's death through the switch:\n" +
                    out[-2500:])
-    for d in [l.split(" kept in ", 1)[1].strip() for l in out.splitlines() if " kept in " in l]:
+    for d in kept_dirs(out):
         shutil.rmtree(d, ignore_errors=True)
     return bad
 
@@ -131,7 +136,7 @@ def main():
         bad.append("the message does not name node B and signal 9:\n" + out[-1500:])
     if alive(a_pid):
         bad.append("node A's process still runs")
-    kept = [l.split(" kept in ", 1)[1].strip() for l in out.splitlines() if " kept in " in l]
+    kept = kept_dirs(out)
     if not kept or not os.path.isdir(kept[0]):
         bad.append("the node processes' directory was not kept and named")
     for d in kept:
