@@ -109,6 +109,8 @@ void Parser::precheck(const std::string& text) {
 
 Scenario Parser::parse(const std::string& text) {
   precheck(text);
+  ctx_.max_nodes = max_yaml_nodes(text.size());
+  max_steps_ = max_parsed_steps(text.size());
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);

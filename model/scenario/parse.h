@@ -58,9 +58,17 @@ constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
 constexpr uint64_t kMaxConnectBatch = 15;
 // Bounds on what a file may expand to (scenarios/README.md section 7): YAML
 // aliases are expanded each time they are used, and nested repeats multiply.
-// The largest scenario in the repository reads ~3,300 nodes and 352 steps.
-constexpr uint64_t kMaxYamlNodes = 1000000;     // list items and map entries read, aliases included
-constexpr uint64_t kMaxParsedSteps = 100000;    // steps parsed, aliases included
+// A file written out in full never reaches the first two: each grows with the
+// file's size (a list item or map entry takes at least one byte, a step at
+// least four: "{a: }"), so they bound only what aliases add. That part keeps
+// a parse within ~0.1 s (release) and ~1 s under ASan, inside the scenario
+// fuzzer's 10-s timeout for two parses (1,000,000 nodes took 15 s per parse
+// under ASan, 0.4 s in release). The largest scenario in the repository
+// (topology/all_to_all_8, 42 KB) reads 2,913 nodes and 352 steps.
+constexpr uint64_t kMaxYamlNodesByAliases = 50000;  // list items and map entries read, aliases included
+constexpr uint64_t kMaxStepsByAliases = 5000;       // steps parsed, aliases included
+inline uint64_t max_yaml_nodes(size_t file_bytes) { return kMaxYamlNodesByAliases + file_bytes; }
+inline uint64_t max_parsed_steps(size_t file_bytes) { return kMaxStepsByAliases + file_bytes / 4; }
 constexpr uint64_t kMaxStepRuns = 100000000;    // steps run, each once per repetition of its repeats
 constexpr size_t kMaxYamlDepth = 64;            // lists and maps nested (the deepest scenario: 12)
 // Names longer than this get no "did you mean" (the search is quadratic)
@@ -89,15 +97,16 @@ std::string shown(const std::string& s);
 
 struct Ctx {
   std::string file;
+  uint64_t max_nodes = kMaxYamlNodesByAliases;  // max_yaml_nodes(the file's size)
   mutable uint64_t nodes_read = 0;  // list items and map entries, aliases counted each use
 
   // One more list item or map entry read (at m, key path `key`): refused
-  // past kMaxYamlNodes (an alias bomb: nested aliases expanding without bound).
+  // past max_nodes (an alias bomb: nested aliases expanding without bound).
   void count_node(const YAML::Mark& m, const std::string& key) const {
-    if (++nodes_read > kMaxYamlNodes)
+    if (++nodes_read > max_nodes)
       fail(m, key, fmt::format("the file expands to more than {} YAML nodes (an alias is expanded each time it is "
                                "used): refused",
-                               kMaxYamlNodes));
+                               max_nodes));
   }
 
   SourceLoc loc(const YAML::Mark& m) const {
@@ -479,8 +488,9 @@ class Parser {
   Scenario sc_;
   std::vector<Step>* out_ = nullptr;  // where emit() puts steps
   Scope scope_;
-  // Expansion bounds (kMaxParsedSteps, kMaxStepRuns): steps parsed and run so
-  // far, and the top-level step being parsed (blamed for an alias bomb).
+  // Expansion bounds (max_parsed_steps, kMaxStepRuns): steps parsed and run
+  // so far, and the top-level step being parsed (blamed for an alias bomb).
+  uint64_t max_steps_ = kMaxStepsByAliases;
   uint64_t steps_parsed_ = 0;
   uint64_t step_runs_ = 0;
   int step_depth_ = 0;

@@ -107,10 +107,10 @@ void Parser::parse_step(const Field& item, const std::vector<std::string>& kind_
   // use: nested aliases multiply), blamed on the top-level step that holds
   // them; and steps run (nested repeats multiply), blamed on the innermost
   // repeat's count.
-  if (++steps_parsed_ > kMaxParsedSteps)
+  if (++steps_parsed_ > max_steps_)
     top_step_->fail(fmt::format("this step expands to more than {} steps in all (a YAML alias is expanded each time "
                                "it is used; nested aliases multiply): refused",
-                               kMaxParsedSteps));
+                               max_steps_));
   step_runs_ = scope_.runs > kMaxStepRuns - step_runs_ ? kMaxStepRuns + 1 : step_runs_ + scope_.runs;
   if (step_runs_ > kMaxStepRuns)
     ctx_.fail(scope_.repeat_count_mark, scope_.repeat_count_path,

@@ -691,10 +691,19 @@ const BadCase kBadCases[] = {
     {"yaml_leading_comma_unbounded_alloc.yaml", 1, 1, "",
      "YAML syntax error: unexpected ',' (a separator of [ ] and { } lists, here outside one)"},
     // Nested anchors and aliases: 10^7 wait steps (> 4 GB, then exit 3 on
-    // the simulated-time limit); refused at the top-level step that expands.
-    {"yaml_nested_aliases.yaml", 22, 5, "steps[6]",
-     "this step expands to more than 100000 steps in all (a YAML alias is expanded each time it is used; nested "
+    // the simulated-time limit); refused at the top-level step that expands:
+    // 5,000 + 1,279 bytes / 4 steps (parse.h max_parsed_steps), passed in
+    // r4 (1 + 1 + 11 + 111 + 1,111 + 11,111 steps).
+    {"yaml_nested_aliases.yaml", 21, 5, "steps[5]",
+     "this step expands to more than 5319 steps in all (a YAML alias is expanded each time it is used; nested "
      "aliases multiply): refused"},
+    // Few steps, each reading 500 nodes through aliases: refused past
+    // 50,000 + 1,361 bytes nodes (parse.h max_yaml_nodes), at the aliased
+    // frame, by the path that reached it. With the bounds of 1,000,000 nodes
+    // and 100,000 steps such files took 11-15 s per parse under ASan (the
+    // scenario fuzzer's 10-s timeout, CI of 2026-12-03).
+    {"yaml_alias_node_bomb.yaml", 11, 48, "steps[4].repeat.steps[9].repeat.steps[0].expect_frames.frames[97]",
+     "the file expands to more than 51361 YAML nodes (an alias is expanded each time it is used): refused"},
     // Nested repeats: 10^10 step runs; the inner count is blamed.
     {"repeat_runs_total.yaml", 13, 20, "steps[1].repeat.steps[0].repeat.count",
      "with this count the scenario would run more than 100000000 steps in all (a step inside repeats runs once per "
