@@ -151,6 +151,7 @@ void Scoreboard::host_write(const std::string& node, uint64_t pa, const uint8_t*
     uint64_t lo, hi;
     if (b.node != node || !overlap(pa, pa + len, b.pa, b.pa + b.len, lo, hi)) continue;
     if (org < 0) org = origin("the host write " + where, true);
+    keep_sources(int(i), lo - b.pa, hi - b.pa);
     std::memcpy(b.val.data() + (lo - b.pa), data + (lo - pa), hi - lo);
     b.prov.assign(lo - b.pa, hi - b.pa, org);
     // Operations in flight on this range race with the host.
@@ -158,7 +159,7 @@ void Scoreboard::host_write(const std::string& node, uint64_t pa, const uint8_t*
       uint64_t l2, h2;
       if (op.tbuf == int(i) && overlap(lo - b.pa, hi - b.pa, op.toff, op.toff + op.tlen + op.tpad, l2, h2))
         add_range(op.taint, l2 - op.toff, h2 - op.toff);
-      if (op.sbuf == int(i) && overlap(lo - b.pa, hi - b.pa, op.soff, op.soff + op.data.size(), l2, h2))
+      if (op.sbuf == int(i) && overlap(lo - b.pa, hi - b.pa, op.soff, op.soff + op.slen, l2, h2))
         add_range(op.undef, l2 - op.soff, h2 - op.soff);
     }
   }
@@ -214,7 +215,7 @@ void Scoreboard::post(const Post& p) {
   // where an operation in flight may write.
   if (op.sbuf >= 0) {
     const Buffer& s = bufs_[op.sbuf];
-    op.data.assign(s.val.data() + op.soff, s.val.data() + op.soff + p.length);  // copied, not zeroed first
+    op.slen = p.length;  // the shadow's bytes until they change (keep_sources)
     if (aside(s)) {
       add_range(op.undef, 0, p.length);
     } else {
@@ -233,7 +234,9 @@ void Scoreboard::post(const Post& p) {
       }
     }
   } else {
-    op.data.assign(p.length, 0);
+    op.slen = p.length;
+    op.copied = true;
+    op.copy.assign(p.length, 0);
     add_range(op.undef, 0, p.length);
   }
   // Operations in flight that this one races with (only those of other QPs
@@ -245,7 +248,7 @@ void Scoreboard::post(const Post& p) {
     if (op.tbuf < 0) break;
     // This one writes what x still has to read (x on another QP: unordered).
     if (x.sbuf == op.tbuf && x.qp != op.qp &&
-        overlap(x.soff, x.soff + x.data.size(), op.toff, op.toff + op.tlen + op.tpad, lo, hi))
+        overlap(x.soff, x.soff + x.slen, op.toff, op.toff + op.tlen + op.tpad, lo, hi))
       add_range(x.undef, lo - x.soff, hi - x.soff);
     // Both write the same bytes from different QPs: either may land last.
     if (x.tbuf == op.tbuf && x.qp != op.qp &&
@@ -254,6 +257,7 @@ void Scoreboard::post(const Post& p) {
       add_range(op.taint, lo - op.toff, hi - op.toff);
     }
   }
+  if (!op.copied && op.slen) ++bufs_[size_t(op.sbuf)].shared_sources;
   q.outstanding.push_back(op.id);
   cover(op, +1);
   inflight_.emplace(op.id, std::move(op));
@@ -307,6 +311,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
   }
   Op op = std::move(inflight_.at(q.outstanding.front()));
   inflight_.erase(q.outstanding.front());
+  if (!op.copied && op.slen) --bufs_[size_t(op.sbuf)].shared_sources;
   cover(op, -1);
   q.outstanding.erase(q.outstanding.begin());
   ++ops_completed_;
@@ -326,7 +331,11 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
                     origin(fmt::format("the {} completed {} {}", op.desc, when, error ? "with ERRFLAG" : "out of order"),
                            false));
     } else {
-      if (op.tlen) std::memcpy(t.val.data() + a, op.data.data(), op.tlen);
+      if (op.tlen) {
+        keep_sources(op.tbuf, a, b);
+        // memmove: a WRITE within one MR may have overlapping source and target.
+        std::memmove(t.val.data() + a, source_of(op), op.tlen);
+      }
       t.prov.assign(a, b, origin(fmt::format("the {} completed {}", op.desc, when), true));
       for (const Range& r : op.undef)
         if (r.a < op.tlen)
@@ -355,7 +364,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
     compare_guards(op.tbuf, out);
   }
   if (op.sbuf >= 0) {
-    compare(op.sbuf, op.soff, op.soff + op.data.size(), inflight_targets(op.sbuf, 0), out);
+    compare(op.sbuf, op.soff, op.soff + op.slen, inflight_targets(op.sbuf, 0), out);
     compare_guards(op.sbuf, out);
   }
   return out;
@@ -365,6 +374,18 @@ void Scoreboard::stand_aside(const std::string& node, const std::string& reason)
   if (aside_.count(node)) return;
   aside_[node] = reason;
   aside_msgs_.push_back(node + ": " + reason);
+}
+
+void Scoreboard::keep_sources(int bi, uint64_t lo, uint64_t hi) {
+  if (!bufs_[size_t(bi)].shared_sources) return;
+  for (auto& [id, op] : inflight_) {
+    uint64_t l2, h2;
+    if (op.copied || op.sbuf != bi || !overlap(lo, hi, op.soff, op.soff + op.slen, l2, h2)) continue;
+    const uint8_t* s = source_of(op);
+    op.copy.assign(s, s + op.slen);
+    op.copied = true;
+    --bufs_[size_t(bi)].shared_sources;
+  }
 }
 
 // ------------------------------------------------------------ comparing
