@@ -102,7 +102,8 @@ CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
                 "ERNIC takes the requester's place: it posts the requester's messages as WQEs, the capture's "
                 "responder frames answer its requests, its requests are compared with the capture's")
       ->excludes(resp);
-  rep->add_option("--requester-ip", o.requester_ip, "the capture's requester (default: the first RC request's source)");
+  rep->add_option("--requester-ip", o.requester_ip,
+                  "the capture's requester, IPv4 or IPv6 (default: the first RC request's source)");
   rep->add_option("--qpn", o.qpn, "the capture's responder QPN the requests address (default: the first request's)")
       ->check(CLI::Range(0u, 0xFFFFFFu));
   rep->add_option("--requester-qpn", o.requester_qpn, "the capture's requester QPN (default: from the CM exchange, else the answers)")
@@ -114,9 +115,12 @@ CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
       ->check(CLI::Range(0u, 0xFFFFFFu))
       ->capture_default_str();
   rep->add_option("--va-base", o.va_base, "simulated VA of the capture's lowest VA (default: the same VAs)");
-  rep->add_option("--node-ip", o.node_ip, "ERNIC node's IPv4 address")->capture_default_str();
+  rep->add_option("--node-ip", o.node_ip,
+                  "ERNIC node's IPv4 or IPv6 address (default: 10.0.0.2, fd00::2 for an IPv6 connection)");
   rep->add_option("--node-mac", o.node_mac, "ERNIC node's MAC")->capture_default_str();
-  rep->add_option("--peer-ip", o.peer_ip, "the requester's IPv4 address after rewriting")->capture_default_str();
+  rep->add_option("--peer-ip", o.peer_ip,
+                  "the other side's address after rewriting, of --node-ip's IP version (default: 10.0.0.1, fd00::1 "
+                  "for an IPv6 connection)");
   rep->add_option("--peer-mac", o.peer_mac, "the requester's MAC after rewriting")->capture_default_str();
   rep->add_option("--datapath", o.datapath, "rtl or model")->check(CLI::IsMember({"rtl", "model"}))->capture_default_str();
   rep->add_flag("--fast", o.fast, "inject back to back at line rate (default: paced by the capture's timestamps)");
@@ -127,9 +131,10 @@ CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
   return rep;
 }
 
-int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) {
+int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& given) {
+  ReplayOptions o = given;
   for (const auto& [what, v] : {std::pair{"--node-ip", o.node_ip}, {"--peer-ip", o.peer_ip}})
-    if (!roce::Ipv4Addr::parse(v)) return fail_usage(std::string(what) + " " + v + ": not an IPv4 address"), 2;
+    if (!v.empty() && !parse_ip(v)) return fail_usage(std::string(what) + " " + v + ": not an IPv4 or IPv6 address"), 2;
   for (const auto& [what, v] : {std::pair{"--node-mac", o.node_mac}, {"--peer-mac", o.peer_mac}})
     if (!roce::MacAddr::parse(v)) return fail_usage(std::string(what) + " " + v + ": not a MAC address"), 2;
   if (o.node_qpn < 2 || o.node_qpn > 255) return fail_usage(fmt::format("--node-qpn {}: give 2..255", o.node_qpn)), 2;
@@ -140,17 +145,17 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
     if (!ok) return fail_usage("--expect " + o.expect_file + ": cannot read"), 2;
   }
   std::vector<std::string> malformed;
-  size_t other = 0;
+  OtherTransport other;
   const std::vector<Pkt> pk = decode_all(frames, &malformed, &other);
   auto plan = std::make_unique<Plan>();
   Plan& p = *plan;
   if (std::string why = make_plan(pk, o, &p); !why.empty()) {
-    if (other)
-      why += fmt::format(" ({} RoCE frame(s) of the capture are RoCEv2 over IPv6, RoCEv1 or native InfiniBand: replay "
-                         "takes RoCEv2 over IPv4 only)",
-                         other);
+    if (pk.empty() && other.total()) why = "no RoCEv2 frame in the capture: " + other.why();
+    else if (other.total()) why += " (" + other.why() + ")";
     return fail_usage(o.file + ": " + why), 2;
   }
+  if (std::string why = resolve_addresses(p, &o); !why.empty()) return fail_usage(why), 2;
+  if (other.total()) std::printf("note: %s\n", other.why().c_str());
   if (o.requester_side) return replay_requester(p, o, expected, malformed);
   plan_node(p, o);
   std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
@@ -207,8 +212,8 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& o) 
       diffs.push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
     if (sf.bth.dest_qp != p.req_qpn)
       diffs.push_back(fmt::format("{}: ERNIC's answer goes to QP 0x{:06x}", what, sf.bth.dest_qp));
-    if (sf.ip4.dst.str() != o.peer_ip || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
-      diffs.push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, sf.ip4.dst.str(), sf.eth.dst.str()));
+    if (dst_ip(sf) != *parse_ip(o.peer_ip) || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
+      diffs.push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, dst_ip(sf).str(), sf.eth.dst.str()));
     if (bool(sf.aeth) != bool(cf.aeth))
       diffs.push_back(fmt::format("{}: AETH {} in the capture, {} from ERNIC", what, cf.aeth ? "present" : "absent",
                                   sf.aeth ? "present" : "absent"));

@@ -1,7 +1,10 @@
 // tools: `ernic-sim pcap replay CAPTURE`: one side of an RC connection in a
 // real capture against one simulated ERNIC node in the other side's place,
 // ERNIC's frames compared with the capture's field by field (README.md
-// "Real captures", pcap replay). Responder side (default): the requester's
+// "Real captures", pcap replay). RoCEv2 over IPv4 and over IPv6 (the
+// connection's IP version is the node's, an IPv6 QP: QPCONFi[7] = 1,
+// IPDESADDR1..4i); RoCEv1 and native InfiniBand are refused (ERNIC speaks
+// RoCEv2 only, PG332). Responder side (default): the requester's
 // frames injected into ERNIC, its answers against the responder's.
 // Requester side (--requester-side): ERNIC posts the requester's messages,
 // the responder's frames are injected in answer to ERNIC's requests, its
@@ -41,15 +44,18 @@ struct ReplayFrame {
 
 struct ReplayOptions {
   std::string file;
-  std::string requester_ip;               // the capture's requester ("": the first RC request's source)
+  std::string requester_ip;               // the capture's requester, IPv4 or IPv6 ("": the first RC request's source)
   std::optional<uint32_t> qpn;            // the capture's responder QPN the requests address
   std::optional<uint32_t> requester_qpn;  // the capture's requester QPN (the answers' destination)
   std::optional<uint32_t> first_psn;      // the responder's expected PSN at the start
   uint32_t node_qpn = 2;                  // the ERNIC QP standing for the responder's
   uint32_t psn_delta = 0;                 // simulated PSN = captured PSN + delta (mod 2^24)
   std::optional<uint64_t> va_base;        // simulated VA of the lowest captured VA (default: the same VA)
-  std::string node_ip = "10.0.0.2", node_mac = "02:00:00:00:00:0b";  // the ERNIC node
-  std::string peer_ip = "10.0.0.1", peer_mac = "02:00:00:00:00:0a";  // the requester, rewritten to
+  // The ERNIC node and the other side, rewritten to. IP: IPv4 or IPv6, both
+  // of one version; "": 10.0.0.2 / 10.0.0.1, or fd00::2 / fd00::1 when the
+  // capture's connection is over IPv6 (pcap_replay_plan.h, resolve_addresses).
+  std::string node_ip, node_mac = "02:00:00:00:00:0b";
+  std::string peer_ip, peer_mac = "02:00:00:00:00:0a";
   std::string datapath = "model";         // rtl or model
   bool fast = false;                      // back to back at line rate instead of the capture's pacing
   uint32_t settle_us = 200;               // simulated time after the last request

@@ -28,13 +28,32 @@ std::string ack_fields(const roce::Frame& f) {
   return f.aeth ? fmt::format(" syndrome=0x{:02x} msn={}", f.aeth->syndrome, f.aeth->msn) : std::string();
 }
 
-// The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
+roce::IpAddr src_ip(const roce::Frame& f) { return f.ipv6 ? roce::IpAddr(f.ip6.src) : roce::IpAddr(f.ip4.src); }
+roce::IpAddr dst_ip(const roce::Frame& f) { return f.ipv6 ? roce::IpAddr(f.ip6.dst) : roce::IpAddr(f.ip4.dst); }
+
+std::optional<roce::IpAddr> parse_ip(const std::string& s) {
+  if (auto a = roce::Ipv4Addr::parse(s)) return roce::IpAddr(*a);
+  if (auto a = roce::Ipv6Addr::parse(s)) return roce::IpAddr(*a);
+  return std::nullopt;
+}
+
+std::string OtherTransport::why() const {
+  if (!total()) return "";
+  std::string what;
+  if (rocev1) what = fmt::format("{} RoCEv1 (EtherType 0x8915, GRH)", rocev1);
+  if (ib) what += fmt::format("{}{} native InfiniBand", what.empty() ? "" : " and ", ib);
+  return fmt::format("{} RoCE frame(s) of the capture are {}, not replayed: ERNIC speaks RoCEv2 only (PG332: over "
+                     "IPv4 or IPv6, UDP port 4791)",
+                     total(), what);
+}
+
+// The capture's RoCEv2 frames (IPv4 and IPv6), decoded by packet.h (RC, UD, CNP).
 std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames, std::vector<std::string>* malformed,
-                            size_t* other_transport) {
+                            OtherTransport* other) {
   std::vector<Pkt> out;
-  *other_transport = 0;
+  *other = {};
   for (const ReplayFrame& c : frames) {
-    if (c.ib) ++*other_transport;
+    if (c.ib) ++other->ib;
     if (!c.skip.empty() || c.ib) continue;
     const roce::WireDecode d = roce::decode_wire(c.bytes.data(), c.bytes.size());
     if (d.status == roce::WireStatus::NotRoce) continue;
@@ -42,8 +61,8 @@ std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames, std::vector<
       malformed->push_back(fmt::format("frame {}: a RoCE frame that does not decode ({}): left out", c.n, d.why));
       continue;
     }
-    if (d.w.f.ipv6 || d.w.encap != roce::Encap::RoceV2) {
-      ++*other_transport;
+    if (d.w.encap != roce::Encap::RoceV2) {
+      ++(d.w.encap == roce::Encap::RoceV1 ? other->rocev1 : other->ib);
       continue;
     }
     const roce::Bytes plain = roce::as_plain_rocev2(c.bytes.data(), c.bytes.size(), d.w);
@@ -77,11 +96,35 @@ roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o) {
   roce::Frame f = captured;
   f.eth.src = *roce::MacAddr::parse(o.peer_mac);
   f.eth.dst = *roce::MacAddr::parse(o.node_mac);
-  f.ip4.src = *roce::Ipv4Addr::parse(o.peer_ip);
-  f.ip4.dst = *roce::Ipv4Addr::parse(o.node_ip);
+  const roce::IpAddr src = *parse_ip(o.peer_ip), dst = *parse_ip(o.node_ip);
+  if (src.v6 != f.ipv6) {  // another IP version than the capture's: that version's header, its defaults
+    f.ipv6 = src.v6;
+    f.ip4 = roce::Ipv4Hdr{};
+    f.ip6 = roce::Ipv6Hdr{};
+  }
+  f.eth.ethertype = f.ipv6 ? roce::kEtherTypeIpv6 : roce::kEtherTypeIpv4;
+  if (f.ipv6) {
+    f.ip6.src = src.ip6;
+    f.ip6.dst = dst.ip6;
+  } else {
+    f.ip4.src = src.ip4;
+    f.ip4.dst = dst.ip4;
+  }
   f.bth.dest_qp = o.node_qpn;
   f.bth.psn = (f.bth.psn + o.psn_delta) & kPsnMask;
   return f;
+}
+
+std::string resolve_addresses(const Plan& p, ReplayOptions* o) {
+  const bool v6 = p.req_ip.v6;
+  if (o->node_ip.empty()) o->node_ip = v6 ? "fd00::2" : "10.0.0.2";
+  if (o->peer_ip.empty()) o->peer_ip = v6 ? "fd00::1" : "10.0.0.1";
+  const auto node = parse_ip(o->node_ip), peer = parse_ip(o->peer_ip);
+  if (!node) return "--node-ip " + o->node_ip + ": not an IPv4 or IPv6 address";
+  if (!peer) return "--peer-ip " + o->peer_ip + ": not an IPv4 or IPv6 address";
+  if (node->v6 != peer->v6)
+    return "--node-ip " + o->node_ip + " and --peer-ip " + o->peer_ip + ": give two addresses of one IP version";
+  return "";
 }
 
 std::string fail_usage(const std::string& s) {
@@ -92,24 +135,24 @@ std::string fail_usage(const std::string& s) {
 // The connection and the mapping. Empty string: ok; else why not.
 std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* p) {
   const Pkt* first = nullptr;
-  std::optional<roce::Ipv4Addr> want_src;
+  std::optional<roce::IpAddr> want_src;
   if (!o.requester_ip.empty()) {
-    want_src = roce::Ipv4Addr::parse(o.requester_ip);
-    if (!want_src) return "--requester-ip " + o.requester_ip + ": not an IPv4 address";
+    want_src = parse_ip(o.requester_ip);
+    if (!want_src) return "--requester-ip " + o.requester_ip + ": not an IPv4 or IPv6 address";
   }
   for (const Pkt& k : pk)
-    if (is_request(k.f.bth.opcode) && (!want_src || k.f.ip4.src == *want_src) &&
+    if (is_request(k.f.bth.opcode) && (!want_src || src_ip(k.f) == *want_src) &&
         (!o.qpn || k.f.bth.dest_qp == *o.qpn)) {
       first = &k;
       break;
     }
   if (!first) return "no RC request in the capture matches (requester IP / --qpn)";
-  p->req_ip = first->f.ip4.src;
-  p->resp_ip = first->f.ip4.dst;
+  p->req_ip = src_ip(first->f);
+  p->resp_ip = dst_ip(first->f);
   p->resp_qpn = first->f.bth.dest_qp;
   std::set<uint32_t> req_psns;
   for (const Pkt& k : pk)
-    if (is_request(k.f.bth.opcode) && k.f.ip4.src == p->req_ip && k.f.ip4.dst == p->resp_ip &&
+    if (is_request(k.f.bth.opcode) && src_ip(k.f) == p->req_ip && dst_ip(k.f) == p->resp_ip &&
         k.f.bth.dest_qp == p->resp_qpn) {
       p->requests.push_back(&k);
       req_psns.insert(k.f.bth.psn);
@@ -121,10 +164,10 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
     if (k.f.bth.opcode != 0x64 || k.f.bth.dest_qp != 1) continue;
     const auto mad = roce::cm::decode_mad(k.f.payload.data(), k.f.payload.size());
     if (!mad) continue;
-    if (auto* rq = std::get_if<roce::cm::Req>(&mad->msg); rq && k.f.ip4.src == p->req_ip)
+    if (auto* rq = std::get_if<roce::cm::Req>(&mad->msg); rq && src_ip(k.f) == p->req_ip)
       reqs[rq->local_comm_id] = {&k, *rq};
     if (auto* rp = std::get_if<roce::cm::Rep>(&mad->msg);
-        rp && k.f.ip4.src == p->resp_ip && rp->local_qpn == p->resp_qpn && reqs.count(rp->remote_comm_id)) {
+        rp && src_ip(k.f) == p->resp_ip && rp->local_qpn == p->resp_qpn && reqs.count(rp->remote_comm_id)) {
       const auto& [rf, rq] = reqs[rp->remote_comm_id];
       cm_rqpn = rq.local_qpn;
       cm_psn = rq.start_psn;
@@ -138,7 +181,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
   else {
     bool found = false;
     for (const Pkt& k : pk)
-      if (is_response(k.f.bth.opcode) && k.f.ip4.src == p->resp_ip && k.f.ip4.dst == p->req_ip &&
+      if (is_response(k.f.bth.opcode) && src_ip(k.f) == p->resp_ip && dst_ip(k.f) == p->req_ip &&
           req_psns.count(k.f.bth.psn)) {
         p->req_qpn = k.f.bth.dest_qp;
         found = true;
@@ -148,7 +191,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
   }
   p->first_psn = o.first_psn ? *o.first_psn : cm_psn ? *cm_psn : p->requests.front()->f.bth.psn;
   for (const Pkt& k : pk)
-    if (is_response(k.f.bth.opcode) && k.f.ip4.src == p->resp_ip && k.f.ip4.dst == p->req_ip &&
+    if (is_response(k.f.bth.opcode) && src_ip(k.f) == p->resp_ip && dst_ip(k.f) == p->req_ip &&
         k.f.bth.dest_qp == p->req_qpn)
       p->responses.push_back(&k);
   return "";

@@ -4,6 +4,7 @@
 // responder side is pcap_replay.cpp, the requester side pcap_replay_req.cpp.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,17 +24,30 @@ bool is_response(uint8_t op);  // RC READ responses, ACK / NAK, atomic ACK
 const char* op_name(uint8_t op);
 std::string ack_fields(const roce::Frame& f);  // " syndrome=0x.. msn=N", or "" without an AETH
 
-// The capture's RoCEv2/IPv4 frames, decoded by packet.h (RC, UD, CNP).
-// What was left out: *malformed gets one line per RoCE frame that does not
-// decode ("frame N: why"), *other_transport counts the RoCE frames of
-// transports replay does not take (RoCEv2 over IPv6, RoCEv1, native IB).
+// A frame's source and destination IP address (IPv4 or IPv6).
+roce::IpAddr src_ip(const roce::Frame& f);
+roce::IpAddr dst_ip(const roce::Frame& f);
+// An IPv4 (a.b.c.d) or IPv6 (RFC 4291 text) address.
+std::optional<roce::IpAddr> parse_ip(const std::string& s);
+
+// RoCE frames of encapsulations ERNIC does not speak (PG332: RoCEv2 only).
+struct OtherTransport {
+  size_t rocev1 = 0, ib = 0;  // RoCEv1 (EtherType 0x8915), native InfiniBand
+  size_t total() const { return rocev1 + ib; }
+  std::string why() const;  // "" when none, else the sentence replay prints
+};
+
+// The capture's RoCEv2 frames, over IPv4 and IPv6, decoded by packet.h (RC,
+// UD, CNP). What was left out: *malformed gets one line per RoCE frame that
+// does not decode ("frame N: why"), *other counts the RoCE frames of the
+// encapsulations replay does not take (RoCEv1, native IB).
 std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames, std::vector<std::string>* malformed,
-                            size_t* other_transport);
+                            OtherTransport* other);
 
 // One RC connection of the capture: who requests, who answers, their QPNs,
 // the first PSN, and its frames each way in capture order.
 struct Plan {
-  roce::Ipv4Addr req_ip, resp_ip;
+  roce::IpAddr req_ip, resp_ip;  // both IPv4 or both IPv6
   uint32_t resp_qpn = 0, req_qpn = 0, first_psn = 0;
   std::string source;  // where the mapping came from
   std::vector<const Pkt*> requests, responses;
@@ -48,9 +62,15 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
 // largest ONLY/LAST payload).
 uint32_t detect_pmtu(const Plan& p);
 
+// --node-ip and --peer-ip given, or their defaults for the connection's IP
+// version (IPv4 10.0.0.2 / 10.0.0.1, IPv6 fd00::2 / fd00::1); checked:
+// both addresses, of one IP version. Empty string: ok; else why not.
+std::string resolve_addresses(const Plan& p, ReplayOptions* o);
+
 // A captured frame of the peer ERNIC stands in front of, rewritten for
-// ERNIC: from --peer-mac/--peer-ip to --node-mac/--node-ip, to ERNIC's
-// --node-qpn, its PSN + --psn-delta (mod 2^24).
+// ERNIC: from --peer-mac/--peer-ip to --node-mac/--node-ip (the IP header
+// of their version: IPv4 or IPv6, the traffic class, flow label and hop
+// limit kept), to ERNIC's --node-qpn, its PSN + --psn-delta (mod 2^24).
 roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o);
 
 std::string fail_usage(const std::string& s);  // printed on stderr, returned

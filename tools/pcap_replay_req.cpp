@@ -138,12 +138,14 @@ std::string reth_str(const roce::Frame& f) {
 }
 
 // ERNIC's request against the capture's: the fields either side sets.
-void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p, const std::string& what,
-                     std::vector<std::string>* diffs) {
+void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p, const ReplayOptions& o,
+                     const std::string& what, std::vector<std::string>* diffs) {
   if (sf.bth.opcode != cf.bth.opcode)
     diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
   if (sf.bth.dest_qp != p.resp_qpn)
     diffs->push_back(fmt::format("{}: ERNIC's request goes to QP 0x{:06x}", what, sf.bth.dest_qp));
+  if (dst_ip(sf) != *parse_ip(o.peer_ip) || !(sf.eth.dst == *roce::MacAddr::parse(o.peer_mac)))
+    diffs->push_back(fmt::format("{}: ERNIC's request goes to {} {}", what, dst_ip(sf).str(), sf.eth.dst.str()));
   if (sf.bth.ack_req != cf.bth.ack_req)
     diffs->push_back(fmt::format("{}: AckReq {} in the capture, {} from ERNIC", what, int(cf.bth.ack_req),
                                  int(sf.bth.ack_req)));
@@ -199,7 +201,7 @@ std::pair<size_t, size_t> compare_requests(const Plan& p, const ReplayOptions& o
     const size_t before = diffs.size();
     roce::Frame sf = *it->second;
     sf.bth.psn = c->f.bth.psn;
-    compare_request(sf, c->f, p, what, &diffs);
+    compare_request(sf, c->f, p, o, what, &diffs);
     if (diffs.size() == before) {
       ++matched;
       std::printf("match: %s len=%zu\n", what.c_str(), c->f.payload.size());

@@ -28,11 +28,14 @@ namespace {
 
 using namespace sc_core;
 
-// PG332's bring-up by the driver, the peer in its neighbour table; the peer's IP.
-roce::Ipv4Addr bring_up(ernic::host::Driver& d, const ReplayOptions& o) {
+// PG332's bring-up by the driver, the peer in its neighbour table; the
+// peer's IP (IPv4 or IPv6: the QP's IP version, QPCONFi[7]).
+roce::IpAddr bring_up(ernic::host::Driver& d, const ReplayOptions& o) {
   d.init();
-  const auto peer_ip = *roce::Ipv4Addr::parse(o.peer_ip);
-  d.add_neighbour(peer_ip, *roce::MacAddr::parse(o.peer_mac));
+  const roce::IpAddr peer_ip = *parse_ip(o.peer_ip);
+  const roce::MacAddr mac = *roce::MacAddr::parse(o.peer_mac);
+  if (peer_ip.v6) d.add_neighbour(peer_ip.ip6, mac);
+  else d.add_neighbour(peer_ip.ip4, mac);
   return peer_ip;
 }
 
@@ -76,7 +79,7 @@ class Bench : public sc_module {
     p.rq_elem_bytes = s_.rq_elem_bytes;
     p.pd = 0;
     ernic::host::Connection& c = d.prepare(p);
-    d.establish(c, s_.peer_qpn, s_.expected_psn, roce::IpAddr(peer_ip), roce::cm::MrInfo{});
+    d.establish(c, s_.peer_qpn, s_.expected_psn, peer_ip, roce::cm::MrInfo{});
   }
 
   void inject() {
@@ -172,7 +175,7 @@ class ReqBench : public sc_module {
     while (p.sq_depth < s_.msgs.size() + 2) p.sq_depth <<= 1;
     p.pd = 0;
     c_ = &d.prepare(p);
-    d.establish(*c_, s_.dest_qpn, 0, roce::IpAddr(peer_ip), roce::cm::MrInfo{});
+    d.establish(*c_, s_.dest_qpn, 0, peer_ip, roce::cm::MrInfo{});
   }
 
   void post() {
@@ -237,9 +240,9 @@ bool run_node(const ReplayOptions& o, const std::function<void(ernic::Node&)>& b
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
   const uint32_t num_qp = std::max<uint32_t>(8, o.node_qpn + 1);
   const std::string yaml = fmt::format(
-      "scenario: pcap_replay\nseed: 1\ndatapath: {}\nnodes:\n  dut:\n    mac: \"{}\"\n    ip: {}\n"
+      "scenario: pcap_replay\nseed: 1\ndatapath: {}\nnodes:\n  dut:\n    mac: \"{}\"\n    {}: \"{}\"\n"
       "    num_qp: {}\n    memory_mib: 64\nsteps:\n  - init: [dut]\n",
-      o.datapath, o.node_mac, o.node_ip, num_qp);
+      o.datapath, o.node_mac, parse_ip(o.node_ip)->v6 ? "ipv6" : "ip", o.node_ip, num_qp);
   ernic::Scenario sc;
   try {
     sc = ernic::parse_scenario(yaml, "pcap replay node");
