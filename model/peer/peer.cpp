@@ -57,11 +57,27 @@ bool PeerNode::for_me(const roce::Frame& f) const {
   return cfg_.has_ip && f.ip4.dst == cfg_.ip;
 }
 
+// The header checks decode() leaves to the receiver (it checks the IP
+// version, IHL, protocol, UDP port and the lengths).
+bool PeerNode::header_ok(const FrameBytes& bytes, const roce::Frame& f) {
+  if (!f.ipv6) {
+    // RFC 791: a header whose checksum is wrong is discarded.
+    if (roce::ipv4_checksum(bytes.data() + roce::kEthHdrLen) != f.ip4.checksum) return false;
+    // RoCEv2 packets are never fragmented (annex A17.4: DF set; a
+    // fragment, MF set or an offset, is not a whole packet: dropped).
+    if ((f.ip4.flags & 0x1) || f.ip4.frag_off != 0) return false;
+  }
+  // IBTA 9.6.1.1 (BTH TVer, 9.2): a packet whose transport header version
+  // is not 0 is silently dropped.
+  return f.bth.tver == 0;
+}
+
 void PeerNode::rx(FrameBytes bytes) {
   ++stats_.frames_in;
   ctx_.bump();
   const auto f = roce::decode(bytes);
   if (!f) return void(++stats_.dropped_decode);  // not RoCEv2 (a pause frame ends at the MAC)
+  if (!header_ok(bytes, *f)) return void(++stats_.dropped_decode);
   if (bytes.size() < roce::kIcrcLen ||
       roce::compute_icrc(bytes.data(), bytes.size() - roce::kIcrcLen) != f->icrc)
     return void(++stats_.dropped_icrc);
@@ -69,6 +85,13 @@ void PeerNode::rx(FrameBytes bytes) {
   if (f->bth.dest_qp == 1) return void(++stats_.dropped_cm);
   auto it = qps_.find(f->bth.dest_qp);
   if (it == qps_.end()) return void(++stats_.dropped_no_qp);
+  // RC: a packet from another source than the QP's remote is not the
+  // connection's (IBTA 9.6.1.5, the RC source check; in RoCEv2 the GRH's
+  // SGID is the IP source, annex A17.4). Also an IPv4 packet to an IPv6 QP
+  // and the reverse. The source MAC is not checked: RoCEv2 is routed, the
+  // MAC is the last hop's (ERNIC, on one segment, checks it too).
+  const roce::IpAddr src = f->ipv6 ? roce::IpAddr(f->ip6.src) : roce::IpAddr(f->ip4.src);
+  if (src != it->second.remote_ip) return void(++stats_.dropped_address);
   if (on_rx_taken) on_rx_taken(*f);
   const roce::OpcodeInfo* oi = roce::opcode_info(f->bth.opcode);
   PeerQp& q = it->second;

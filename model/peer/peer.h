@@ -18,10 +18,12 @@
 // answers that are due (those first). Its completions wait in each QP's
 // completion queue for `wait_completions`.
 //
-// Dropped (counted, PeerStats): frames that do not decode or whose ICRC
-// is wrong, to another MAC or IP, to QP1 (CM: not spoken; connect with
-// cm: false), to a QPN with no QP, and answers no request of the peer
-// waits for.
+// Dropped (counted, PeerStats): frames that do not decode or fail a
+// header check (dropped_decode: an IPv4 header checksum, an IPv4 fragment,
+// BTH TVer not 0), whose ICRC is wrong, to another MAC or IP or, on a QP,
+// from another IP than its remote (dropped_address), to QP1 (CM: not
+// spoken; connect with cm: false), to a QPN with no QP, and answers no
+// request of the peer waits for.
 //
 // Clocks: none of its own; the CMAC's. Ports: the CMAC (tx_push, rx_sink).
 #pragma once
@@ -47,6 +49,7 @@ namespace ernic::peer {
 
 struct PeerStats {
   uint64_t frames_in = 0, frames_out = 0;
+  // dropped_decode: also the header checks; dropped_address: also the source.
   uint64_t dropped_decode = 0, dropped_icrc = 0, dropped_address = 0, dropped_cm = 0, dropped_no_qp = 0,
            dropped_answers = 0;
 };
@@ -99,6 +102,7 @@ class PeerNode : public sc_core::sc_module {
  private:
   void tx_thread();
   bool for_me(const roce::Frame& f) const;
+  static bool header_ok(const FrameBytes& bytes, const roce::Frame& f);
 
   PeerConfig cfg_;
   HostMemory& mem_;

@@ -344,8 +344,10 @@ class Parser {
   void parse_steps(const Field& f, std::vector<Step>& out, const Scope& scope);
   void parse_step(const Field& item, const std::vector<std::string>& kind_names);
 
-  // Resolve a node name; it must be declared and initialised.
-  std::string ref_node(const Field& f, bool must_be_initialised = true);
+  // Resolve a node name; it must be declared and initialised. drives:
+  // the step drives that node (a peer node takes only peer_step_ok's
+  // steps); false for a node whose MR a step only reads (recv's equals).
+  std::string ref_node(const Field& f, bool must_be_initialised = true, bool drives = true);
   MrRef ref_mr(const Field& f, const std::string& node);
   const ConnSym& ref_conn(const Field& f);
   // The node given in `f` must be one end of `conn`.

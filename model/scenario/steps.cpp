@@ -130,14 +130,14 @@ void Parser::parse_step(const Field& item, const std::vector<std::string>& kind_
   step_kind_ = saved_kind;
 }
 
-std::string Parser::ref_node(const Field& f, bool must_be_initialised) {
+std::string Parser::ref_node(const Field& f, bool must_be_initialised, bool drives) {
   const std::string n = read_name(f, "node");
   if (!node_index_.count(n)) {
     std::vector<std::string> names;
     for (const auto& node : sc_.nodes) names.push_back(node.name);
     f.fail("unknown node '" + n + "'" + suggest(n, names, "nodes are"));
   }
-  if (peer_node(n) && !peer_step_ok(step_kind_))
+  if (drives && peer_node(n) && !peer_step_ok(step_kind_))
     f.fail("node '" + n + "' has kind: peer (the ideal IBTA peer, no ERNIC, no driver): " + step_kind_ +
            " cannot use it (scenarios/README.md, kind: peer)");
   if (must_be_initialised && program_node(n))

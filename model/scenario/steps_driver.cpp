@@ -367,7 +367,7 @@ void Parser::step_recv(const Field& f, const SourceLoc& loc) {
         eq->fail_key("a write_imm message has no RQ element to compare");
       MapReader mr(*eq, {"node", "mr", "offset"});
       MemRef m;
-      m.node = ref_node(mr.req("node"));
+      m.node = ref_node(mr.req("node"), true, false);  // only read: a peer's MR too, as check_memory's
       const Field mf = mr.req("mr");
       const MrRef other = ref_mr(mf, m.node);
       m.mr = other.name;

@@ -117,5 +117,23 @@ TEST(PeerScenario, RefusesErnicOnlyStepsOnThePeer) {
                  "peer.yaml");
 }
 
+// recv on the ERNIC end may compare its RQ element with the peer's MR (the
+// sender's source, read as check_memory's equals reads it): `equals` only
+// reads the peer's memory, it does not drive the peer (it was refused as
+// "recv cannot use it").
+TEST(PeerScenario, RecvOnTheErnicEndComparesWithThePeersMemory) {
+  const Scenario sc = parse_scenario(
+      kHead + kSteps + kConnect +
+          "  - recv: { conn: c, node: A, expect: [ { opcode: send, length: 8, equals: { node: P, mr: b, offset: 4 } } ] }\n",
+      "peer.yaml");
+  const auto& r = std::get<RecvStep>(sc.steps.back());
+  ASSERT_EQ(r.expect.size(), 1u);
+  ASSERT_TRUE(r.expect[0].equals.has_value());
+  EXPECT_EQ(r.expect[0].equals->node, "P");
+  EXPECT_EQ(r.expect[0].equals->mr, "b");
+  EXPECT_EQ(r.expect[0].equals->offset, 4u);
+  EXPECT_EQ(r.expect[0].length, 8u);
+}
+
 }  // namespace
 }  // namespace ernic
