@@ -379,11 +379,6 @@ int split_run(const SplitRunArgs& a) {
   for (const auto& n : sc.nodes) names.push_back(n.name);
   if (!outputs_ok(a, names, err)) return 2;
   const bool star = sc.topology_switch.has_value();  // one more process: the switch's (split_star.cpp)
-  if (star && a.transport == "shm") {
-    err << "ernic-sim: split run: a switch topology splits over unix or tcp (the switch's process takes every node's "
-           "link on one listener), not shm yet\n";
-    return 2;
-  }
   std::string why;
   const std::string dir = make_dir(&why);
   if (dir.empty()) {

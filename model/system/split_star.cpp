@@ -11,6 +11,11 @@
 // and the sending halves of its ports' lines. Each link's lookahead is its
 // port's propagation delay (above 0).
 //
+// Carriers: the switch's process listens on one unix:PATH or tcp:HOST:PORT
+// for every node's process; over shm:PATH (SimBricks' queues: one listener
+// per connecter) it listens at PATH.<node> for each node, and each node's
+// process given --connect shm:PATH connects to PATH.<its node>.
+//
 // Steps: the switch's process takes part in the steps every process runs
 // (wait, parallel, repeat, ...) and in expect_switch; a step's end is the
 // latest of all: each node's process sends its end to the switch's, which
@@ -39,20 +44,31 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   if (so.chaos_us) net_link_->set_chaos(so.chaos_seed + split_local_, so.chaos_us);
   auto preamble = [&](size_t i) { return LineRate(lps[i].rate_gbps).preamble_ps(); };
   if (split_hub_) {
-    if (so.listen.empty() || so.listen.rfind("shm:", 0) == 0)
-      throw std::runtime_error("split run: the switch's process listens for the nodes' processes on unix:PATH or "
-                               "tcp:HOST:PORT (--listen)");
-    bridge::Listener l(bridge::Endpoint::parse(so.listen));
+    if (so.listen.empty())
+      throw std::runtime_error("split run: the switch's process listens for the nodes' processes on unix:PATH, "
+                               "tcp:HOST:PORT or shm:PATH (--listen)");
     std::vector<std::unique_ptr<bridge::NetPeer>> peers(n);
-    for (size_t k = 0; k < n; ++k) {
-      auto peer = bridge::NetPeer::as_listener(l.accept(to, "a node's process"), 0, "a node's process", to);
-      const std::string who = introduce_split(*peer, so, to, "");
-      const int idx = port_of_name(who);
-      if (idx < 0 || peers[size_t(idx)])
-        throw std::runtime_error("split run: a process says it runs node '" + who + "': " +
-                                 (idx < 0 ? "no such node" : "another process runs it"));
-      peer->rename("node " + who + "'s process");
-      peers[size_t(idx)] = std::move(peer);
+    if (star_shm(so.listen)) {
+      // One pool and intro socket per node (a SimBricks listener serves one
+      // connecter): node X's at PATH.X, taken in port order.
+      for (size_t i = 0; i < n; ++i) {
+        const std::string& name = nodes[i]->cfg.name;
+        peers[i] = bridge::open_net_peer(star_shm_address(so.listen, name), true, 0,
+                                         "node " + name + "'s process", to);
+        introduce_split(*peers[i], so, to, name);
+      }
+    } else {
+      bridge::Listener l(bridge::Endpoint::parse(so.listen));
+      for (size_t k = 0; k < n; ++k) {
+        auto peer = bridge::NetPeer::as_listener(l.accept(to, "a node's process"), 0, "a node's process", to);
+        const std::string who = introduce_split(*peer, so, to, "");
+        const int idx = port_of_name(who);
+        if (idx < 0 || peers[size_t(idx)])
+          throw std::runtime_error("split run: a process says it runs node '" + who + "': " +
+                                   (idx < 0 ? "no such node" : "another process runs it"));
+        peer->rename("node " + who + "'s process");
+        peers[size_t(idx)] = std::move(peer);
+      }
     }
     for (size_t i = 0; i < n; ++i) {
       attach_port(i);
@@ -62,7 +78,9 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   } else {
     if (so.connect.empty()) throw std::runtime_error("split run: a node's process connects to the switch's (--connect)");
     const size_t i = split_local_;
-    auto peer = bridge::open_net_peer(so.connect, false, 0, "the switch's process", to);
+    const std::string addr =
+        star_shm(so.connect) ? star_shm_address(so.connect, nodes[i]->cfg.name) : so.connect;
+    auto peer = bridge::open_net_peer(addr, false, 0, "the switch's process", to);
     introduce_split(*peer, so, to, kSplitSwitch);
     nodes[i]->cmac->wire_out = uplinks[i].get();
     downlinks[i]->set_dst(nodes[i]->cmac.get());
@@ -74,6 +92,10 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   net_link_->enable_control(local_reader());
   if (split_hub_) net_link_->enable_hub();
 }
+
+bool System::star_shm(const std::string& addr) { return addr.rfind("shm:", 0) == 0; }
+
+std::string System::star_shm_address(const std::string& addr, const std::string& node) { return addr + "." + node; }
 
 int System::port_of_name(const std::string& name) const {
   for (size_t i = 0; i < nodes.size(); ++i)
