@@ -204,6 +204,7 @@ class WireMonitor {
   // below `acked`: an ACK past a READ still unanswered does not cover it.
   int64_t acked_by(Stream& s, uint8_t opcode, bool ack_aeth, int64_t u, bool view);
   int64_t retransmit_floor(const Stream& s) const;
+  bool rest_acknowledged(const Stream& s) const;  // (wire_monitor_request.cpp)
   void settle_view(Stream& s);
   void cm(const roce::Frame& f, const std::string& dir);
   void reset_qp(const std::string& dir, uint32_t dest_qp);

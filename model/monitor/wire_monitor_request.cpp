@@ -60,10 +60,11 @@ void WireMonitor::request_psn(Stream& s, const roce::Frame& f, const std::string
     }
     s.span_uncertain = false;
     resent = true;
-  } else if (u == s.high && s.acked_view >= s.high) {
-    // Everything sent so far is acknowledged: a retransmission under way may
-    // stop there and new requests follow (nothing acknowledged is resent).
-    // The message state is the one after the last packet first sent.
+  } else if (u == s.high && (s.acked_view >= s.high || rest_acknowledged(s))) {
+    // Everything sent so far is acknowledged, or everything from here on
+    // that a retransmission under way would resend: it may stop there and
+    // new requests follow (nothing acknowledged is resent). The message
+    // state is the one after the last packet first sent.
     s.msg_kind = -1;
     auto it = s.sent.find(s.high - 1);
     if (it != s.sent.end()) {
@@ -92,6 +93,17 @@ void WireMonitor::request_psn(Stream& s, const roce::Frame& f, const std::string
     if (u > s.high) s.high = u;
     if (u < s.acked_view) s.acked_view = s.acked_wire = u;
   }
+}
+
+// An ACK reached past every PSN from the cursor to `high` and no READ among
+// them is unanswered: the responder has executed them all, so a go-back
+// that resent what came before (an implied NAK's READ) may skip them. The
+// READs re-issued below the cursor may still be waiting for responses.
+bool WireMonitor::rest_acknowledged(const Stream& s) const {
+  if (s.ack_reach_view < s.high || s.cursor >= s.high) return false;
+  for (auto it = s.reads.lower_bound(s.cursor); it != s.reads.end() && it->first < s.high; ++it)
+    if (!it->second.done_view) return false;
+  return true;  // (a READ resent below the cursor ends before it: the cursor is past its span)
 }
 
 // A PSN sent before: the opcode first sent there (a READ may be re-issued

@@ -525,6 +525,41 @@ TEST(WireMonitor, GoBackAfterImpliedNakStopsWhenAcknowledged) {
   EXPECT_TRUE(w.m.violations().empty()) << w.dump();
 }
 
+TEST(WireMonitor, ImpliedNakReissuesTheReadAndSkipsWhatTheAckCovered) {
+  // Found by the peer family (rc_read_sizes_reorder_both_ways, B the ideal
+  // peer): the ACK of 0x13 covers the WRITEs 0x12..0x13 but not READ 0x11,
+  // whose response was lost (IBTA's implied NAK). ERNIC re-issues READ 0x11
+  // and goes on with a new request at 0x14 without resending the WRITEs the
+  // responder has executed and acknowledged (its go-back never resends what
+  // an ACK covered): legal, the responder sees a duplicate READ, then the
+  // PSN it expects.
+  DeliveredWire w;
+  w.req(op::RC_READ_REQUEST, 0x10, 0, 64);
+  w.req(op::RC_READ_REQUEST, 0x11, 0, 8);
+  w.req(op::RC_WRITE_ONLY, 0x12, 8);
+  w.req(op::RC_WRITE_ONLY, 0x13, 8);
+  w.ans(op::RC_READ_RESP_ONLY, 0x10, 0x1F, 1, 64);
+  w.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 2, 8, /*deliver=*/false);  // lost
+  w.ans(op::RC_ACK, 0x13, 0x1F, 4);     // beyond the unanswered READ 0x11
+  w.req(op::RC_READ_REQUEST, 0x11, 0, 8);  // re-issued
+  w.req(op::RC_WRITE_ONLY, 0x14, 8);       // new: 0x12..0x13 are acknowledged
+  w.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 4, 8);  // the duplicate READ, current MSN
+  w.ans(op::RC_ACK, 0x14, 0x1F, 5);
+  EXPECT_TRUE(w.m.violations().empty()) << w.dump();
+  // A READ in the skipped part whose responses are missing must be re-issued.
+  DeliveredWire v;
+  v.req(op::RC_READ_REQUEST, 0x10, 0, 8);
+  v.req(op::RC_READ_REQUEST, 0x11, 0, 8);
+  v.req(op::RC_WRITE_ONLY, 0x12, 8);
+  v.ans(op::RC_READ_RESP_ONLY, 0x10, 0x1F, 1, 8, /*deliver=*/false);
+  v.ans(op::RC_READ_RESP_ONLY, 0x11, 0x1F, 2, 8, /*deliver=*/false);
+  v.ans(op::RC_ACK, 0x12, 0x1F, 3);
+  v.req(op::RC_READ_REQUEST, 0x10, 0, 8);
+  v.req(op::RC_WRITE_ONLY, 0x13, 8);  // skips READ 0x11, still unanswered
+  ASSERT_FALSE(v.m.violations().empty()) << v.dump();
+  EXPECT_EQ(v.m.violations()[0].rule, "psn_sequence") << v.dump();
+}
+
 TEST(WireMonitor, DuplicateReadAnsweredWithCurrentMsn) {
   // Found by `ernic-sim random`: READ 0x11 overtaken by SEND 0x12 (NAK),
   // resent and answered (MSN 2); the first copy arrives after SEND 0x12 was

@@ -15,8 +15,10 @@ with its mac / ip / ipv6 / memory_mib / num_qp, its ERNIC keys removed; its
 connections go out of band (cm: false), CM frames leave expect_frames, and
 steps on its ERNIC internals are dropped (peer_rules.DROPPED_STEPS): every
 change with its reason, in the variant's header and in the table. Every check
-on the other node and every check_memory stay. ctest runs each variant
-(tb/peer/CMakeLists.txt: peer.family.<scenario>).
+on the other node and every check_memory stay but the trimmed ones
+(peer_rules.TRIMMED, each with its reason; for ERNIC's ACK policy only the
+plain ACK patterns are relaxed). A rule that no longer applies is an error.
+ctest runs each variant (tb/peer/CMakeLists.txt: peer.family.<scenario>).
 """
 import argparse
 import collections
@@ -58,12 +60,35 @@ def is_cm_pattern(p):
     return isinstance(p, dict) and p.get("opcode") in ("UD_SEND_ONLY", "UD_SEND_ONLY_IMM")
 
 
+def is_plain_ack(p):
+    """An ACK pattern (no NAK or RNR syndrome: AETH type 00, syndrome < 0x20)."""
+    syn = p.get("syndrome") if isinstance(p, dict) else None
+    return isinstance(p, dict) and p.get("opcode") == "RC_ACK" and (syn is None or int(str(syn), 0) < 0x20)
+
+
+def acks_relaxed(pats):
+    """The patterns but the plain ACKs, in order, with any number of plain
+    ACKs allowed before, between and after them: what the responder sends
+    besides its ACKs (NAKs, READ responses, its own requests) stays checked."""
+    any_acks = {"opcode": "RC_ACK", "syndrome": 0x1F, "repeat": "*"}
+    out = [dict(any_acks)]
+    for p in pats:
+        if not is_plain_ack(p):
+            out += [p, dict(any_acks)]
+    return out
+
+
+class StaleRule(Exception):
+    """A rule of peer_rules.py that no longer applies (the scenario changed)."""
+
+
 class Converter:
     def __init__(self, name, node):
         self.name, self.node = name, node
         self.changes = []  # (step kind, reason)
         self.posts = 0
         self.conns = {}  # connection name: its two ends
+        self.used_trims = set()  # the TRIMMED rules that matched a step
 
     def steps(self, steps, top=False):
         out = []
@@ -94,9 +119,16 @@ class Converter:
                 br["steps"] = self.steps(br.get("steps"))
         for tkind, keys, why in R.TRIMMED.get(self.name, []):
             if tkind == kind and isinstance(args, dict) and all(args.get(k) == v for k, v in keys.items()):
-                self.changes.append((kind + " (trimmed)", why))
+                self.used_trims.add((tkind, tuple(sorted(keys.items()))))
                 if kind != "expect_frames":
+                    self.changes.append((kind + " (trimmed)", why))
                     return None
+                if why == R.ACK_POLICY:  # only the ACKs are relaxed
+                    self.changes.append((kind + " (ACKs relaxed)", why))
+                    args = self.frames(args)
+                    args["frames"] = acks_relaxed(args["frames"])
+                    return args
+                self.changes.append((kind + " (trimmed)", why))
                 args["frames"] = [{"repeat": "*"}]
                 return args
         if kind == "expect_frames":
@@ -152,6 +184,9 @@ def convert_as(doc, name, node):
     if c.posts == 0:
         raise Refused("no post step: no RC traffic for the peer to take part in")
     d["scenario"] = name + "_peer_" + node
+    for tkind, keys, why in R.TRIMMED.get(name, []):
+        if (tkind, tuple(sorted(keys.items()))) not in c.used_trims:
+            raise StaleRule("%s: the TRIMMED rule %s %s matches no step: take it off" % (name, tkind, keys))
     return d, c.changes
 
 
@@ -192,10 +227,17 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the converted scenarios' names")
     a = ap.parse_args()
     manifest, skipped, dropped = [], collections.Counter(), collections.Counter()
+    names = {name for _, name, _ in scenarios(a.source)}
+    stale = ["%s: SKIPPED/TRIMMED names no scenario: take it off" % n
+             for n in sorted((set(R.SKIPPED) | set(R.TRIMMED)) - names)]
     for folder, name, path in scenarios(a.source):
         with open(path) as f:
             doc = yaml.safe_load(f)
-        d, node, changes = convert(doc, name)
+        try:
+            d, node, changes = convert(doc, name)
+        except StaleRule as e:
+            stale.append(str(e))
+            continue
         if d is None:
             skipped[changes] += 1
             continue
@@ -208,6 +250,8 @@ def main():
             with open(os.path.join(a.out, name + ".yaml"), "w") as f:
                 f.write(header(rel, node, changes))
                 yaml.safe_dump(d, f, sort_keys=False, default_flow_style=None, width=120)
+    if stale:
+        sys.exit("peer_family.py: stale rules in peer_rules.py:\n  " + "\n  ".join(stale))
     if a.list:
         print("\n".join(m["name"] for m in manifest))
         return
