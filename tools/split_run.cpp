@@ -125,15 +125,22 @@ void move_file(const std::string& from, const std::string& to) {
   fs::remove(from, ec);
 }
 
-// A private directory whose link.sock fits a unix socket address.
-std::string make_dir(std::string* why) {
+// A private directory whose link.sock (and `suffix` after it: a star over
+// shm's ".<node>") fits a unix socket address.
+std::string make_dir(std::string* why, size_t suffix) {
   std::error_code ec;
   std::string base = fs::temp_directory_path(ec).string();
   if (ec || base.empty()) base = "/tmp";
   base = fs::absolute(base, ec).string();
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   std::string tmpl = base + "/ernic-split-XXXXXX";
-  if (tmpl.size() + std::strlen("/link.sock") >= sizeof(sockaddr_un{}.sun_path)) tmpl = "/tmp/ernic-split-XXXXXX";
+  const size_t room = sizeof(sockaddr_un{}.sun_path);
+  if (tmpl.size() + std::strlen("/link.sock") + suffix >= room) tmpl = "/tmp/ernic-split-XXXXXX";
+  if (tmpl.size() + std::strlen("/link.sock") + suffix >= room) {
+    *why = fmt::format("a node's name is too long for a shared-memory link's socket path ({} characters beyond "
+                       "{}/link.sock; at most {} in all)", suffix, tmpl, room - 1);
+    return "";
+  }
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!::mkdtemp(buf.data())) {
@@ -380,7 +387,10 @@ int split_run(const SplitRunArgs& a) {
   if (!outputs_ok(a, names, err)) return 2;
   const bool star = sc.topology_switch.has_value();  // one more process: the switch's (split_star.cpp)
   std::string why;
-  const std::string dir = make_dir(&why);
+  size_t suffix = 0;  // a star over shm: DIR/link.sock.<node>
+  if (star && a.transport == "shm")
+    for (const auto& n : names) suffix = std::max(suffix, n.size() + 1);
+  const std::string dir = make_dir(&why, suffix);
   if (dir.empty()) {
     err << "ernic-sim: split run: " << why << "\n";
     return 2;

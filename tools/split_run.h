@@ -13,7 +13,8 @@
 //             [--datapath D] [--no-idle-skip] [--handshake-random SEED]
 // (node 0 listens, node 1 connects: two nodes, point to point; with a
 // switch one more process, `--node switch`, listens and every node's
-// connects: unix or tcp, not shm), stdout and stderr in DIR/node<i>.out. The
+// connects; over shm each node's link has its own socket, shm:DIR/link.sock.<node>,
+// model/system/split_star.cpp), stdout and stderr in DIR/node<i>.out. The
 // part options are given when the user asked for that output.
 //
 // Waiting: every child is polled (waitpid on its pid, never on -1). When

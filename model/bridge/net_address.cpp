@@ -10,11 +10,12 @@ namespace ernic::bridge {
 
 namespace {
 constexpr char kShm[] = "shm:";
-bool is_shm(const std::string& a) { return a.rfind(kShm, 0) == 0; }
 }  // namespace
 
+bool is_shm_address(const std::string& a) { return a.rfind(kShm, 0) == 0; }
+
 bool net_address_valid(const std::string& addr) {
-  if (is_shm(addr)) return addr.size() > sizeof kShm - 1;
+  if (is_shm_address(addr)) return addr.size() > sizeof kShm - 1;
   try {
     Endpoint::parse(addr);
     return true;
@@ -25,7 +26,7 @@ bool net_address_valid(const std::string& addr) {
 
 std::unique_ptr<NetPeer> open_net_peer(const std::string& addr, bool listen, uint32_t channel,
                                        const std::string& peer, WallTimeout timeout) {
-  if (is_shm(addr)) {
+  if (is_shm_address(addr)) {
     const std::string sock = addr.substr(sizeof kShm - 1);
     if (sock.empty()) throw std::invalid_argument("'" + addr + "': a shared-memory link is shm:PATH");
     if (listen)

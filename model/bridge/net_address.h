@@ -29,6 +29,8 @@ constexpr uint64_t kSplitShmEntryBytes = kHeaderBytes + 32768 + 256;
 
 // True for an address of a carrier open_net_peer knows (above).
 bool net_address_valid(const std::string& addr);
+// True for shm:PATH.
+bool is_shm_address(const std::string& addr);
 
 // listen: this end waits for the other at addr; else it connects to addr.
 // channel: the NetPeer's channel number (frame order among peers).

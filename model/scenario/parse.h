@@ -58,13 +58,16 @@ constexpr unsigned kMaxMrsPerNode = 256;  // PG332 3.1 MR table entries
 constexpr uint64_t kMaxConnectBatch = 15;
 // Bounds on what a file may expand to (scenarios/README.md section 7): YAML
 // aliases are expanded each time they are used, and nested repeats multiply.
-// A file written out in full never reaches the first two: each grows with the
-// file's size (a list item or map entry takes at least one byte, a step at
-// least four: "{a: }"), so they bound only what aliases add. That part keeps
-// a parse within ~0.1 s (release) and ~1 s under ASan, inside the scenario
-// fuzzer's 10-s timeout for two parses (1,000,000 nodes took 15 s per parse
-// under ASan, 0.4 s in release). The largest scenario in the repository
-// (topology/all_to_all_8, 42 KB) reads 2,913 nodes and 352 steps.
+// A file written out in full never reaches the first two: each is a fixed
+// part plus a part linear in the file's size (a list item or map entry
+// takes at least one byte of the file, a step at least four: every step
+// kind's name has four letters or more). The fixed part, what aliases may
+// add to a small file, keeps its parse within ~0.1 s (release) and ~1 s
+// under ASan, inside the scenario fuzzer's 10-s timeout for two parses
+// (1,000,000 nodes took 15 s per parse under ASan, 0.4 s in release); a
+// large file's bound grows with it (its comments too). The largest scenario
+// in the repository (topology/all_to_all_8, 42 KB) reads 2,913 nodes and
+// 352 steps.
 constexpr uint64_t kMaxYamlNodesByAliases = 50000;  // list items and map entries read, aliases included
 constexpr uint64_t kMaxStepsByAliases = 5000;       // steps parsed, aliases included
 inline uint64_t max_yaml_nodes(size_t file_bytes) { return kMaxYamlNodesByAliases + file_bytes; }

@@ -69,7 +69,7 @@ namespace ernic {
 
 struct SplitOptions {
   std::string node;             // this process's node; "" = one process runs every node
-  std::string listen, connect;  // the link to the other process: unix:PATH or tcp:HOST:PORT (one of the two)
+  std::string listen, connect;  // the link to the other process: unix:PATH, tcp:HOST:PORT or shm:PATH (one of the two)
   uint32_t timeout_ms = 60000;  // the longest the other process may stay silent (wall time)
   uint32_t chaos_us = 0;        // test only: random 0..chaos_us wall-clock sleeps in the link (outputs must not change)
   uint64_t chaos_seed = 1;

@@ -48,7 +48,7 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
       throw std::runtime_error("split run: the switch's process listens for the nodes' processes on unix:PATH, "
                                "tcp:HOST:PORT or shm:PATH (--listen)");
     std::vector<std::unique_ptr<bridge::NetPeer>> peers(n);
-    if (star_shm(so.listen)) {
+    if (bridge::is_shm_address(so.listen)) {
       // One pool and intro socket per node (a SimBricks listener serves one
       // connecter): node X's at PATH.X, taken in port order.
       for (size_t i = 0; i < n; ++i) {
@@ -79,7 +79,7 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
     if (so.connect.empty()) throw std::runtime_error("split run: a node's process connects to the switch's (--connect)");
     const size_t i = split_local_;
     const std::string addr =
-        star_shm(so.connect) ? star_shm_address(so.connect, nodes[i]->cfg.name) : so.connect;
+        bridge::is_shm_address(so.connect) ? star_shm_address(so.connect, nodes[i]->cfg.name) : so.connect;
     auto peer = bridge::open_net_peer(addr, false, 0, "the switch's process", to);
     introduce_split(*peer, so, to, kSplitSwitch);
     nodes[i]->cmac->wire_out = uplinks[i].get();
@@ -92,8 +92,6 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   net_link_->enable_control(local_reader());
   if (split_hub_) net_link_->enable_hub();
 }
-
-bool System::star_shm(const std::string& addr) { return addr.rfind("shm:", 0) == 0; }
 
 std::string System::star_shm_address(const std::string& addr, const std::string& node) { return addr + "." + node; }
 

@@ -295,7 +295,6 @@ class System : public sc_core::sc_module {
   int port_of_mac(const uint8_t* mac) const;
   int port_of_name(const std::string& name) const;  // the node's index, or -1
   // A star over shm:PATH: node X's link at PATH.X (split_star.cpp).
-  static bool star_shm(const std::string& addr);
   static std::string star_shm_address(const std::string& addr, const std::string& node);
   void report_fault(const std::string& label, const FaultApplied& a);
   void watch_link();             // two nodes or a switch: monitors, link traces, frame records
