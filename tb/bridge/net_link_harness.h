@@ -22,6 +22,7 @@
 #include "model/bridge/net_link.h"
 #include "model/bridge/shm_channel.h"
 #include "model/link/cmac.h"
+#include "tb/common/file_util.h"
 
 namespace net_link_test {
 
@@ -123,12 +124,7 @@ inline void add_faults(Wire& ab) {
 }
 
 inline void write_file(const std::string& path, const std::string& s) { std::ofstream(path) << s; }
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ernic::test::slurp;
 
 // Runs fn in a child process; returns its exit status (fn's return value).
 inline int in_child(const std::function<int()>& fn) {
@@ -250,10 +246,10 @@ inline Split run_split(const std::string& tag, HalfOpts oa, HalfOpts ob) {
   r.rc_a = in_child([&] { return run_half(true, oa, fa); });
   r.rc_b = b.get();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.got = read_file(fa) + read_file(fb);
-  r.err_a = read_file(fa + ".error"), r.err_b = read_file(fb + ".error");
+  r.got = slurp(fa) + slurp(fb);
+  r.err_a = slurp(fa + ".error"), r.err_b = slurp(fb + ".error");
   for (const std::string& f : {fa, fb}) {
-    std::istringstream in(read_file(f + ".stats"));
+    std::istringstream in(slurp(f + ".stats"));
     uint64_t ps = 0, ys = 0;
     in >> ps >> ys;
     r.packets += ps, r.syncs += ys;
@@ -266,7 +262,7 @@ inline Split run_split(const std::string& tag, HalfOpts oa, HalfOpts ob) {
 inline std::string reference() {
   const std::string f = tmp("ref");
   EXPECT_EQ(in_child([&] { return run_reference(f); }), 0);
-  std::string s = read_file(f);
+  std::string s = slurp(f);
   std::remove(f.c_str());
   return s;
 }

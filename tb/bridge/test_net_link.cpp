@@ -197,7 +197,7 @@ TEST(NetLink, ASilentPeerIsNamedAfterTheTimeout) {
   const int rc = in_child([&] { return run_half(true, a, f); });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(rc, 3);
-  const std::string err = read_file(f + ".error");
+  const std::string err = slurp(f + ".error");
   EXPECT_NE(err.find("no answer"), std::string::npos) << err;
   EXPECT_NE(err.find("1000 ms"), std::string::npos) << err;
   EXPECT_LT(wall, 4.0);
@@ -239,7 +239,7 @@ TEST(NetLink, APacketStampedInThePastFailsTheRun) {
     const std::string f = tmp("past_a");
     const int rc = in_child([&] { return run_half(true, a, f); });
     EXPECT_EQ(rc, 3) << variant;
-    const std::string err = read_file(f + ".error");
+    const std::string err = slurp(f + ".error");
     EXPECT_NE(err.find("protocol violation"), std::string::npos) << variant << ": " << err;
     peer.get();
     for (const char* ext : {"", ".stats", ".error"}) std::remove((f + ext).c_str());

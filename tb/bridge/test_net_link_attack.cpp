@@ -51,7 +51,7 @@ Attack attack(const HalfOpts& a, const std::function<int()>& peer_fn, const std:
     }
   });
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.err = read_file(f + ".error");
+  r.err = slurp(f + ".error");
   peer.get();
   for (const char* ext : {"", ".stats", ".error"}) std::remove((f + ext).c_str());
   return r;
@@ -438,7 +438,7 @@ int run_half2(bool is_a, const HalfOpts& o, const std::string& out) {
 TEST(NetLinkAttack, HarderWorkloadSplitIsByteIdenticalOverUnixAndShm) {
   const std::string fr = tmp("ref2");
   ASSERT_EQ(in_child([&] { return run_reference2(fr); }), 0);
-  const std::string ref = read_file(fr);
+  const std::string ref = slurp(fr);
   std::remove(fr.c_str());
   size_t lines = 0, a_lines = 0, same_t = 0;
   {
@@ -469,16 +469,16 @@ TEST(NetLinkAttack, HarderWorkloadSplitIsByteIdenticalOverUnixAndShm) {
       const int rc_a = in_child([&] { return run_half2(true, oa, fa); });
       const int rc_b = b.get();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const std::string got = read_file(fa) + read_file(fb);
-      EXPECT_EQ(rc_a, 0) << tag << ": " << read_file(fa + ".error");
-      EXPECT_EQ(rc_b, 0) << tag << ": " << read_file(fb + ".error");
+      const std::string got = slurp(fa) + slurp(fb);
+      EXPECT_EQ(rc_a, 0) << tag << ": " << slurp(fa + ".error");
+      EXPECT_EQ(rc_b, 0) << tag << ": " << slurp(fb + ".error");
       EXPECT_EQ(got, ref) << tag;
       if (got != ref) {
         write_file("/tmp/ernic_h2_ref.txt", ref);
         write_file("/tmp/ernic_h2_" + tag + ".txt", got);
       }
       std::printf("%s: %s, stats A %s B %s, %.2f s\n", tag.c_str(), got == ref ? "identical" : "DIFFERENT",
-                  read_file(fa + ".stats").c_str(), read_file(fb + ".stats").c_str(), wall);
+                  slurp(fa + ".stats").c_str(), slurp(fb + ".stats").c_str(), wall);
       std::fflush(stdout);
       for (const std::string& f : {fa, fb})
         for (const char* ext : {"", ".stats", ".error"}) std::remove((f + ext).c_str());
@@ -493,7 +493,7 @@ TEST(NetLinkAttack, AsymmetricDelaysSplitIsByteIdentical) {
     g_ab = d.first, g_ba = d.second;
     const std::string fr = tmp("ref3");
     ASSERT_EQ(in_child([&] { return run_reference2(fr); }), 0);
-    const std::string ref = read_file(fr);
+    const std::string ref = slurp(fr);
     std::remove(fr.c_str());
     const std::string tag = "asym" + std::to_string(d.first);
     const std::string ep = "unix:" + tmp(tag) + ".sock";
@@ -502,9 +502,9 @@ TEST(NetLinkAttack, AsymmetricDelaysSplitIsByteIdentical) {
     auto b = std::async(std::launch::async, [&] { return in_child([&] { return run_half2(false, ob, fb); }); });
     const int rc_a = in_child([&] { return run_half2(true, oa, fa); });
     const int rc_b = b.get();
-    const std::string got = read_file(fa) + read_file(fb);
-    EXPECT_EQ(rc_a, 0) << tag << ": " << read_file(fa + ".error");
-    EXPECT_EQ(rc_b, 0) << tag << ": " << read_file(fb + ".error");
+    const std::string got = slurp(fa) + slurp(fb);
+    EXPECT_EQ(rc_a, 0) << tag << ": " << slurp(fa + ".error");
+    EXPECT_EQ(rc_b, 0) << tag << ": " << slurp(fb + ".error");
     EXPECT_TRUE(got == ref) << tag;
     if (got != ref) write_file("/tmp/ernic_" + tag + "_ref.txt", ref), write_file("/tmp/ernic_" + tag + "_got.txt", got);
     for (const std::string& f : {fa, fb})
@@ -562,7 +562,7 @@ TEST(NetLinkAttack, PacketsStampedExactlyAtTheHorizonAreTaken) {
   });
   const int rc = in_child([&] { return run_half(true, a, f); });
   peer.get();
-  const std::string got = read_file(f), err = read_file(f + ".error");
+  const std::string got = slurp(f), err = slurp(f + ".error");
   EXPECT_EQ(rc, 0) << err;
   const LineRate line(100.0);
   const uint64_t first = 1 * kUs, last1 = first - line.preamble_ps() + line.frame_ps(64);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tb/common/file_util.h"
+
 namespace split_test {
 
 namespace fs = std::filesystem;
@@ -25,12 +27,7 @@ inline fs::path fresh_test_dir(const fs::path& base, const std::string& suffix =
 
 inline fs::path test_dir() { return fresh_test_dir(fs::path(ERNIC_SYSTEM_OUT) / "split"); }
 
-inline std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using ernic::test::slurp;
 
 inline std::vector<std::string> lines(const std::string& s) {
   std::vector<std::string> v;

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "tb/common/file_util.h"
+
 namespace trace_test {
 
 // A fresh directory for the running test (tests may run in parallel),
@@ -36,12 +38,7 @@ class ScopedDir {
 };
 inline ScopedDir test_dir() { return ScopedDir(); }
 
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using ernic::test::slurp;
 
 inline void spit(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);

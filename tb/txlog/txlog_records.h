@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/trace/txlog.h"
+#include "tb/common/file_util.h"
 
 namespace ernic::test {
 
@@ -20,19 +21,6 @@ inline std::string tmp_path(const std::string& name) {
   return testing::TempDir() + "txlog_" + std::to_string(::getpid()) + "_" + name + ".jsonl";
 }
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline std::vector<std::string> lines_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<std::string> v;
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
 
 inline FrameFields write_middle() {
   FrameFields f;
