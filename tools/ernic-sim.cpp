@@ -604,6 +604,9 @@ int sc_main(int argc, char** argv) {
   app.add_subcommand("pcap", "a real capture: `pcap decode FILE` (one line a frame), `pcap lint FILE` (IBTA checks), "
                              "`pcap replay FILE` (one side against ERNIC); ernic-sim pcap --help")
       ->allow_extras();
+  app.add_subcommand("replay", "the same as `pcap replay`: one side of a real capture against ERNIC, compared field by "
+                               "field (ernic-sim replay --help)")
+      ->allow_extras();  // dispatched in main()
   app.add_subcommand("experiment", "the seeds' performance claims as sweeps: CSV, PNG plots and a report (ernic-sim experiment --help)")
       ->allow_extras();  // dispatched in main() (tools/experiment.h)
   // An unknown subcommand: CLI11 would only say "A subcommand is required".
@@ -724,6 +727,11 @@ int sc_main(int argc, char** argv) {
 // (libsystemc's main prints it before calling sc_main).
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "pcap") return pcap_cmd::main(argc - 1, argv + 1);  // tools/pcap_cmd.h
+  if (argc > 1 && std::string(argv[1]) == "replay") {  // the same as `pcap replay` (tools/pcap_replay.h)
+    std::vector<char*> args = {const_cast<char*>("pcap"), const_cast<char*>("replay")};
+    args.insert(args.end(), argv + 2, argv + argc);
+    return pcap_cmd::main(int(args.size()), args.data());
+  }
   if (argc > 1 && std::string(argv[1]) == "experiment") return ernic::experiment::main(argc - 1, argv + 1);  // tools/experiment.h
   if (argc > 1 && std::string(argv[1]) == "icarus") return ernic::icarus_main(argc - 1, argv + 1);  // tools/icarus_compare.h
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);

@@ -1,8 +1,6 @@
 // tools: ernic-sim pcap decode / lint / replay (see pcap_cmd.h; replay: pcap_replay.h).
 #include "tools/pcap_cmd.h"
 
-#include <pcap/pcap.h>
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -17,13 +15,13 @@
 #include "model/monitor/wire_monitor.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/wire_decode.h"
+#include "model/trace/capture_file.h"
 #include "tools/pcap_replay.h"
 
 namespace pcap_cmd {
 
 namespace {
 
-constexpr int kLinkEthernet = 1, kLinkLinuxSll = 113, kLinkErf = 197, kLinkInfiniband = 247;
 
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string fmt(const char* f, ...) {
@@ -35,114 +33,8 @@ std::string fmt(const char* f, ...) {
   return buf;
 }
 
-// One captured frame, reduced to what the decoder reads: an Ethernet frame
-// or a native IB packet.
-struct CapFrame {
-  uint64_t n = 0;        // frame number, from 1 (as tshark counts)
-  uint64_t t_ns = 0;     // since the first frame
-  std::vector<uint8_t> bytes;
-  bool ib = false;       // native InfiniBand (else Ethernet)
-  std::string skip;      // not decodable here (an ERF record type, ...): why
-};
-
-struct Capture {
-  int linktype = 0;
-  std::vector<CapFrame> frames;
-};
-
-std::string linktype_name(int lt) {
-  const char* n = pcap_datalink_val_to_name(lt);
-  return n ? n : "unknown";
-}
-
-// Reads the whole file. nullopt with *why set when it cannot be used.
-std::optional<Capture> read_capture(const std::string& path, std::string* why) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) {
-    *why = "no such file";
-    return std::nullopt;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    *why = "a directory, not a capture";
-    return std::nullopt;
-  }
-  char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
-  if (!p) {
-    *why = std::string("not a pcap or pcapng capture libpcap reads (") + err + ")";
-    return std::nullopt;
-  }
-  Capture c;
-  c.linktype = pcap_datalink(p);
-  if (c.linktype != kLinkEthernet && c.linktype != kLinkLinuxSll && c.linktype != kLinkErf &&
-      c.linktype != kLinkInfiniband) {
-    *why = fmt("link type %d (%s): pcap decode/lint read Ethernet (1), Linux cooked (113), ERF (197) and "
-               "native InfiniBand (247) captures",
-               c.linktype, linktype_name(c.linktype).c_str());
-    pcap_close(p);
-    return std::nullopt;
-  }
-  pcap_pkthdr* h = nullptr;
-  const u_char* data = nullptr;
-  uint64_t t0 = 0;
-  int rc;
-  while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
-    CapFrame f;
-    f.n = c.frames.size() + 1;
-    const uint64_t t = uint64_t(h->ts.tv_sec) * 1000000000ull + uint64_t(h->ts.tv_usec);  // ns precision
-    if (c.frames.empty()) t0 = t;
-    f.t_ns = t >= t0 ? t - t0 : 0;
-    const uint8_t* d = data;
-    size_t n = h->caplen;
-    if (c.linktype == kLinkLinuxSll) {
-      // 16-byte cooked header: packet type, ARPHRD, address length, address (8), protocol.
-      if (n < 16) {
-        f.skip = "Linux cooked header cut short";
-      } else {
-        f.bytes.assign(14, 0);  // no MACs: zeros
-        f.bytes[12] = d[14];
-        f.bytes[13] = d[15];
-        f.bytes.insert(f.bytes.end(), d + 16, d + n);
-      }
-    } else if (c.linktype == kLinkErf) {
-      // ERF: 16-byte record header, extension headers while bit 7 of the
-      // type (then of each extension's first byte) is set, then the
-      // record. Ethernet types carry 2 bytes of offset/pad first.
-      if (n < 16) {
-        f.skip = "ERF record header cut short";
-      } else {
-        const uint8_t type = d[8];
-        size_t off = 16;
-        bool more = type & 0x80;
-        while (more && off + 8 <= n) {
-          more = d[off] & 0x80;
-          off += 8;
-        }
-        const uint8_t base = type & 0x7F;
-        if (base == 2 || base == 16 || base == 25 || base == 26) {  // ETH, COLOR_ETH, DSM_COLOR_ETH, ETH_MC?
-          if (off + 2 <= n) f.bytes.assign(d + off + 2, d + n);
-          else f.skip = "ERF Ethernet record cut short";
-        } else if (base == 21) {  // INFINIBAND
-          f.ib = true;
-          f.bytes.assign(d + off, d + n);
-        } else {
-          f.skip = fmt("ERF record type %u is neither Ethernet nor InfiniBand", unsigned(base));
-        }
-      }
-    } else {
-      f.ib = c.linktype == kLinkInfiniband;
-      f.bytes.assign(d, d + n);
-    }
-    c.frames.push_back(std::move(f));
-  }
-  if (rc == -1) {
-    *why = std::string("read error after ") + std::to_string(c.frames.size()) + " frames: " + pcap_geterr(p);
-    pcap_close(p);
-    return std::nullopt;
-  }
-  pcap_close(p);
-  return c;
-}
+using CapFrame = ernic::CaptureFrame;
+using Capture = ernic::Capture;
 
 std::string time_str(uint64_t ns) { return fmt("%" PRIu64 ".%09" PRIu64, ns / 1000000000ull, ns % 1000000000ull); }
 
@@ -420,7 +312,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string why;
-  const auto cap = read_capture(file, &why);
+  const auto cap = ernic::read_capture(file, &why);
   const char* sub = dec->parsed() ? "decode" : rep->parsed() ? "replay" : "lint";
   if (!cap) {
     std::fprintf(stderr, "ernic-sim pcap %s: %s: %s\n", sub, file.c_str(), why.c_str());

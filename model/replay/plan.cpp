@@ -1,10 +1,9 @@
-// tools: pcap replay's plan, shared by both sides (see pcap_replay_plan.h).
-#include "tools/pcap_replay_plan.h"
+// model/replay: the plan both sides share (see plan.h).
+#include "model/replay/plan.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -13,7 +12,7 @@
 #include "model/roce/opcodes.h"
 #include "model/roce/wire_decode.h"
 
-namespace pcap_replay {
+namespace ernic::replay {
 
 bool is_request(uint8_t op) {
   const auto k = roce::wire_opcode(op).kind;
@@ -35,6 +34,14 @@ std::optional<roce::IpAddr> parse_ip(const std::string& s) {
   if (auto a = roce::Ipv4Addr::parse(s)) return roce::IpAddr(*a);
   if (auto a = roce::Ipv6Addr::parse(s)) return roce::IpAddr(*a);
   return std::nullopt;
+}
+
+std::string ReplayOptions::key(const std::string& cli) const {
+  if (!scenario_keys) return cli;
+  std::string k = cli.rfind("--", 0) == 0 ? cli.substr(2) : cli;
+  for (char& c : k)
+    if (c == '-') c = '_';
+  return k;
 }
 
 std::string OtherTransport::why() const {
@@ -117,19 +124,20 @@ roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o) {
 
 std::string resolve_addresses(const Plan& p, ReplayOptions* o) {
   const bool v6 = p.req_ip.v6;
+  if (o->node_ip.empty() && o->peer_ip.empty()) {
+    const bool own6 = !o->node_ip6.empty() && !o->peer_ip6.empty(), own4 = !o->node_ip4.empty() && !o->peer_ip4.empty();
+    if (own6 && (v6 || !own4)) o->node_ip = o->node_ip6, o->peer_ip = o->peer_ip6;
+    else if (own4) o->node_ip = o->node_ip4, o->peer_ip = o->peer_ip4;
+  }
   if (o->node_ip.empty()) o->node_ip = v6 ? "fd00::2" : "10.0.0.2";
   if (o->peer_ip.empty()) o->peer_ip = v6 ? "fd00::1" : "10.0.0.1";
   const auto node = parse_ip(o->node_ip), peer = parse_ip(o->peer_ip);
-  if (!node) return "--node-ip " + o->node_ip + ": not an IPv4 or IPv6 address";
-  if (!peer) return "--peer-ip " + o->peer_ip + ": not an IPv4 or IPv6 address";
+  if (!node) return o->key("--node-ip") + " " + o->node_ip + ": not an IPv4 or IPv6 address";
+  if (!peer) return o->key("--peer-ip") + " " + o->peer_ip + ": not an IPv4 or IPv6 address";
   if (node->v6 != peer->v6)
-    return "--node-ip " + o->node_ip + " and --peer-ip " + o->peer_ip + ": give two addresses of one IP version";
+    return o->key("--node-ip") + " " + o->node_ip + " and " + o->key("--peer-ip") + " " + o->peer_ip +
+           ": give two addresses of one IP version";
   return "";
-}
-
-std::string fail_usage(const std::string& s) {
-  std::fprintf(stderr, "ernic-sim pcap replay: %s\n", s.c_str());
-  return s;
 }
 
 // The connection and the mapping. Empty string: ok; else why not.
@@ -138,7 +146,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
   std::optional<roce::IpAddr> want_src;
   if (!o.requester_ip.empty()) {
     want_src = parse_ip(o.requester_ip);
-    if (!want_src) return "--requester-ip " + o.requester_ip + ": not an IPv4 or IPv6 address";
+    if (!want_src) return o.key("--requester-ip") + " " + o.requester_ip + ": not an IPv4 or IPv6 address";
   }
   for (const Pkt& k : pk)
     if (is_request(k.f.bth.opcode) && (!want_src || src_ip(k.f) == *want_src) &&
@@ -146,7 +154,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
       first = &k;
       break;
     }
-  if (!first) return "no RC request in the capture matches (requester IP / --qpn)";
+  if (!first) return "no RC request in the capture matches (requester IP / " + o.key("--qpn") + ")";
   p->req_ip = src_ip(first->f);
   p->resp_ip = dst_ip(first->f);
   p->resp_qpn = first->f.bth.dest_qp;
@@ -187,7 +195,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
         found = true;
         break;
       }
-    if (!found) return "no answer to the requests in the capture: give --requester-qpn";
+    if (!found) return "no answer to the requests in the capture: give " + o.key("--requester-qpn");
   }
   p->first_psn = o.first_psn ? *o.first_psn : cm_psn ? *cm_psn : p->requests.front()->f.bth.psn;
   for (const Pkt& k : pk)
@@ -210,20 +218,20 @@ std::vector<std::string> read_expect(const std::string& path, bool* ok) {
   return out;
 }
 
-
-DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<std::string>& expected) {
+DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<std::string>& expected,
+                       std::vector<std::string>* lines) {
   DiffTally t;
   for (const std::string& d : diffs) {
     const bool ex = std::find(expected.begin(), expected.end(), d) != expected.end();
     t.unexplained += !ex;
-    std::printf("diff%s: %s\n", ex ? " (expected)" : "", d.c_str());
+    lines->push_back(fmt::format("diff{}: {}", ex ? " (expected)" : "", d));
   }
   for (const std::string& e : expected)
     if (std::find(diffs.begin(), diffs.end(), e) == diffs.end()) {
       ++t.missing;
-      std::printf("expected difference not seen: %s\n", e.c_str());
+      lines->push_back("expected difference not seen: " + e);
     }
   return t;
 }
 
-}  // namespace pcap_replay
+}  // namespace ernic::replay

@@ -1,16 +1,24 @@
-// tools: what both sides of `ernic-sim pcap replay` share (pcap_replay.h):
-// the capture's RoCE frames decoded, the connection and its mapping, the
-// PMTU, the explained differences and the tally of the report. The
-// responder side is pcap_replay.cpp, the requester side pcap_replay_req.cpp.
+// model/replay: what both sides of a replay share (replay.h): the
+// capture's RoCE frames decoded, the connection and its mapping, the PMTU,
+// the node's set-up, the explained differences and the tally of the
+// report; and the Session a Replay keeps from plan to verdict. The
+// responder side is responder.cpp, the requester side requester.cpp, the
+// SystemC driving run.cpp.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "tools/pcap_replay.h"
+#include <systemc>
 
-namespace pcap_replay {
+#include "model/replay/replay.h"
+
+namespace ernic::replay {
 
 constexpr uint32_t kPsnMask = 0xFFFFFF;  // IBTA: PSNs are 24 bits
 
@@ -44,6 +52,57 @@ struct OtherTransport {
 std::vector<Pkt> decode_all(const std::vector<ReplayFrame>& frames, std::vector<std::string>* malformed,
                             OtherTransport* other);
 
+// The responder side's node: MRs over the captured VAs and their preload.
+struct SimMr {
+  uint64_t va = 0, length = 0;                           // simulated VA
+  std::vector<std::pair<uint64_t, roce::Bytes>> preload;  // (simulated VA, bytes)
+};
+struct SimSetup {
+  uint32_t pmtu = 1024;
+  uint32_t peer_qpn = 0;       // the answers' destination QP
+  uint32_t expected_psn = 0;   // the node's expected PSN (simulated)
+  uint32_t rq_depth = 16, rq_elem_bytes = 4096;
+  std::vector<SimMr> mrs;
+  // Request k's bytes once the MRs' R_Keys are known; its injection time
+  // (ns after the first request, by the capture; ignored with opt.fast).
+  std::function<roce::Bytes(size_t k, const std::vector<uint32_t>& rkeys)> request;
+  std::vector<uint64_t> request_t_ns;
+};
+struct SimAnswer {
+  uint64_t t_ps = 0;
+  roce::Frame f;  // decoded by packet.h
+};
+
+// The requester side's node: ERNIC's QP towards the capture's responder,
+// the requester's messages to post and the responder's frames to inject.
+struct ReqMessage {
+  uint8_t wqe_opcode = 0;  // pg332::WqeOpcode
+  uint32_t length = 0;
+  uint64_t remote_va = 0;
+  uint32_t rkey = 0, immdt = 0;
+  roce::Bytes data;        // a WRITE's or SEND's payload (the capture's)
+  uint64_t t_ns = 0;       // its first packet, ns after the first request
+};
+struct ReqAnswer {
+  // Injected once ERNIC has sent the request with this (simulated) PSN for
+  // the (occurrence + 1)-th time, delay_ps after it (never before its last
+  // byte could have come back).
+  uint32_t trigger_psn = 0, occurrence = 0;
+  uint64_t delay_ps = 0;
+  roce::Bytes frame;       // rewritten to ERNIC's addresses and QP
+};
+struct ReqSetup {
+  uint32_t pmtu = 1024;
+  uint32_t dest_qpn = 0;   // the capture's responder QPN
+  uint32_t sq_psn = 0;     // ERNIC's first PSN (simulated)
+  std::vector<ReqMessage> msgs;
+  std::vector<ReqAnswer> answers;
+};
+struct ReqCompletion {
+  uint16_t wr_id = 0;
+  bool error = false;
+};
+
 // One RC connection of the capture: who requests, who answers, their QPNs,
 // the first PSN, and its frames each way in capture order.
 struct Plan {
@@ -54,6 +113,12 @@ struct Plan {
   struct Mr { uint32_t rkey; uint64_t lo, hi; };
   std::vector<Mr> mrs;
   SimSetup sim;  // the responder side's node
+  // The requester side's.
+  ReqSetup req;
+  std::vector<const Pkt*> first_pkt;               // per message: the capture's first packet
+  std::vector<std::vector<const Pkt*>> read_resp;  // per message: the READ responses that carried its data
+  std::vector<const Pkt*> answer_pkt;              // per answer: the capture's frame
+  std::vector<const Pkt*> trigger_pkt;             // per answer: the request it followed
 };
 // The connection and the mapping. Empty string: ok; else why not.
 std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* p);
@@ -62,33 +127,60 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
 // largest ONLY/LAST payload).
 uint32_t detect_pmtu(const Plan& p);
 
-// --node-ip and --peer-ip given, or their defaults for the connection's IP
+// node_ip and peer_ip given, or their defaults for the connection's IP
 // version (IPv4 10.0.0.2 / 10.0.0.1, IPv6 fd00::2 / fd00::1); checked:
 // both addresses, of one IP version. Empty string: ok; else why not.
 std::string resolve_addresses(const Plan& p, ReplayOptions* o);
 
-// A captured frame of the peer ERNIC stands in front of, rewritten for
-// ERNIC: from --peer-mac/--peer-ip to --node-mac/--node-ip (the IP header
-// of their version: IPv4 or IPv6, the traffic class, flow label and hop
-// limit kept), to ERNIC's --node-qpn, its PSN + --psn-delta (mod 2^24).
+// A captured frame of the side the node stands in front of, rewritten for
+// the node: from peer_mac/peer_ip to node_mac/node_ip (the IP header of
+// their version: IPv4 or IPv6, the traffic class, flow label and hop limit
+// kept), to the node's node_qpn, its PSN + psn_delta (mod 2^24).
 roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o);
 
-std::string fail_usage(const std::string& s);  // printed on stderr, returned
 std::vector<std::string> read_expect(const std::string& path, bool* ok);
 
-// Each difference printed ("diff: ..." or "diff (expected): ..."), then
+// Each difference as a line ("diff: ..." or "diff (expected): ..."), then
 // each expected one not seen.
 struct DiffTally {
   size_t unexplained = 0, missing = 0;
 };
-DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<std::string>& expected);
+DiffTally report_diffs(const std::vector<std::string>& diffs, const std::vector<std::string>& expected,
+                       std::vector<std::string>* lines);
 
-// The requester side (pcap_replay_req.cpp): ERNIC posts the capture's
-// requester messages as WQEs; the capture's responder frames are injected
-// in answer to ERNIC's requests; ERNIC's requests are compared with the
-// capture's. Exit code as replay_main's.
-// malformed: decode_all's, listed first among the differences.
-int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected,
-                     const std::vector<std::string>& malformed);
+// Everything a Replay keeps from plan to verdict.
+class Session {
+ public:
+  ReplayOptions opt;
+  std::vector<std::string> expected, malformed, lines;
+  std::vector<Pkt> pk;
+  Plan p;
+  // The run's outcome.
+  std::vector<std::string> setup_errors;
+  bool injected_all = false;            // responder side: every request went in
+  std::vector<uint32_t> rkeys;          // responder side: the MRs' R_Keys
+  std::vector<SimAnswer> node_frames;   // the node's RoCE frames, in order
+  std::vector<bool> answered;           // requester side: per answer, injected
+  std::vector<roce::Bytes> landed;      // requester side: per message, ERNIC's buffer at the end
+  std::vector<ReqCompletion> completions;
+  bool done = false;                    // requester side: the run reached its end
 
-}  // namespace pcap_replay
+  // The requester side's answers due (run.cpp).
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> by_trigger;  // (PSN, occurrence) -> answers
+  std::map<uint32_t, uint32_t> sent;                                          // PSN -> times ERNIC sent it
+  std::set<std::pair<uint64_t, size_t>> due;                                  // (due time, answer)
+  sc_core::sc_event due_ev;
+  Line* line = nullptr;  // while the requester side runs
+  bool stop_injector = false;
+};
+
+// Each side's planning (after make_plan and resolve_addresses): "" or why
+// not; the header lines. Their run (run.cpp) and their judgement.
+std::string plan_responder(Session& s);
+std::string plan_requester(Session& s);
+void run_responder(Session& s, host::Driver& d, HostMemory& mem, Line& line, bool bring_up);
+void run_requester(Session& s, host::Driver& d, HostMemory& mem, Line& line, bool bring_up);
+Verdict judge_responder(Session& s, std::vector<std::string> diffs);
+Verdict judge_requester(Session& s, std::vector<std::string> diffs);
+
+}  // namespace ernic::replay

@@ -1,5 +1,5 @@
-// tools: `ernic-sim pcap replay --requester-side` (see pcap_replay.h):
-// ERNIC in the capture's requester's place. The plan: the requester's
+// model/replay: the requester side (see replay.h): ERNIC in the capture's
+// requester's place. The plan: the requester's
 // messages as WQEs (retransmitted packets left out), each responder frame
 // tied to the request it followed in the capture; then ERNIC's requests
 // compared with the capture's, field by field, READ data and completions
@@ -7,19 +7,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 #include "model/regs/wqe.h"
+#include "model/replay/plan.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/wire_decode.h"
-#include "tools/pcap_replay_plan.h"
 
-namespace pcap_replay {
+namespace ernic::replay {
 
 namespace {
 
-using Op = ernic::pg332::WqeOpcode;
+using Op = pg332::WqeOpcode;
 
 // The WQE opcode of a message starting with this RC opcode; false: none
 // (atomics: ERNIC's WQE has none).
@@ -34,18 +33,12 @@ bool wqe_opcode_of(const roce::Frame& f, uint8_t* op) {
   }
 }
 
-struct ReqPlan {
-  ReqSetup sim;
-  std::vector<const Pkt*> first_pkt;   // per message: the capture's first packet
-  std::vector<std::vector<const Pkt*>> read_resp;  // per message: the READ responses that carried its data
-  std::vector<const Pkt*> answer_pkt;  // per answer: the capture's frame
-  std::vector<const Pkt*> trigger_pkt; // per answer: the request it followed
-};
-
 // Messages, answers and the rewriting. Empty string: ok; else why not.
-std::string plan_requester(const Plan& p, const ReplayOptions& o, ReqPlan* rp) {
-  ReqSetup& s = rp->sim;
-  s.opt = o;
+std::string plan_requester_(Session& ss) {
+  Plan& p = ss.p;
+  Plan* rp = &p;
+  const ReplayOptions& o = ss.opt;
+  ReqSetup& s = p.req;
   s.pmtu = detect_pmtu(p);
   s.dest_qpn = p.resp_qpn;
   s.sq_psn = (p.first_psn + o.psn_delta) & kPsnMask;
@@ -172,13 +165,14 @@ void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p
 // ERNIC's requests by (PSN mapped back, n-th sending) against the capture's:
 // one `match:` line per equal one, the differences into *diffs. The
 // numbers of capture requests matched and of ERNIC's requests.
-std::pair<size_t, size_t> compare_requests(const Plan& p, const ReplayOptions& o, const ReqResult& r,
-                                           std::vector<std::string>* diffs_out) {
+std::pair<size_t, size_t> compare_requests(Session& ss, std::vector<std::string>* diffs_out) {
+  const Plan& p = ss.p;
+  const ReplayOptions& o = ss.opt;
   std::vector<std::string>& diffs = *diffs_out;
   std::map<std::pair<uint32_t, uint32_t>, const roce::Frame*> ernic;
   std::vector<std::pair<uint32_t, uint32_t>> ernic_order;
   std::map<uint32_t, uint32_t> count;
-  for (const SimAnswer& a : r.sent) {
+  for (const SimAnswer& a : ss.node_frames) {
     if (!is_request(a.f.bth.opcode)) continue;
     const uint32_t psn = (a.f.bth.psn - o.psn_delta) & kPsnMask;
     const std::pair<uint32_t, uint32_t> key{psn, count[psn]++};
@@ -204,7 +198,7 @@ std::pair<size_t, size_t> compare_requests(const Plan& p, const ReplayOptions& o
     compare_request(sf, c->f, p, o, what, &diffs);
     if (diffs.size() == before) {
       ++matched;
-      std::printf("match: %s len=%zu\n", what.c_str(), c->f.payload.size());
+      ss.lines.push_back(fmt::format("match: {} len={}", what, c->f.payload.size()));
     }
   }
   for (const auto& key : ernic_order)
@@ -217,12 +211,13 @@ std::pair<size_t, size_t> compare_requests(const Plan& p, const ReplayOptions& o
 // The answers never injected, READ data in ERNIC's buffers against the
 // capture's responses, completions (all, none in error). The number of
 // answers injected.
-size_t check_outcome(const ReqPlan& rp, const ReqResult& r, std::vector<std::string>* diffs_out) {
+size_t check_outcome(const Session& ss, std::vector<std::string>* diffs_out) {
   std::vector<std::string>& diffs = *diffs_out;
-  const ReqSetup& s = rp.sim;
+  const Plan& rp = ss.p;
+  const ReqSetup& s = rp.req;
   size_t injected = 0;
   for (size_t i = 0; i < s.answers.size(); ++i) {
-    if (r.injected[i]) {
+    if (i < ss.answered.size() && ss.answered[i]) {
       ++injected;
       continue;
     }
@@ -232,7 +227,7 @@ size_t check_outcome(const ReqPlan& rp, const ReqResult& r, std::vector<std::str
                                 a->cap->n, op_name(a->f.bth.opcode), a->f.bth.psn, ack_fields(a->f),
                                 rp.trigger_pkt[i]->cap->n));
   }
-  for (size_t k = 0; k < s.msgs.size() && k < r.landed.size(); ++k) {
+  for (size_t k = 0; k < s.msgs.size() && k < ss.landed.size(); ++k) {
     if (s.msgs[k].wqe_opcode != uint8_t(Op::read)) continue;
     roce::Bytes want;
     for (const Pkt* a : rp.read_resp[k]) want.insert(want.end(), a->f.payload.begin(), a->f.payload.end());
@@ -240,16 +235,16 @@ size_t check_outcome(const ReqPlan& rp, const ReqResult& r, std::vector<std::str
                                          rp.first_pkt[k]->f.bth.psn, s.msgs[k].length);
     if (want.size() != s.msgs[k].length)
       diffs.push_back(fmt::format("{}: the capture's responses carry {} bytes", what, want.size()));
-    else if (want != r.landed[k]) {
+    else if (want != ss.landed[k]) {
       size_t b = 0;
-      while (want[b] == r.landed[k][b]) ++b;
+      while (want[b] == ss.landed[k][b]) ++b;
       diffs.push_back(fmt::format("{}: the data in ERNIC's buffer differs from the capture's responses from byte {}",
                                   what, b));
     }
   }
-  if (r.completions.size() != s.msgs.size())
-    diffs.push_back(fmt::format("ERNIC completed {} of {} messages", r.completions.size(), s.msgs.size()));
-  for (const ReqCompletion& q : r.completions)
+  if (ss.completions.size() != s.msgs.size())
+    diffs.push_back(fmt::format("ERNIC completed {} of {} messages", ss.completions.size(), s.msgs.size()));
+  for (const ReqCompletion& q : ss.completions)
     if (q.error && q.wr_id < rp.first_pkt.size())
       diffs.push_back(fmt::format("frame {}: {}: ERNIC's completion carries an error", rp.first_pkt[q.wr_id]->cap->n,
                                   op_name(rp.first_pkt[q.wr_id]->f.bth.opcode)));
@@ -258,36 +253,51 @@ size_t check_outcome(const ReqPlan& rp, const ReqResult& r, std::vector<std::str
 
 }  // namespace
 
-int replay_requester(Plan& p, const ReplayOptions& o, const std::vector<std::string>& expected,
-                     const std::vector<std::string>& malformed) {
-  ReqPlan rp;
-  if (std::string why = plan_requester(p, o, &rp); !why.empty()) return fail_usage(o.file + ": " + why), 2;
-  const ReqSetup& s = rp.sim;
-  std::printf("replay %s: requester %s QP 0x%06x -> responder %s QP 0x%06x, first PSN %u (from %s)\n", o.file.c_str(),
-              p.req_ip.str().c_str(), p.req_qpn, p.resp_ip.str().c_str(), p.resp_qpn, p.first_psn, p.source.c_str());
-  std::printf("map: requester -> ERNIC %s %s QP 0x%06x, responder -> %s %s, PSN +%u, PMTU %u\n", o.node_ip.c_str(),
-              o.node_mac.c_str(), o.node_qpn, o.peer_ip.c_str(), o.peer_mac.c_str(), o.psn_delta, s.pmtu);
-  const ReqResult r = run_req_sim(s);
-  if (!r.setup_errors.empty()) {
-    for (const auto& e : r.setup_errors) std::fprintf(stderr, "ernic-sim pcap replay: cannot replay: %s\n", e.c_str());
-    return 2;
-  }
-  std::printf("post: %zu messages (frames %llu..%llu) %s; inject: %zu responder frames in answer to ERNIC's requests\n",
-              s.msgs.size(), (unsigned long long)rp.first_pkt.front()->cap->n,
-              (unsigned long long)rp.first_pkt.back()->cap->n,
-              o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size());
-  std::vector<std::string> diffs = malformed;
-  for (const auto& e : r.errors) diffs.push_back("ERNIC node: " + e);
-  const auto [matched, ernic_requests] = compare_requests(p, o, r, &diffs);
-  const size_t injected = check_outcome(rp, r, &diffs);
-  const DiffTally t = report_diffs(diffs, expected);
-  const bool bad = t.unexplained || t.missing;
-  std::printf("summary: %zu capture requests, %zu ERNIC requests, %zu matched field for field, %zu of %zu answers "
-              "injected, %zu of %zu messages completed, %zu difference(s), %zu unexplained, %zu expected not seen: %s\n",
-              p.requests.size(), ernic_requests, matched, injected, s.answers.size(), r.completions.size(),
-              s.msgs.size(), diffs.size(), t.unexplained, t.missing,
-              bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
-  return bad && !o.report_only ? 1 : 0;
+std::string plan_requester(Session& ss) {
+  if (std::string why = plan_requester_(ss); !why.empty()) return why;
+  const Plan& p = ss.p;
+  const ReplayOptions& o = ss.opt;
+  ss.lines.push_back(fmt::format("replay {}: requester {} QP 0x{:06x} -> responder {} QP 0x{:06x}, first PSN {} (from {})",
+                                 o.file, p.req_ip.str(), p.req_qpn, p.resp_ip.str(), p.resp_qpn, p.first_psn, p.source));
+  ss.lines.push_back(fmt::format("map: requester -> ERNIC {} {} QP 0x{:06x}, responder -> {} {}, PSN +{}, PMTU {}",
+                                 o.node_ip, o.node_mac, o.node_qpn, o.peer_ip, o.peer_mac, o.psn_delta, p.req.pmtu));
+  return "";
 }
 
-}  // namespace pcap_replay
+Verdict judge_requester(Session& ss, std::vector<std::string> diffs) {
+  const Plan& p = ss.p;
+  const ReplayOptions& o = ss.opt;
+  const ReqSetup& s = p.req;
+  Verdict v;
+  if (!ss.done && ss.setup_errors.empty())
+    ss.setup_errors.push_back("the capture's messages span more than the run: not all were posted (" +
+                              o.key("--fast") + " posts them at once)");
+  if (!ss.setup_errors.empty()) {
+    v.code = 2;
+    v.setup_errors = ss.setup_errors;
+    return v;
+  }
+  ss.lines.push_back(fmt::format("post: {} messages (frames {}..{}) {}; inject: {} responder frames in answer to "
+                                 "ERNIC's requests",
+                                 s.msgs.size(), p.first_pkt.front()->cap->n, p.first_pkt.back()->cap->n,
+                                 o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size()));
+  const auto [matched, ernic_requests] = compare_requests(ss, &diffs);
+  const size_t injected = check_outcome(ss, &diffs);
+  const DiffTally t = report_diffs(diffs, ss.expected, &ss.lines);
+  const bool bad = t.unexplained || t.missing;
+  v.summary = fmt::format("{} capture requests, {} ERNIC requests, {} matched field for field, {} of {} answers "
+                          "injected, {} of {} messages completed, {} difference(s), {} unexplained, {} expected not "
+                          "seen: {}",
+                          p.requests.size(), ernic_requests, matched, injected, s.answers.size(),
+                          ss.completions.size(), s.msgs.size(), diffs.size(), t.unexplained, t.missing,
+                          bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
+  ss.lines.push_back("summary: " + v.summary);
+  v.code = bad && !o.report_only ? 1 : 0;
+  v.differences = diffs.size();
+  v.unexplained = t.unexplained;
+  v.missing = t.missing;
+  v.matched = matched;
+  return v;
+}
+
+}  // namespace ernic::replay

@@ -1,0 +1,64 @@
+// model/replay: see replay.h.
+#include "model/replay/replay.h"
+
+#include <fmt/format.h>
+
+#include "model/replay/plan.h"
+
+namespace ernic::replay {
+
+Replay::Replay() : s_(std::make_unique<Session>()) {}
+Replay::~Replay() = default;
+
+std::string Replay::plan(const std::vector<ReplayFrame>& frames, const ReplayOptions& given) {
+  Session& ss = *s_;
+  ss.opt = given;
+  ReplayOptions& o = ss.opt;
+  for (const auto& [what, v] : {std::pair{"--node-ip", o.node_ip}, {"--peer-ip", o.peer_ip}})
+    if (!v.empty() && !parse_ip(v)) return o.key(what) + " " + v + ": not an IPv4 or IPv6 address";
+  for (const auto& [what, v] : {std::pair{"--node-mac", o.node_mac}, {"--peer-mac", o.peer_mac}})
+    if (!roce::MacAddr::parse(v)) return o.key(what) + " " + v + ": not a MAC address";
+  if (o.node_qpn < 2 || o.node_qpn > 255) return fmt::format("{} {}: give 2..255", o.key("--node-qpn"), o.node_qpn);
+  if (!o.expect_file.empty()) {
+    bool ok = false;
+    ss.expected = read_expect(o.expect_file, &ok);
+    if (!ok) return o.key("--expect") + " " + o.expect_file + ": cannot read";
+  }
+  ss.expected.insert(ss.expected.end(), o.expected.begin(), o.expected.end());
+  OtherTransport other;
+  ss.pk = decode_all(frames, &ss.malformed, &other);
+  if (std::string why = make_plan(ss.pk, o, &ss.p); !why.empty()) {
+    if (ss.pk.empty() && other.total()) why = "no RoCEv2 frame in the capture: " + other.why();
+    else if (other.total()) why += " (" + other.why() + ")";
+    return o.file + ": " + why;
+  }
+  if (std::string why = resolve_addresses(ss.p, &o); !why.empty()) return why;
+  if (other.total()) ss.lines.push_back("note: " + other.why());
+  const std::string why = o.requester_side ? plan_requester(ss) : plan_responder(ss);
+  return why.empty() ? "" : o.file + ": " + why;
+}
+
+const ReplayOptions& Replay::options() const { return s_->opt; }
+uint32_t Replay::pmtu() const { return s_->opt.requester_side ? s_->p.req.pmtu : s_->p.sim.pmtu; }
+uint32_t Replay::capture_qpn() const { return s_->opt.requester_side ? s_->p.resp_qpn : s_->p.req_qpn; }
+
+roce::IpAddr Replay::node_ip() const { return *parse_ip(s_->opt.node_ip); }
+
+void Replay::run(host::Driver& d, HostMemory& mem, Line& line, bool bring_up) {
+  if (s_->opt.requester_side) run_requester(*s_, d, mem, line, bring_up);
+  else run_responder(*s_, d, mem, line, bring_up);
+}
+
+Verdict Replay::judge(const std::vector<std::string>& errors) {
+  std::vector<std::string> diffs = s_->malformed;
+  for (const auto& e : errors) diffs.push_back("ERNIC node: " + e);
+  return s_->opt.requester_side ? judge_requester(*s_, std::move(diffs)) : judge_responder(*s_, std::move(diffs));
+}
+
+std::vector<std::string> Replay::take_lines() {
+  std::vector<std::string> out;
+  out.swap(s_->lines);
+  return out;
+}
+
+}  // namespace ernic::replay
