@@ -82,6 +82,7 @@ void PeerNode::rx(FrameBytes bytes) {
       roce::compute_icrc(bytes.data(), bytes.size() - roce::kIcrcLen) != f->icrc)
     return void(++stats_.dropped_icrc);
   if (!for_me(*f)) return void(++stats_.dropped_address);
+  if (intercept && intercept(*f, bytes)) return void(++stats_.replay_in);
   if (f->bth.dest_qp == 1) return void(++stats_.dropped_cm);
   auto it = qps_.find(f->bth.dest_qp);
   if (it == qps_.end()) return void(++stats_.dropped_no_qp);
@@ -115,6 +116,12 @@ void PeerNode::rx(FrameBytes bytes) {
   const uint64_t ready = sc_time_stamp().value() + cfg_.latency_ps;
   for (const roce::Frame& a : answers) txq_.push_back({ready, roce::encode(a)});
   if (!answers.empty()) tx_ev_.notify(SC_ZERO_TIME);
+}
+
+void PeerNode::send_frame(FrameBytes f) {
+  ++stats_.replay_out;
+  txq_.push_back({sc_time_stamp().value(), std::move(f)});
+  tx_ev_.notify(SC_ZERO_TIME);
 }
 
 bool PeerNode::post(uint32_t qpn, const std::vector<PeerWqe>& wqes) {

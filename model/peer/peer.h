@@ -52,6 +52,7 @@ struct PeerStats {
   // dropped_decode: also the header checks; dropped_address: also the source.
   uint64_t dropped_decode = 0, dropped_icrc = 0, dropped_address = 0, dropped_cm = 0, dropped_no_qp = 0,
            dropped_answers = 0;
+  uint64_t replay_in = 0, replay_out = 0;  // a replay step's frames (intercept, send_frame)
 };
 
 // What a connect step gives the peer's end of an RC connection.
@@ -87,6 +88,13 @@ class PeerNode : public sc_core::sc_module {
   // Each frame as the peer commits it to its MAC (the wire monitor judges
   // a request against the answers taken before then).
   std::function<void(const roce::Frame&)> on_tx_committed;
+
+  // A capture replay (the scenario step `replay`, model/replay): frames to
+  // this node, decoded and checked, are offered here before its QPs see
+  // them (true: taken, counted in replay_in); send_frame puts a frame of
+  // the capture on the MAC as it is, after the answers due now.
+  std::function<bool(const roce::Frame&, const FrameBytes&)> intercept;
+  void send_frame(FrameBytes f);
 
   // The requester: WQEs posted on QP qpn (false: no such QP), and its
   // completions taken (at most max), oldest first; cq_event() is notified

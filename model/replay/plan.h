@@ -165,10 +165,12 @@ class Session {
   std::vector<ReqCompletion> completions;
   bool done = false;                    // requester side: the run reached its end
 
-  // The requester side's answers due (run.cpp).
+  // The requester side's answers (run.cpp): each due once its trigger was
+  // sent, injected in the capture's order.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> by_trigger;  // (PSN, occurrence) -> answers
   std::map<uint32_t, uint32_t> sent;                                          // PSN -> times ERNIC sent it
-  std::set<std::pair<uint64_t, size_t>> due;                                  // (due time, answer)
+  std::vector<std::optional<uint64_t>> due;                                   // per answer: when due (ps)
+  size_t next_answer = 0;                                                     // the first not injected
   sc_core::sc_event due_ev;
   Line* line = nullptr;  // while the requester side runs
   bool stop_injector = false;

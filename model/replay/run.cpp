@@ -5,7 +5,7 @@
 // requester's messages on one RC QP towards the capture's responder; each
 // request ERNIC sends may make due the capture's responder frames that
 // followed that request, sent the capture's delay after it (never before
-// the request's last byte), one after another, by a process of their own.
+// the request's last byte), in the capture's order, by a process of their own.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <fmt/format.h>
 
@@ -77,23 +77,26 @@ void run_responder(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
 
 namespace {
 
-// The requester side's answers: each when due, one at a time (the line
-// paces them); an answer made due meanwhile for an earlier instant goes
-// first.
+// The requester side's answers, in the capture's order: each when it is
+// due and every answer before it in the capture has gone (a responder's
+// answers are ordered: the real requester may have paused mid-message where
+// ERNIC does not, which brings a later answer's trigger before an earlier
+// one's due time); the line paces them.
 void injector(Session* ss, Line* line) {
+  const size_t n = ss->p.req.answers.size();
   for (;;) {
     if (ss->stop_injector) return;
-    if (ss->due.empty()) {
+    const size_t i = ss->next_answer;
+    if (i == n || !ss->due[i]) {
       wait(ss->due_ev);
       continue;
     }
-    const auto [due, i] = *ss->due.begin();
     const uint64_t now = sc_time_stamp().value();
-    if (due > now) {
-      wait(sc_time(double(due - now), SC_PS), ss->due_ev);
+    if (*ss->due[i] > now) {
+      wait(sc_time(double(*ss->due[i] - now), SC_PS), ss->due_ev);
       continue;
     }
-    ss->due.erase(ss->due.begin());
+    ++ss->next_answer;
     ss->answered[i] = true;
     line->send(ss->p.req.answers[i].frame);
   }
@@ -106,6 +109,7 @@ void run_requester(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
   const ReplayOptions& o = ss.opt;
   ss.line = &line;
   ss.answered.assign(s.answers.size(), false);
+  ss.due.assign(s.answers.size(), std::nullopt);
   for (size_t i = 0; i < s.answers.size(); ++i)
     ss.by_trigger[{s.answers[i].trigger_psn, s.answers[i].occurrence}].push_back(i);
   sc_spawn(sc_bind(&injector, &ss, &line), sc_gen_unique_name("replay_injector"));
@@ -167,7 +171,7 @@ void Replay::node_frame(const std::vector<uint8_t>& frame, uint64_t t_ps) {
     const uint32_t occ = ss.sent[f->bth.psn]++;
     if (auto it = ss.by_trigger.find({f->bth.psn, occ}); it != ss.by_trigger.end())
       for (size_t i : it->second)
-        ss.due.insert({t_ps + std::max(ss.p.req.answers[i].delay_ps, ss.line->frame_ps(frame.size())), i});
+        ss.due[i] = t_ps + std::max(ss.p.req.answers[i].delay_ps, ss.line->frame_ps(frame.size()));
     ss.due_ev.notify(SC_ZERO_TIME);
   }
   ss.node_frames.push_back({t_ps, std::move(*f)});

@@ -478,6 +478,7 @@ class Parser {
   void step_expect_frames(const Field& f, const SourceLoc& loc);
   void step_expect_idle(const Field& f, const SourceLoc& loc);
   void step_program(const Field& f, const SourceLoc& loc);
+  void step_replay(const Field& f, const SourceLoc& loc);  // steps_replay.cpp
   void step_expect_compliance(const Field& f, const SourceLoc& loc);
   void step_wait_until(const Field& f, const SourceLoc& loc);
   void step_expect_switch(const Field& f, const SourceLoc& loc);

@@ -111,6 +111,7 @@ struct KindName {
   const char* operator()(const WaitCompletionsStep&) const { return "wait_completions"; }
   const char* operator()(const RecvStep&) const { return "recv"; }
   const char* operator()(const BypassSendStep&) const { return "bypass_send"; }
+  const char* operator()(const ReplayStep&) const { return "replay"; }
   const char* operator()(const ExpectBypassStep&) const { return "expect_bypass"; }
   const char* operator()(const CheckMemoryStep&) const { return "check_memory"; }
   const char* operator()(const RegWriteStep&) const { return "reg_write"; }

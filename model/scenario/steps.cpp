@@ -36,6 +36,7 @@ const std::vector<std::pair<std::string, Parser::StepParser>>& Parser::step_kind
       {"recv", &Parser::step_recv},
       {"bypass_send", &Parser::step_bypass_send},
       {"expect_bypass", &Parser::step_expect_bypass},
+      {"replay", &Parser::step_replay},
       {"wait_until", &Parser::step_wait_until},
       {"expect_compliance", &Parser::step_expect_compliance},
       {"expect_switch", &Parser::step_expect_switch},

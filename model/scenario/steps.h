@@ -186,6 +186,26 @@ struct BypassSendStep {
   uint32_t count = 1;
 };
 
+// replay: one side of an RC connection in a real capture, played by a
+// `kind: peer` node against an ERNIC node standing in the other side's
+// place; ERNIC's frames compared with the capture's (model/replay/replay.h).
+struct ReplayStep {
+  SourceLoc loc;
+  std::string capture;              // pcap or pcapng; a relative path is the scenario file's folder's
+  std::string node;                 // the ERNIC node
+  std::string from;                 // the kind: peer node playing the capture's side
+  bool requester_side = false;      // side: responder (ERNIC answers; default) or requester (ERNIC requests)
+  std::string requester_ip;         // the capture's requester ("": the first RC request's source)
+  std::optional<uint32_t> qpn, requester_qpn, first_psn;  // the capture's (default: inferred)
+  uint32_t node_qpn = 2;            // ERNIC's QP for the connection
+  uint32_t psn_delta = 0;           // simulated PSN = captured PSN + delta (mod 2^24)
+  std::optional<uint64_t> va_base;  // simulated VA of the capture's lowest VA (default: the same VAs)
+  bool fast = false;                // back to back instead of the capture's pacing
+  uint32_t settle_us = 200;         // simulated time after the last request
+  std::vector<std::string> expect;  // explained differences, as the report lists them
+  bool fail_on_difference = true;   // on_difference: fail (default) or report
+};
+
 struct ExpectBypassStep {
   SourceLoc loc;
   std::string node;                 // the receiving node
@@ -515,7 +535,7 @@ using Step = std::variant<InitStep, RegisterMrStep, FillStep, ConnectStep, PostS
                           RegExpectStep, RegPollStep, MemWriteStep, MemExpectStep, DeregisterMrStep,
                           ConnectRejectStep, DisconnectStep, RecoverStep, HwHandshakeStep, DebugPresetStep, FaultStep, LinkStep,
                           ExpectFramesStep, ExpectIdleStep, WaitUntilStep, ExpectComplianceStep, BarrierStep, RecvStep,
-                          BypassSendStep, ExpectBypassStep, QpSetupStep, QpReleaseStep, QpAdoptStep, ProgramStep,
+                          BypassSendStep, ExpectBypassStep, ReplayStep, QpSetupStep, QpReleaseStep, QpAdoptStep, ProgramStep,
                           ExpectSwitchStep, ExpectQpStep, std::shared_ptr<RepeatStep>,
                           std::shared_ptr<ParallelStep>>;
 

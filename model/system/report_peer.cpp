@@ -37,7 +37,7 @@ json peer_node_json(const Node& n) {
                      {"outstanding", q.req.sq.size()}, {"error", q.req.error}}}});
   }
   const peer::PeerConfig& c = p.config();
-  return {{"tx", counts(n.cmac->tx_counts())},
+  json out = {{"tx", counts(n.cmac->tx_counts())},
           {"rx", counts(n.cmac->rx_counts())},
           {"peer",
            {{"latency_ns", c.latency_ps / 1000}, {"ack_every_packets", c.ack_every_packets},
@@ -45,6 +45,18 @@ json peer_node_json(const Node& n) {
             {"frames_out", s.frames_out}, {"dropped_decode", s.dropped_decode}, {"dropped_icrc", s.dropped_icrc},
             {"dropped_address", s.dropped_address}, {"dropped_cm", s.dropped_cm},
             {"dropped_no_qp", s.dropped_no_qp}, {"dropped_answers", s.dropped_answers}, {"qps", qps}}}};
+  if (s.replay_in || s.replay_out) {  // a replay step's frames (the key only then)
+    out["peer"]["replay_in"] = s.replay_in;
+    out["peer"]["replay_out"] = s.replay_out;
+  }
+  if (!n.replays.empty()) {  // the replay steps it played (steps_replay.cpp)
+    json rs = json::array();
+    for (const Node::ReplayRecord& r : n.replays)
+      rs.push_back({{"at", r.at}, {"capture", r.capture}, {"side", r.side}, {"against", r.against},
+                    {"code", r.code}, {"summary", r.summary}, {"lines", r.lines}});
+    out["peer"]["replays"] = rs;
+  }
+  return out;
 }
 
 std::string peer_node_text(const std::string& name, const json& n) {
@@ -62,6 +74,11 @@ std::string peer_node_text(const std::string& name, const json& n) {
                      q["requester"]["packets"].get<uint64_t>(), q["requester"]["retries"].get<uint64_t>(),
                      q["requester"]["retries"].get<uint64_t>() == 1 ? "y" : "ies",
                      q["requester"]["timeouts"].get<uint64_t>());
+  if (p.contains("replays"))
+    for (const auto& r : p["replays"])
+      o += fmt::format("node {} replay of {} against {} ({} side): {}\n", name, r["capture"].get<std::string>(),
+                       r["against"].get<std::string>(), r["side"].get<std::string>(),
+                       r["code"].get<int>() == 2 ? "not replayed" : r["summary"].get<std::string>());
   return o;
 }
 

@@ -52,6 +52,7 @@
 #include "model/monitor/wire_monitor.h"
 #include "model/monitor/compliance.h"
 #include "model/peer/peer.h"
+#include "model/replay/replay.h"
 #include "model/link/link_trace.h"
 #include "model/sim/clock.h"
 #include "model/scenario/scenario.h"
@@ -138,6 +139,14 @@ class Node : public sc_core::sc_module {
   // datapath, AXI4-Lite port or driver then (those stay null).
   std::unique_ptr<peer::PeerNode> peer;
   std::map<std::string, host::Mr> peer_mrs;
+  // The replay steps this peer played (steps_replay.cpp), for the report.
+  struct ReplayRecord {
+    std::string at, capture, side, against;  // the step's place, the capture as given, ERNIC's side, the ERNIC node
+    int code = 0;                            // the verdict (model/replay/replay.h)
+    std::string summary;
+    std::vector<std::string> lines;          // the replay's report, line by line
+  };
+  std::vector<ReplayRecord> replays;
   // An MR of the node by name: the driver's, or the peer's; nullptr: none.
   const host::Mr* find_mr(const std::string& name) const;
 
@@ -382,6 +391,9 @@ class System : public sc_core::sc_module {
   void handle(const LinkStep& s, const SourceLoc& loc, Group* g);
   void handle(const BypassSendStep& s, const SourceLoc& loc, Group* g);
   void handle(const ExpectBypassStep& s, const SourceLoc& loc, Group* g);
+  // A capture replayed by a peer node against an ERNIC node (steps_replay.cpp).
+  void handle(const ReplayStep& s, const SourceLoc& loc, Group* g);
+  std::vector<std::unique_ptr<replay::Replay>> replays_;  // kept for the run (a requester side's answer process)
   // The line (and flow on it, or -1) whose fault rules and state are
   // direction d's; nullopt: no such direction.
   struct DirWire {

@@ -1,0 +1,185 @@
+// tb/fidelity: the scenario step `replay` (model/system/steps_replay.cpp):
+// a kind: peer node plays one side of a real capture against an ERNIC node
+// over the scenario's wire. Its report equals `ernic-sim pcap replay`'s
+// (node alone, frames straight into its CMAC; the differences of that one
+// are pinned and explained in tb/fidelity/replay/*.expect) line for line,
+// on both sides, paced and back to back, for the five captures, while the
+// run's wire monitor watches the replayed connection; explained
+// differences pass and others fail the run (or are reported); an unusable
+// capture is exit 2 naming the step; the frames cross the wire.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tb/fidelity/replay_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace replay_run;
+
+struct StepRun {
+  int code = -1;
+  std::string out;  // ernic-sim's stdout and stderr
+  json report;
+  const json& replay() const { return report["nodes"]["P"]["peer"]["replays"][0]; }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> l;
+    if (report.contains("nodes")) l = replay()["lines"].get<std::vector<std::string>>();
+    return l;
+  }
+};
+
+// A scenario with ERNIC node A and peer P at `pcap replay`'s default
+// addresses, the replay step's keys as given; run with a JSON report.
+StepRun run_step(const std::string& name, const std::string& keys, const std::string& more_steps = "") {
+  const fs::path dir = fs::temp_directory_path() / ("ernic_replay_step_" + name);
+  fs::create_directories(dir);
+  const fs::path yaml = dir / "s.yaml", rep = dir / "s.json";
+  fs::remove(rep);
+  std::ofstream(yaml) << "scenario: s\nseed: 1\nlimits: { sim_time_us: 5000 }\nnodes:\n"
+                         "  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
+                         "steps:\n  - init: [A]\n  - replay: { "
+                      << keys << " }\n"
+                      << more_steps;
+  StepRun r;
+  FILE* p = popen((kSim + " run " + yaml.string() + " --quiet --json " + rep.string() + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream in(rep);
+  if (in) r.report = json::parse(in, nullptr, false);
+  return r;
+}
+
+std::string capture_key(const std::string& capture) { return "capture: " + kData + capture + ".pcap, node: A, from: P"; }
+
+struct Case {
+  const char* capture;
+  bool requester;
+  bool fast;
+};
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.capture << (c.requester ? " requester" : " responder") << (c.fast ? " fast" : " paced");
+}
+
+class ReplayStep : public ::testing::TestWithParam<Case> {};
+
+// The step's report is the command's, line for line (the same mapping: the
+// nodes have the command's default addresses); the run passes, so the wire
+// monitor found the replayed connection legal both ways.
+TEST_P(ReplayStep, AgreesWithTheCommand) {
+  const Case c = GetParam();
+  const std::string name = std::string(c.capture) + (c.requester ? "_req" : "_resp") + (c.fast ? "_fast" : "");
+  const StepRun s = run_step(name, capture_key(c.capture) + (c.requester ? ", side: requester" : "") +
+                                       (c.fast ? ", fast: true" : "") + ", on_difference: report");
+  ASSERT_EQ(s.code, 0) << s.out;
+  const Outcome t = replay(c.capture, std::string(c.requester ? "--requester-side" : "") + (c.fast ? " --fast" : "") +
+                                          " --report-only");
+  ASSERT_EQ(t.code, 0) << t.text();
+  EXPECT_EQ(s.lines(), t.lines) << s.out;
+  EXPECT_EQ(s.replay()["side"], c.requester ? "requester" : "responder");
+  EXPECT_EQ(s.replay()["against"], "A");
+  // Paced, the responder side of the two bandwidth captures has ERNIC's two
+  // timer ACKs (tb/fidelity/replay/<capture>.expect); everything else is identical.
+  const bool timer_acks = !c.requester && !c.fast && (std::string(c.capture) == "rdma_write_bw" ||
+                                                      std::string(c.capture) == "rdma_send_bw");
+  EXPECT_EQ(s.replay()["code"], timer_acks ? 1 : 0);
+  const std::string summary = s.replay()["summary"];
+  EXPECT_NE(summary.find(timer_acks ? "2 difference(s), 2 unexplained" : "0 difference(s)"), std::string::npos)
+      << summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(Captures, ReplayStep, ::testing::ValuesIn([] {
+                           std::vector<Case> v;
+                           for (const char* cap : {"pingpong_rc", "rdma_read_bw", "rdma_send_bw", "rdma_write_bw",
+                                                   "rdma_write_lat"})
+                             for (bool req : {false, true})
+                               for (bool fast : {false, true}) v.push_back({cap, req, fast});
+                           return v;
+                         }()),
+                         [](const auto& i) {
+                           return std::string(i.param.capture) + (i.param.requester ? "_requester" : "_responder") +
+                                  (i.param.fast ? "_fast" : "_paced");
+                         });
+
+// The explained differences (the .expect file's lines as `expect`) pass;
+// without them the run fails at the step naming the first; `report` lists
+// them and passes.
+TEST(ReplayStepCheck, ExplainedDifferencesPassOthersFail) {
+  const std::vector<std::string> ex = expected("rdma_write_bw");
+  ASSERT_EQ(ex.size(), 2u);
+  const StepRun bad = run_step("diff_fail", capture_key("rdma_write_bw"));
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("s.yaml:9:5: replay of " + kData + "rdma_write_bw.pcap (responder side): 2 unexplained "
+                         "difference(s), 0 expected not seen; first: diff: " + ex[0]),
+            std::string::npos)
+      << bad.out;
+  std::string keys = capture_key("rdma_write_bw") + ", expect: [";
+  for (const auto& e : ex) keys += "\"" + e + "\", ";
+  keys += "]";
+  const StepRun good = run_step("diff_expected", keys);
+  EXPECT_EQ(good.code, 0) << good.out;
+  std::vector<std::string> got;
+  for (const auto& l : good.lines())
+    if (l.rfind("diff (expected): ", 0) == 0) got.push_back(l.substr(17));
+  EXPECT_EQ(got, ex);
+  EXPECT_NE(good.replay()["summary"].get<std::string>().find("as expected"), std::string::npos);
+  const StepRun rep = run_step("diff_report", capture_key("rdma_write_bw") + ", on_difference: report");
+  EXPECT_EQ(rep.code, 0) << rep.out;
+  EXPECT_EQ(rep.replay()["code"], 1);
+  // An expected difference that does not happen fails too.
+  const StepRun missing = run_step("diff_missing", capture_key("rdma_write_bw") + ", fast: true, expect: [\"" + ex[0] +
+                                                       "\"]");
+  EXPECT_EQ(missing.code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("0 unexplained difference(s), 1 expected not seen; first: expected difference not seen: " +
+                             ex[0]),
+            std::string::npos)
+      << missing.out;
+}
+
+// A capture that cannot be replayed: exit 2 at the step, naming why (the
+// step's keys, not the command's options).
+TEST(ReplayStepCheck, UnusableCaptureIsExitTwo) {
+  const StepRun none = run_step("no_file", "capture: no_such.pcap, node: A, from: P");
+  EXPECT_EQ(none.code, 2) << none.out;
+  EXPECT_NE(none.out.find("s.yaml:9:5: replay: capture " +
+                          (fs::temp_directory_path() / "ernic_replay_step_no_file" / "no_such.pcap").string() +
+                          ": no such file"),
+            std::string::npos)
+      << none.out;
+  const StepRun nomatch = run_step("no_match", capture_key("pingpong_rc") + ", requester_ip: 10.9.9.9");
+  EXPECT_EQ(nomatch.code, 2) << nomatch.out;
+  EXPECT_NE(nomatch.out.find("pingpong_rc.pcap: no RC request in the capture matches (requester IP / qpn)"),
+            std::string::npos)
+      << nomatch.out;
+}
+
+// The frames cross the scenario's wire: the peer sent the capture's five
+// ACKs and took ERNIC's 15 WRITE packets (counted apart from its QPs'),
+// ERNIC's CMAC sent them, and an expect_frames step after the replay sees
+// the ACKs in the capture's MSN order.
+TEST(ReplayStepCheck, FramesCrossTheWire) {
+  const StepRun s = run_step("wire", capture_key("rdma_write_bw") + ", side: requester",
+                             "  - expect_frames:\n      dir: P->A\n      frames: [ { opcode: RC_ACK, msn: 1 }, "
+                             "{ opcode: RC_ACK, msn: 2 }, { opcode: RC_ACK, msn: 3 }, { opcode: RC_ACK, msn: 4 }, "
+                             "{ opcode: RC_ACK, msn: 5 } ]\n");
+  ASSERT_EQ(s.code, 0) << s.out;
+  const json& p = s.report["nodes"]["P"]["peer"];
+  EXPECT_EQ(p["replay_out"], 5);
+  EXPECT_EQ(p["replay_in"], 15);
+  EXPECT_EQ(p["dropped_no_qp"], 0);
+  EXPECT_EQ(s.report["nodes"]["A"]["tx"]["by_opcode"]["RC_WRITE_FIRST"]["packets"], 5) << s.report["nodes"]["A"]["tx"].dump();
+  EXPECT_EQ(s.report["nodes"]["A"]["rx"]["by_opcode"]["RC_ACK"]["packets"], 5) << s.report["nodes"]["A"]["rx"].dump();
+}
+
+}  // namespace
