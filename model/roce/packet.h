@@ -134,6 +134,9 @@ struct Frame {
   Bytes payload;              // bytes after the extension headers, before the pad
   Bytes pad;                  // pad bytes as on the wire (normally zero); size == bth.pad_cnt
   uint32_t icrc = 0;          // CRC value; on the wire as LE bytes (icrc & 0xFF first)
+  // The IP header's source and destination, of its version.
+  IpAddr src_ip() const { return ipv6 ? IpAddr(ip6.src) : IpAddr(ip4.src); }
+  IpAddr dst_ip() const { return ipv6 ? IpAddr(ip6.dst) : IpAddr(ip4.dst); }
 };
 
 struct EncodeOptions {

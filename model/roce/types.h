@@ -66,6 +66,12 @@ struct IpAddr {
   // The GID of the address (CM paths): IPv6 itself, IPv4 as ::ffff:a.b.c.d.
   Ipv6Addr gid() const { return v6 ? ip6 : Ipv6Addr::v4_mapped(ip4); }
   std::string str() const { return v6 ? ip6.str() : ip4.str(); }
+  // An IPv4 (a.b.c.d) or IPv6 (RFC 4291 text) address; nullopt: neither.
+  static std::optional<IpAddr> parse(const std::string& s) {
+    if (auto a = Ipv4Addr::parse(s)) return IpAddr(*a);
+    if (auto a = Ipv6Addr::parse(s)) return IpAddr(*a);
+    return std::nullopt;
+  }
   bool operator==(const IpAddr& o) const { return v6 == o.v6 && (v6 ? ip6 == o.ip6 : ip4 == o.ip4); }
   bool operator!=(const IpAddr& o) const { return !(*this == o); }
   bool operator<(const IpAddr& o) const {

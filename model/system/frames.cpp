@@ -49,8 +49,8 @@ FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
     r.psn = d->bth.psn;
     r.dest_qp = d->bth.dest_qp;
     r.ack_req = d->bth.ack_req;
-    r.src = d->ipv6 ? roce::IpAddr(d->ip6.src) : roce::IpAddr(d->ip4.src);
-    r.dst = d->ipv6 ? roce::IpAddr(d->ip6.dst) : roce::IpAddr(d->ip4.dst);
+    r.src = d->src_ip();
+    r.dst = d->dst_ip();
     if (d->aeth) {
       r.syndrome = d->aeth->syndrome;
       r.msn = d->aeth->msn;

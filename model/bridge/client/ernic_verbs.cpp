@@ -139,12 +139,11 @@ struct ibv_context* ernic_ibv_open(const char* addr) {
     const char* pmac = env("ERNIC_PEER_MAC");
     if (pip && pmac) {
       auto mac = roce::MacAddr::parse(pmac);
-      auto ip4 = roce::Ipv4Addr::parse(pip);
-      auto ip6 = roce::Ipv6Addr::parse(pip);
-      if (!mac || (!ip4 && !ip6))
+      const auto addr = roce::IpAddr::parse(pip);
+      if (!mac || !addr)
         throw std::invalid_argument(std::string("ERNIC_PEER_IP='") + pip + "' / ERNIC_PEER_MAC='" + pmac +
                                     "': not an address pair");
-      const roce::IpAddr ip = ip4 ? roce::IpAddr(*ip4) : roce::IpAddr(*ip6);
+      const roce::IpAddr ip = *addr;
       if (ip.v6) c->drv->add_neighbour(ip.ip6, *mac);
       else c->drv->add_neighbour(ip.ip4, *mac);
       c->neighbours[ip] = *mac;

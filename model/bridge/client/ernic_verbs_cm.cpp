@@ -14,15 +14,9 @@ namespace {
 // The address of a dotted IPv4 or an IPv6 string, or false.
 bool parse_ip(const char* s, roce::IpAddr* out) {
   if (!s) return false;
-  if (auto v4 = roce::Ipv4Addr::parse(s)) {
-    *out = *v4;
-    return true;
-  }
-  if (auto v6 = roce::Ipv6Addr::parse(s)) {
-    *out = *v6;
-    return true;
-  }
-  return false;
+  const auto a = roce::IpAddr::parse(s);
+  if (a) *out = *a;
+  return a.has_value();
 }
 
 
