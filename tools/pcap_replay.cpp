@@ -54,7 +54,12 @@ int replay_main(const std::vector<ReplayFrame>& frames, const ReplayOptions& opt
     for (const std::string& l : r.take_lines()) std::printf("%s\n", l.c_str());
     std::fflush(stdout);
   };
+  if (opt.node_qpn < 2 || opt.node_qpn > 255) {  // the node's num_qp is at least node_qpn + 1 (pcap_replay_sim.cpp)
+    std::fprintf(stderr, "ernic-sim pcap replay: --node-qpn %u: give 2..255\n", opt.node_qpn);
+    return 2;
+  }
   if (const std::string why = r.plan(frames, opt); !why.empty()) {
+    print();  // a note on left-out frames
     std::fprintf(stderr, "ernic-sim pcap replay: %s\n", why.c_str());
     return 2;
   }

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <systemc>
 
-#include "model/replay/plan.h"
 #include "model/system/system.h"
 #include "tools/pcap_replay.h"
 
@@ -68,7 +67,7 @@ bool run_alone(ernic::replay::Replay& r, std::vector<std::string>* errors, std::
   const std::string yaml = fmt::format(
       "scenario: pcap_replay\nseed: 1\ndatapath: {}\nnodes:\n  dut:\n    mac: \"{}\"\n    {}: \"{}\"\n"
       "    num_qp: {}\n    memory_mib: 64\nsteps:\n  - init: [dut]\n",
-      o.datapath, o.node_mac, ernic::replay::parse_ip(o.node_ip)->v6 ? "ipv6" : "ip", o.node_ip, num_qp);
+      o.datapath, o.node_mac, r.node_ip().v6 ? "ipv6" : "ip", o.node_ip, num_qp);
   ernic::Scenario sc;
   try {
     sc = ernic::parse_scenario(yaml, "pcap replay node");

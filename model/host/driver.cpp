@@ -149,9 +149,19 @@ void Driver::init() {
 
 // -------------------------------------------------------------- RC QPs
 
+std::optional<uint32_t> Driver::lowest_free_qpn(const std::set<uint32_t>& avoid) const {
+  for (uint32_t n = 2; n <= top_qpn(); ++n)
+    if ((n >= qpn_used_.size() || !qpn_used_[n]) && !avoid.count(n)) return n;
+  return std::nullopt;
+}
+
+// 3.x counts enabled QPs in XRNICCONF[15:8]: at most 255 (A-ERNIC-9).
+uint32_t Driver::top_qpn() const {
+  return cfg_.layout.qp_count_in_xrnicconf ? std::min(cfg_.num_qp, 255u) : cfg_.num_qp;
+}
+
 uint32_t Driver::alloc_qpn(std::optional<uint32_t> want) {
-  // 3.x counts enabled QPs in XRNICCONF[15:8]: at most 255 (A-ERNIC-9).
-  const uint32_t top = cfg_.layout.qp_count_in_xrnicconf ? std::min(cfg_.num_qp, 255u) : cfg_.num_qp;
+  const uint32_t top = top_qpn();
   if (want) {
     if (*want < 2 || *want > top)
       fail(fmt::format("QPN {} outside 2..{}{}", *want, top,

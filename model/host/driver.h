@@ -38,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -247,6 +248,8 @@ class Driver {
   // and queues; establish() programs it with the peer's QPN, PSN, address
   // and MR advertisement and moves it to RTS.
   Connection& prepare(const QpParams& p);
+  // The lowest QPN free and not in avoid; nullopt: none.
+  std::optional<uint32_t> lowest_free_qpn(const std::set<uint32_t>& avoid = {}) const;
   // An IPv6 remote_ip makes an IPv6 QP (QPCONFi[7], IPDESADDR1..4i).
   void establish(Connection& c, uint32_t remote_qpn, uint32_t remote_psn, roce::IpAddr remote_ip,
                  const roce::cm::MrInfo& remote_mr);
@@ -394,6 +397,7 @@ class Driver {
   void delete_qp(Connection& c);    // PG332 ch.6 deletion sequence
   void program_rc_qp(Connection& c);
   uint32_t alloc_qpn(std::optional<uint32_t> want);
+  uint32_t top_qpn() const;  // the highest QPN the layout enables
   uint32_t rand24() { return uint32_t(rng_() & 0xFFFFFF); }
   uint32_t rand32() { return uint32_t(rng_()); }
   void wr(uint32_t addr, uint32_t v) { bus_.mmio_write32(addr, v); }

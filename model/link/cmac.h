@@ -28,6 +28,12 @@
 // counted in rx_bad_fcs) and the model reports a run error (ctx.error:
 // node, time, frame index, beat).
 //
+// A received frame longer than ctl_rx_max_packet_len (9600 bytes with the
+// FCS, the CMAC's default; PG203: stat_rx_toolong, the frame handed on
+// with an error and dropped by the user logic) is discarded by the MAC and
+// counted in rx_too_long; nothing the NIC models sends one, a replayed
+// capture may.
+//
 // Flow control (model/link/pfc.h): a received PAUSE (0x0001) or PFC
 // (0x0101) frame is consumed by the MAC (taps and observers see it, the
 // NIC does not) and sets stat_rx_pause_req[i] for time[i] * 512 bit times
@@ -65,6 +71,7 @@
 #include <systemc>
 #include <vector>
 
+#include "model/link/mac_params.h"
 #include "model/link/fault.h"
 #include "model/link/line.h"
 #include "model/link/pfc.h"
@@ -190,6 +197,7 @@ class Cmac : public sc_core::sc_module, public FrameSink {
   struct PfcStats {
     uint64_t xoff_sent = 0, xon_sent = 0, pause_rx = 0, held = 0, held_ps = 0;
     uint64_t tx_underflows = 0, rx_bad_fcs = 0;
+    uint64_t rx_too_long = 0;  // longer than kCtlRxMaxPacketLen: discarded
   };
   const PfcStats& pfc_stats() const { return pfc_; }
 

@@ -27,6 +27,16 @@ void Cmac::rx_thread() {
     RxItem it = std::move(rxq_.front());
     rxq_.pop_front();
     uint64_t now = ClockDomain::now_ps();
+    if (it.f.size() + 4 > kCtlRxMaxPacketLen) {  // with its FCS
+      if (it.ready_ps > now) wait(ps(it.ready_ps - now));
+      ++pfc_.rx_too_long;
+      const std::string what = fmt::format("frame longer than ctl_rx_max_packet_len ({} bytes) discarded ({} bytes, "
+                                           "{})", kCtlRxMaxPacketLen, it.f.size() + 4, describe(it.f));
+      ctx_.event(scope_, what);
+      log_state("rx_too_long", what);
+      ctx_.bump();
+      continue;
+    }
     if (rx_stream && !it.bad_fcs && !pfc::is_mac_control(it.f.data(), it.f.size())) {
       // A datapath module takes the frame's beats from ready_ps on and
       // crosses them into the core domain. It is told one CMAC cycle ahead,

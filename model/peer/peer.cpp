@@ -20,8 +20,8 @@ PeerNode::PeerNode(sc_module_name name, const PeerConfig& cfg, HostMemory& mem, 
 }
 
 PeerQp* PeerNode::create_qp(const PeerQpParams& p, std::string* why) {
-  if (qps_.count(p.qpn)) {
-    if (why) *why = fmt::format("QP{} of the peer is in use", p.qpn);
+  if (qps_.count(p.qpn) || replays_.count(p.qpn)) {
+    if (why) *why = fmt::format("QP{} of the peer is in use{}", p.qpn, replays_.count(p.qpn) ? " by a replay" : "");
     return nullptr;
   }
   PeerQp q;
@@ -82,7 +82,8 @@ void PeerNode::rx(FrameBytes bytes) {
       roce::compute_icrc(bytes.data(), bytes.size() - roce::kIcrcLen) != f->icrc)
     return void(++stats_.dropped_icrc);
   if (!for_me(*f)) return void(++stats_.dropped_address);
-  if (intercept && intercept(*f, bytes)) return void(++stats_.replay_in);
+  if (auto rp = replays_.find(f->bth.dest_qp); rp != replays_.end() && rp->second(*f, bytes))
+    return void(++stats_.replay_in);
   if (f->bth.dest_qp == 1) return void(++stats_.dropped_cm);
   auto it = qps_.find(f->bth.dest_qp);
   if (it == qps_.end()) return void(++stats_.dropped_no_qp);
@@ -91,8 +92,7 @@ void PeerNode::rx(FrameBytes bytes) {
   // SGID is the IP source, annex A17.4). Also an IPv4 packet to an IPv6 QP
   // and the reverse. The source MAC is not checked: RoCEv2 is routed, the
   // MAC is the last hop's (ERNIC, on one segment, checks it too).
-  const roce::IpAddr src = f->ipv6 ? roce::IpAddr(f->ip6.src) : roce::IpAddr(f->ip4.src);
-  if (src != it->second.remote_ip) return void(++stats_.dropped_address);
+  if (f->src_ip() != it->second.remote_ip) return void(++stats_.dropped_address);
   if (on_rx_taken) on_rx_taken(*f);
   const roce::OpcodeInfo* oi = roce::opcode_info(f->bth.opcode);
   PeerQp& q = it->second;
@@ -117,6 +117,18 @@ void PeerNode::rx(FrameBytes bytes) {
   for (const roce::Frame& a : answers) txq_.push_back({ready, roce::encode(a)});
   if (!answers.empty()) tx_ev_.notify(SC_ZERO_TIME);
 }
+
+bool PeerNode::start_replay(uint32_t qpn, ReplayTake take, std::string* why) {
+  if (qps_.count(qpn) || replays_.count(qpn)) {
+    *why = fmt::format("QPN {} of the peer is {}: the replay's frames to it could not be told apart", qpn,
+                       qps_.count(qpn) ? "one of its QPs" : "another replay's");
+    return false;
+  }
+  replays_[qpn] = std::move(take);
+  return true;
+}
+
+void PeerNode::end_replay(uint32_t qpn) { replays_.erase(qpn); }
 
 void PeerNode::send_frame(FrameBytes f) {
   ++stats_.replay_out;

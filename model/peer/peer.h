@@ -52,7 +52,7 @@ struct PeerStats {
   // dropped_decode: also the header checks; dropped_address: also the source.
   uint64_t dropped_decode = 0, dropped_icrc = 0, dropped_address = 0, dropped_cm = 0, dropped_no_qp = 0,
            dropped_answers = 0;
-  uint64_t replay_in = 0, replay_out = 0;  // a replay step's frames (intercept, send_frame)
+  uint64_t replay_in = 0, replay_out = 0;  // a replay step's frames (start_replay, send_frame)
 };
 
 // What a connect step gives the peer's end of an RC connection.
@@ -89,11 +89,17 @@ class PeerNode : public sc_core::sc_module {
   // a request against the answers taken before then).
   std::function<void(const roce::Frame&)> on_tx_committed;
 
-  // A capture replay (the scenario step `replay`, model/replay): frames to
-  // this node, decoded and checked, are offered here before its QPs see
-  // them (true: taken, counted in replay_in); send_frame puts a frame of
-  // the capture on the MAC as it is, after the answers due now.
-  std::function<bool(const roce::Frame&, const FrameBytes&)> intercept;
+  // A capture replay (the scenario step `replay`, model/replay) plays the
+  // capture's side on this node: RoCE frames to this node's address and to
+  // QPN qpn are offered to `take` (their time: now) instead of a QP (true:
+  // taken, counted in replay_in; false: as to a QPN with no QP); one replay
+  // a QPN, and no QP of the peer's own with it while it runs (false, *why
+  // set: the QPN is a QP's or another replay's).
+  // send_frame queues a frame of the capture for the MAC as it is, behind
+  // the answers already queued (replay_out).
+  using ReplayTake = std::function<bool(const roce::Frame&, const FrameBytes&)>;
+  bool start_replay(uint32_t qpn, ReplayTake take, std::string* why);
+  void end_replay(uint32_t qpn);
   void send_frame(FrameBytes f);
 
   // The requester: WQEs posted on QP qpn (false: no such QP), and its
@@ -125,6 +131,7 @@ class PeerNode : public sc_core::sc_module {
   std::optional<roce::Frame> next_request(uint64_t now_ps);
   uint32_t rr_qpn_ = 0;
   std::map<uint32_t, PeerQp> qps_;
+  std::map<uint32_t, ReplayTake> replays_;  // start_replay's, by QPN
   PeerStats stats_;
   struct Out {
     uint64_t ready_ps;

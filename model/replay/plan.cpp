@@ -27,14 +27,7 @@ std::string ack_fields(const roce::Frame& f) {
   return f.aeth ? fmt::format(" syndrome=0x{:02x} msn={}", f.aeth->syndrome, f.aeth->msn) : std::string();
 }
 
-roce::IpAddr src_ip(const roce::Frame& f) { return f.ipv6 ? roce::IpAddr(f.ip6.src) : roce::IpAddr(f.ip4.src); }
-roce::IpAddr dst_ip(const roce::Frame& f) { return f.ipv6 ? roce::IpAddr(f.ip6.dst) : roce::IpAddr(f.ip4.dst); }
 
-std::optional<roce::IpAddr> parse_ip(const std::string& s) {
-  if (auto a = roce::Ipv4Addr::parse(s)) return roce::IpAddr(*a);
-  if (auto a = roce::Ipv6Addr::parse(s)) return roce::IpAddr(*a);
-  return std::nullopt;
-}
 
 std::string ReplayOptions::key(const std::string& cli) const {
   if (!scenario_keys) return cli;
@@ -103,7 +96,7 @@ roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o) {
   roce::Frame f = captured;
   f.eth.src = *roce::MacAddr::parse(o.peer_mac);
   f.eth.dst = *roce::MacAddr::parse(o.node_mac);
-  const roce::IpAddr src = *parse_ip(o.peer_ip), dst = *parse_ip(o.node_ip);
+  const roce::IpAddr src = *roce::IpAddr::parse(o.peer_ip), dst = *roce::IpAddr::parse(o.node_ip);
   if (src.v6 != f.ipv6) {  // another IP version than the capture's: that version's header, its defaults
     f.ipv6 = src.v6;
     f.ip4 = roce::Ipv4Hdr{};
@@ -128,10 +121,14 @@ std::string resolve_addresses(const Plan& p, ReplayOptions* o) {
     const bool own6 = !o->node_ip6.empty() && !o->peer_ip6.empty(), own4 = !o->node_ip4.empty() && !o->peer_ip4.empty();
     if (own6 && (v6 || !own4)) o->node_ip = o->node_ip6, o->peer_ip = o->peer_ip6;
     else if (own4) o->node_ip = o->node_ip4, o->peer_ip = o->peer_ip4;
+    else if (!(o->node_ip4 + o->node_ip6 + o->peer_ip4 + o->peer_ip6).empty())
+      return fmt::format("the two nodes have no IP version in common (ERNIC's node: {}; the other: {})",
+                         o->node_ip4.empty() ? "IPv6 only" : o->node_ip6.empty() ? "IPv4 only" : "both",
+                         o->peer_ip4.empty() ? "IPv6 only" : o->peer_ip6.empty() ? "IPv4 only" : "both");
   }
   if (o->node_ip.empty()) o->node_ip = v6 ? "fd00::2" : "10.0.0.2";
   if (o->peer_ip.empty()) o->peer_ip = v6 ? "fd00::1" : "10.0.0.1";
-  const auto node = parse_ip(o->node_ip), peer = parse_ip(o->peer_ip);
+  const auto node = roce::IpAddr::parse(o->node_ip), peer = roce::IpAddr::parse(o->peer_ip);
   if (!node) return o->key("--node-ip") + " " + o->node_ip + ": not an IPv4 or IPv6 address";
   if (!peer) return o->key("--peer-ip") + " " + o->peer_ip + ": not an IPv4 or IPv6 address";
   if (node->v6 != peer->v6)
@@ -145,22 +142,22 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
   const Pkt* first = nullptr;
   std::optional<roce::IpAddr> want_src;
   if (!o.requester_ip.empty()) {
-    want_src = parse_ip(o.requester_ip);
+    want_src = roce::IpAddr::parse(o.requester_ip);
     if (!want_src) return o.key("--requester-ip") + " " + o.requester_ip + ": not an IPv4 or IPv6 address";
   }
   for (const Pkt& k : pk)
-    if (is_request(k.f.bth.opcode) && (!want_src || src_ip(k.f) == *want_src) &&
+    if (is_request(k.f.bth.opcode) && (!want_src || k.f.src_ip() == *want_src) &&
         (!o.qpn || k.f.bth.dest_qp == *o.qpn)) {
       first = &k;
       break;
     }
   if (!first) return "no RC request in the capture matches (requester IP / " + o.key("--qpn") + ")";
-  p->req_ip = src_ip(first->f);
-  p->resp_ip = dst_ip(first->f);
+  p->req_ip = first->f.src_ip();
+  p->resp_ip = first->f.dst_ip();
   p->resp_qpn = first->f.bth.dest_qp;
   std::set<uint32_t> req_psns;
   for (const Pkt& k : pk)
-    if (is_request(k.f.bth.opcode) && src_ip(k.f) == p->req_ip && dst_ip(k.f) == p->resp_ip &&
+    if (is_request(k.f.bth.opcode) && k.f.src_ip() == p->req_ip && k.f.dst_ip() == p->resp_ip &&
         k.f.bth.dest_qp == p->resp_qpn) {
       p->requests.push_back(&k);
       req_psns.insert(k.f.bth.psn);
@@ -172,10 +169,10 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
     if (k.f.bth.opcode != 0x64 || k.f.bth.dest_qp != 1) continue;
     const auto mad = roce::cm::decode_mad(k.f.payload.data(), k.f.payload.size());
     if (!mad) continue;
-    if (auto* rq = std::get_if<roce::cm::Req>(&mad->msg); rq && src_ip(k.f) == p->req_ip)
+    if (auto* rq = std::get_if<roce::cm::Req>(&mad->msg); rq && k.f.src_ip() == p->req_ip)
       reqs[rq->local_comm_id] = {&k, *rq};
     if (auto* rp = std::get_if<roce::cm::Rep>(&mad->msg);
-        rp && src_ip(k.f) == p->resp_ip && rp->local_qpn == p->resp_qpn && reqs.count(rp->remote_comm_id)) {
+        rp && k.f.src_ip() == p->resp_ip && rp->local_qpn == p->resp_qpn && reqs.count(rp->remote_comm_id)) {
       const auto& [rf, rq] = reqs[rp->remote_comm_id];
       cm_rqpn = rq.local_qpn;
       cm_psn = rq.start_psn;
@@ -189,7 +186,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
   else {
     bool found = false;
     for (const Pkt& k : pk)
-      if (is_response(k.f.bth.opcode) && src_ip(k.f) == p->resp_ip && dst_ip(k.f) == p->req_ip &&
+      if (is_response(k.f.bth.opcode) && k.f.src_ip() == p->resp_ip && k.f.dst_ip() == p->req_ip &&
           req_psns.count(k.f.bth.psn)) {
         p->req_qpn = k.f.bth.dest_qp;
         found = true;
@@ -199,7 +196,7 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
   }
   p->first_psn = o.first_psn ? *o.first_psn : cm_psn ? *cm_psn : p->requests.front()->f.bth.psn;
   for (const Pkt& k : pk)
-    if (is_response(k.f.bth.opcode) && src_ip(k.f) == p->resp_ip && dst_ip(k.f) == p->req_ip &&
+    if (is_response(k.f.bth.opcode) && k.f.src_ip() == p->resp_ip && k.f.dst_ip() == p->req_ip &&
         k.f.bth.dest_qp == p->req_qpn)
       p->responses.push_back(&k);
   return "";

@@ -17,10 +17,11 @@
 #include <systemc>
 
 #include "model/replay/replay.h"
+#include "model/roce/psn.h"
 
 namespace ernic::replay {
 
-constexpr uint32_t kPsnMask = 0xFFFFFF;  // IBTA: PSNs are 24 bits
+using roce::kPsnMask;  // IBTA: PSNs are 24 bits
 
 struct Pkt {
   const ReplayFrame* cap = nullptr;
@@ -32,11 +33,6 @@ bool is_response(uint8_t op);  // RC READ responses, ACK / NAK, atomic ACK
 const char* op_name(uint8_t op);
 std::string ack_fields(const roce::Frame& f);  // " syndrome=0x.. msn=N", or "" without an AETH
 
-// A frame's source and destination IP address (IPv4 or IPv6).
-roce::IpAddr src_ip(const roce::Frame& f);
-roce::IpAddr dst_ip(const roce::Frame& f);
-// An IPv4 (a.b.c.d) or IPv6 (RFC 4291 text) address.
-std::optional<roce::IpAddr> parse_ip(const std::string& s);
 
 // RoCE frames of encapsulations ERNIC does not speak (PG332: RoCEv2 only).
 struct OtherTransport {
@@ -138,6 +134,10 @@ std::string resolve_addresses(const Plan& p, ReplayOptions* o);
 // kept), to the node's node_qpn, its PSN + psn_delta (mod 2^24).
 roce::Frame to_node(const roce::Frame& captured, const ReplayOptions& o);
 
+// b - a in ns, or 0 when b is earlier (a capture merged from several
+// sources may step back in time).
+inline uint64_t ns_after(uint64_t a, uint64_t b) { return b > a ? b - a : 0; }
+
 std::vector<std::string> read_expect(const std::string& path, bool* ok);
 
 // Each difference as a line ("diff: ..." or "diff (expected): ..."), then
@@ -170,7 +170,6 @@ class Session {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> by_trigger;  // (PSN, occurrence) -> answers
   std::map<uint32_t, uint32_t> sent;                                          // PSN -> times ERNIC sent it
   std::vector<std::optional<uint64_t>> due;                                   // per answer: when due (ps)
-  size_t next_answer = 0;                                                     // the first not injected
   sc_core::sc_event due_ev;
   Line* line = nullptr;  // while the requester side runs
   bool stop_injector = false;

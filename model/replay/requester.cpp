@@ -59,7 +59,7 @@ std::string plan_requester_(Session& ss) {
         m.rkey = k->f.reth->rkey;
         if (m.wqe_opcode == uint8_t(Op::read)) m.length = k->f.reth->dma_len;
       }
-      m.t_ns = k->cap->t_ns - t_first;
+      m.t_ns = ns_after(t_first, k->cap->t_ns);
       s.msgs.push_back(std::move(m));
       rp->first_pkt.push_back(k);
       rp->read_resp.emplace_back();
@@ -106,7 +106,7 @@ std::string plan_requester_(Session& ss) {
     ReqAnswer ans;
     ans.trigger_psn = (trig->f.bth.psn + o.psn_delta) & kPsnMask;
     ans.occurrence = occ;
-    ans.delay_ps = o.fast ? 0 : (a->cap->t_ns - trig->cap->t_ns) * 1000;
+    ans.delay_ps = o.fast ? 0 : ns_after(trig->cap->t_ns, a->cap->t_ns) * 1000;
     ans.frame = roce::encode(to_node(a->f, o));
     s.answers.push_back(std::move(ans));
     rp->answer_pkt.push_back(a);
@@ -137,8 +137,8 @@ void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p
     diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
   if (sf.bth.dest_qp != p.resp_qpn)
     diffs->push_back(fmt::format("{}: ERNIC's request goes to QP 0x{:06x}", what, sf.bth.dest_qp));
-  if (dst_ip(sf) != *parse_ip(o.peer_ip) || !(sf.eth.dst == *roce::MacAddr::parse(o.peer_mac)))
-    diffs->push_back(fmt::format("{}: ERNIC's request goes to {} {}", what, dst_ip(sf).str(), sf.eth.dst.str()));
+  if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || !(sf.eth.dst == *roce::MacAddr::parse(o.peer_mac)))
+    diffs->push_back(fmt::format("{}: ERNIC's request goes to {} {}", what, sf.dst_ip().str(), sf.eth.dst.str()));
   if (sf.bth.ack_req != cf.bth.ack_req)
     diffs->push_back(fmt::format("{}: AckReq {} in the capture, {} from ERNIC", what, int(cf.bth.ack_req),
                                  int(sf.bth.ack_req)));

@@ -78,7 +78,7 @@ std::string plan_responder(Session& ss) {
     }
   }
   const uint64_t t_first = p.requests.front()->cap->t_ns;
-  for (const Pkt* k : p.requests) s.request_t_ns.push_back(k->cap->t_ns - t_first);
+  for (const Pkt* k : p.requests) s.request_t_ns.push_back(ns_after(t_first, k->cap->t_ns));
   const Plan* pp = &p;
   s.request = [pp, o, sim_va](size_t k, const std::vector<uint32_t>& rkeys) {
     roce::Frame f = to_node(pp->requests[k]->f, o);
@@ -149,8 +149,8 @@ Verdict judge_responder(Session& ss, std::vector<std::string> diffs) {
       diffs.push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
     if (sf.bth.dest_qp != p.req_qpn)
       diffs.push_back(fmt::format("{}: ERNIC's answer goes to QP 0x{:06x}", what, sf.bth.dest_qp));
-    if (dst_ip(sf) != *parse_ip(o.peer_ip) || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
-      diffs.push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, dst_ip(sf).str(), sf.eth.dst.str()));
+    if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
+      diffs.push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, sf.dst_ip().str(), sf.eth.dst.str()));
     if (bool(sf.aeth) != bool(cf.aeth))
       diffs.push_back(fmt::format("{}: AETH {} in the capture, {} from ERNIC", what, cf.aeth ? "present" : "absent",
                                   sf.aeth ? "present" : "absent"));

@@ -27,7 +27,7 @@ using namespace sc_core;
 // version, QPCONFi[7]).
 roce::IpAddr bring_up(host::Driver& d, const ReplayOptions& o, bool init) {
   if (init) d.init();
-  const roce::IpAddr peer_ip = *parse_ip(o.peer_ip);
+  const roce::IpAddr peer_ip = *roce::IpAddr::parse(o.peer_ip);
   const roce::MacAddr mac = *roce::MacAddr::parse(o.peer_mac);
   if (peer_ip.v6) d.add_neighbour(peer_ip.ip6, mac);
   else d.add_neighbour(peer_ip.ip4, mac);
@@ -77,17 +77,20 @@ void run_responder(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
 
 namespace {
 
-// The requester side's answers, in the capture's order: each when it is
-// due and every answer before it in the capture has gone (a responder's
-// answers are ordered: the real requester may have paused mid-message where
-// ERNIC does not, which brings a later answer's trigger before an earlier
-// one's due time); the line paces them.
+// The requester side's answers, in the capture's order among those made
+// due: an answer goes when it is due and no answer before it in the capture
+// whose request ERNIC has sent is still waiting (a responder's answers are
+// ordered: the real requester may have paused mid-message where ERNIC does
+// not, which brings a later answer's trigger before an earlier one's due
+// time; an answer whose request never comes holds up nothing). The line
+// paces them.
 void injector(Session* ss, Line* line) {
   const size_t n = ss->p.req.answers.size();
   for (;;) {
     if (ss->stop_injector) return;
-    const size_t i = ss->next_answer;
-    if (i == n || !ss->due[i]) {
+    size_t i = 0;
+    while (i < n && (ss->answered[i] || !ss->due[i])) ++i;
+    if (i == n) {
       wait(ss->due_ev);
       continue;
     }
@@ -96,7 +99,6 @@ void injector(Session* ss, Line* line) {
       wait(sc_time(double(*ss->due[i] - now), SC_PS), ss->due_ev);
       continue;
     }
-    ++ss->next_answer;
     ss->answered[i] = true;
     line->send(ss->p.req.answers[i].frame);
   }
@@ -110,9 +112,10 @@ void run_requester(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
   ss.line = &line;
   ss.answered.assign(s.answers.size(), false);
   ss.due.assign(s.answers.size(), std::nullopt);
+  ss.stop_injector = false;
   for (size_t i = 0; i < s.answers.size(); ++i)
     ss.by_trigger[{s.answers[i].trigger_psn, s.answers[i].occurrence}].push_back(i);
-  sc_spawn(sc_bind(&injector, &ss, &line), sc_gen_unique_name("replay_injector"));
+  sc_process_handle inj = sc_spawn(sc_bind(&injector, &ss, &line), sc_gen_unique_name("replay_injector"));
   try {
     const auto peer_ip = bring_up(d, o, init);
     std::vector<uint64_t> pa;  // each message's buffer
@@ -159,8 +162,11 @@ void run_requester(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
   } catch (const std::exception& e) {
     ss.setup_errors.push_back(e.what());
   }
+  // The injector ends before the line it sends on may go.
   ss.stop_injector = true;
   ss.due_ev.notify(SC_ZERO_TIME);
+  if (!inj.terminated()) wait(inj.terminated_event());
+  ss.line = nullptr;
 }
 
 void Replay::node_frame(const std::vector<uint8_t>& frame, uint64_t t_ps) {

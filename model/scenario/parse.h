@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/link/mac_params.h"
 #include "model/scenario/scenario.h"
 
 namespace ernic::scenario_parse {
@@ -79,9 +80,8 @@ constexpr size_t kMaxYamlDepth = 64;            // lists and maps nested (the de
 constexpr size_t kMaxSuggestName = 64;
 constexpr uint32_t kMaxPsn = 0xFFFFFF;
 constexpr uint32_t kMaxQpn = 0xFFFFFF;    // BTH DestQP is 24 bits
-// corrupt byte offsets: below the CMAC's default maximum frame length
-// (ctl_rx_max_packet_len = 9600).
-constexpr uint32_t kMaxFrameBytes = 9600;
+// corrupt byte offsets: below the CMAC's default maximum frame length.
+constexpr uint32_t kMaxFrameBytes = uint32_t(kCtlRxMaxPacketLen);
 
 // ---- names and suggestions (fields.cpp) -------------------------------------
 

@@ -20,6 +20,8 @@
 // Plain C++17; no SystemC.
 #pragma once
 
+#include <set>
+#include <map>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -196,6 +198,9 @@ struct NodeConfig {
 
 struct Scenario {
   std::string file;  // display name given to the parser
+  // QPNs the steps name for a node (connect's client_qp / server_qp,
+  // replay's node_qpn): a replay's QPN chosen at run time avoids them.
+  std::map<std::string, std::set<uint32_t>> named_qpns;
   std::string name;
   std::string description;
   uint64_t seed = 1;

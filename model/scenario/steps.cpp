@@ -85,6 +85,7 @@ void Parser::parse_step(const Field& item, const std::vector<std::string>& kind_
       {"qp_setup", "the QP would be set up again (status 0x0B)"},
       {"qp_release", "the QP would be released again (status 0x01)"},
       {"qp_adopt", "the connection name would be created again"},
+      {"replay", "its QP on the ERNIC node stays taken: the next round would need another"},
   };
   if (!item.node.IsMap() || item.node.size() == 0)
     item.fail("a step is a map with one key, the step kind (" + join(kind_names) + "), got " +

@@ -197,7 +197,7 @@ struct ReplayStep {
   bool requester_side = false;      // side: responder (ERNIC answers; default) or requester (ERNIC requests)
   std::string requester_ip;         // the capture's requester ("": the first RC request's source)
   std::optional<uint32_t> qpn, requester_qpn, first_psn;  // the capture's (default: inferred)
-  uint32_t node_qpn = 2;            // ERNIC's QP for the connection
+  std::optional<uint32_t> node_qpn;  // ERNIC's QP for the connection (default: its driver's lowest free)
   uint32_t psn_delta = 0;           // simulated PSN = captured PSN + delta (mod 2^24)
   std::optional<uint64_t> va_base;  // simulated VA of the capture's lowest VA (default: the same VAs)
   bool fast = false;                // back to back instead of the capture's pacing

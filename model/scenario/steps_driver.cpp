@@ -242,6 +242,7 @@ uint32_t Parser::read_qpn(const Field& f, const std::string& node, const std::st
   if (auto it = used.find(q); it != used.end())
     f.fail(fmt::format("QP {} of node {} is already used by connection {}", q, node, it->second));
   used[q] = conn;
+  sc_.named_qpns[node].insert(q);
   return q;
 }
 

@@ -1,5 +1,7 @@
 // model/scenario: the capture replay step (scenarios/README.md, replay;
 // model/replay/replay.h).
+#include <tuple>
+
 #include "model/scenario/parse.h"
 
 namespace ernic::scenario_parse {
@@ -32,14 +34,20 @@ void Parser::step_replay(const Field& f, const SourceLoc& loc) {
   s.requester_side = r.enm("side", false, kSides);
   if (const auto ipf = r.take("requester_ip")) {
     s.requester_ip = read_string(*ipf);
-    if (!roce::Ipv4Addr::parse(s.requester_ip) && !roce::Ipv6Addr::parse(s.requester_ip))
+    if (!roce::IpAddr::parse(s.requester_ip))
       ipf->fail("'" + s.requester_ip + "' is not an IPv4 or IPv6 address");
   }
-  for (const auto& [key, out] : {std::pair{"qpn", &s.qpn}, {"requester_qpn", &s.requester_qpn},
-                                 {"first_psn", &s.first_psn}})
-    if (const auto v = r.opt_u64(key, 0, kMaxPsn)) *out = uint32_t(*v);
+  for (const auto& [key, out, top] : {std::tuple{"qpn", &s.qpn, kMaxQpn}, {"requester_qpn", &s.requester_qpn, kMaxQpn},
+                                      {"first_psn", &s.first_psn, kMaxPsn}})
+    if (const auto v = r.opt_u64(key, 0, top)) *out = uint32_t(*v);
+  // ERNIC's QP: one of the node's, taken for the rest of the run (as a
+  // connection's: counted against num_qp, a given QPN against the others').
+  const std::string name = fmt::format("the replay at line {}", loc.line);
+  if (const auto q = r.take("node_qpn")) s.node_qpn = read_qpn(*q, s.node, name);
   const uint32_t num_qp = sc_.nodes[node_index_.at(s.node)].num_qp;
-  s.node_qpn = uint32_t(r.u64("node_qpn", 2, 2, std::min<uint64_t>(num_qp - 1, 255)));
+  if (++conn_count_[s.node] > num_qp - 1)
+    nf.fail(fmt::format("node {} has no free QP for the replay (num_qp {} allows {} connections)", s.node, num_qp,
+                        num_qp - 1));
   s.psn_delta = uint32_t(r.u64("psn_delta", 0, 0, kMaxPsn));
   s.va_base = r.opt_u64("va_base", 0, ~uint64_t(0));
   if (const auto ff = r.take("fast")) s.fast = read_bool(*ff);

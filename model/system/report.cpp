@@ -138,12 +138,14 @@ json pcie_link_json(const PcieLink& p) {
 
 // RX buffer, PFC and the CMAC's TX underflows and bad FCS.
 json link_json(Node& n, const ErnicStats& s) {
-  return {{"rx_buffer_bytes", n.ernic->config().timing.rx_buffer_bytes}, {"rx_buffer_peak", s.rx_buffer_peak},
+  json j = {{"rx_buffer_bytes", n.ernic->config().timing.rx_buffer_bytes}, {"rx_buffer_peak", s.rx_buffer_peak},
           {"rx_overflow_drops", s.rx_overflow_drops}, {"rx_xoff", s.rx_xoff},
           {"pfc_xoff_sent", n.cmac->pfc_stats().xoff_sent}, {"pfc_xon_sent", n.cmac->pfc_stats().xon_sent},
           {"pause_frames_received", n.cmac->pfc_stats().pause_rx}, {"tx_held", n.cmac->pfc_stats().held},
           {"tx_held_ns", n.cmac->pfc_stats().held_ps / 1000}, {"tx_underflows", n.cmac->pfc_stats().tx_underflows},
           {"rx_bad_fcs", n.cmac->pfc_stats().rx_bad_fcs}};
+  if (n.cmac->pfc_stats().rx_too_long) j["rx_too_long"] = n.cmac->pfc_stats().rx_too_long;  // (the key only then)
+  return j;
 }
 
 json mr_lookup_json(const MrLookup& ml) {

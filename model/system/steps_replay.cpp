@@ -3,7 +3,7 @@
 // over the scenario's wire (model/replay/replay.h does the plan, the
 // driving and the comparison). The peer puts the capture's frames on its
 // MAC as they are (send_frame) and hands the replay the frames the ERNIC
-// node sends to the capture side's QPN (intercept), so taps, pcaps, the
+// node sends to the capture side's QPN (start_replay), so taps, pcaps, the
 // wire monitor and faults see the replay as any traffic.
 #include <fmt/format.h>
 
@@ -45,7 +45,6 @@ void System::handle(const ReplayStep& s, const SourceLoc& loc, Group*) {
   o.qpn = s.qpn;
   o.requester_qpn = s.requester_qpn;
   o.first_psn = s.first_psn;
-  o.node_qpn = s.node_qpn;
   o.psn_delta = s.psn_delta;
   o.va_base = s.va_base;
   o.fast = s.fast;
@@ -60,6 +59,14 @@ void System::handle(const ReplayStep& s, const SourceLoc& loc, Group*) {
   if (p->cfg.has_ip) o.peer_ip4 = p->cfg.ip.str();
   if (n->cfg.ip6) o.node_ip6 = n->cfg.ip6->str();
   if (p->cfg.ip6) o.peer_ip6 = p->cfg.ip6->str();
+  if (s.node_qpn) {
+    o.node_qpn = *s.node_qpn;
+  } else if (const auto it = scenario.named_qpns.find(s.node);
+             const auto q = n->driver->lowest_free_qpn(it == scenario.named_qpns.end() ? std::set<uint32_t>{} : it->second)) {
+    o.node_qpn = *q;
+  } else {
+    return fail(loc, fmt::format("replay: node {} has no free QP", s.node), 2);
+  }
   replays_.push_back(std::make_unique<replay::Replay>());
   replay::Replay& r = *replays_.back();
   Node::ReplayRecord rec;
@@ -71,19 +78,22 @@ void System::handle(const ReplayStep& s, const SourceLoc& loc, Group*) {
   const std::string scope = "replay " + s.from;
   const roce::IpAddr node_ip = r.node_ip();
   const uint32_t qpn = r.capture_qpn();
-  p->peer->intercept = [&r, node_ip, qpn](const roce::Frame& f, const FrameBytes& b) {
-    const roce::IpAddr src = f.ipv6 ? roce::IpAddr(f.ip6.src) : roce::IpAddr(f.ip4.src);
-    if (f.bth.dest_qp != qpn || src != node_ip) return false;
-    r.node_frame(b, sc_core::sc_time_stamp().value());
-    return true;
-  };
-  if (s.requester_side) monitor_connection(s.node, s.node_qpn, s.from, qpn);
-  else monitor_connection(s.from, qpn, s.node, s.node_qpn);
+  const bool taken = p->peer->start_replay(
+      qpn,
+      [&r, node_ip](const roce::Frame& f, const FrameBytes& b) {
+        if (f.src_ip() != node_ip) return false;  // not the ERNIC node's
+        r.node_frame(b, sc_core::sc_time_stamp().value());
+        return true;
+      },
+      &why);
+  if (!taken) return fail(loc, fmt::format("replay: peer {}: {}", s.from, why), 2);
+  if (s.requester_side) monitor_connection(s.node, o.node_qpn, s.from, qpn);
+  else monitor_connection(s.from, qpn, s.node, o.node_qpn);
   PeerLine line(*p->peer, p->cmac->params().rate_gbps);
   ++bounded_;  // paced by the capture: quiet stretches are not a stall
   r.run(*n->driver, *n->mem, line, false);
   --bounded_;
-  p->peer->intercept = nullptr;
+  p->peer->end_replay(qpn);
   const replay::Verdict v = r.judge({});
   rec.lines = r.take_lines();
   rec.code = v.code == 2 ? 2 : (v.unexplained || v.missing) ? 1 : 0;  // whether or not it fails the run

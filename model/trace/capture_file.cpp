@@ -28,6 +28,10 @@ std::optional<Capture> read_capture(const std::string& path, std::string* why) {
     *why = "a directory, not a capture";
     return std::nullopt;
   }
+  if (!S_ISREG(st.st_mode)) {  // a FIFO would block, a device never end
+    *why = "not a regular file (a device, a FIFO or a socket)";
+    return std::nullopt;
+  }
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
   if (!p) {

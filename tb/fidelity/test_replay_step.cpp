@@ -10,12 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "model/roce/packet.h"
+#include "model/trace/pcap_writer.h"
 #include "tb/fidelity/replay_run.h"
 
 namespace {
@@ -62,6 +65,18 @@ StepRun run_step(const std::string& name, const std::string& keys, const std::st
 }
 
 std::string capture_key(const std::string& capture) { return "capture: " + kData + capture + ".pcap, node: A, from: P"; }
+
+// A copy of one of the five captures, its frames (number from 1, time in
+// ns since the first) changed by edit; the copy's path.
+std::string variant(const std::string& capture, const std::string& name,
+                    const std::function<void(std::vector<ernic::PcapFrame>&)>& edit) {
+  std::vector<ernic::PcapFrame> fr = ernic::PcapReader::read_all(kData + capture + ".pcap");
+  edit(fr);
+  const fs::path out = fs::temp_directory_path() / ("ernic_replay_step_" + name + ".pcap");
+  ernic::PcapWriter w(out.string());
+  for (const auto& f : fr) w.write(f.data, f.time_ns * 1000);
+  return out.string();
+}
 
 struct Case {
   const char* capture;
@@ -180,6 +195,126 @@ TEST(ReplayStepCheck, FramesCrossTheWire) {
   EXPECT_EQ(p["dropped_no_qp"], 0);
   EXPECT_EQ(s.report["nodes"]["A"]["tx"]["by_opcode"]["RC_WRITE_FIRST"]["packets"], 5) << s.report["nodes"]["A"]["tx"].dump();
   EXPECT_EQ(s.report["nodes"]["A"]["rx"]["by_opcode"]["RC_ACK"]["packets"], 5) << s.report["nodes"]["A"]["rx"].dump();
+}
+
+}  // namespace
+
+namespace {
+
+// A retransmission in the capture (rdma_write_bw's frames 24 and 25, its
+// second WRITE_LAST and that ACK, sent again right after): ERNIC sends the
+// packet once, so the capture's second ACK is never due and the second
+// sending never comes; every other answer still goes (none waits behind
+// the one whose request never comes), every message completes.
+TEST(ReplayStepCheck, AnAnswerNeverDueHoldsUpNothing) {
+  const std::string cap = variant("rdma_write_bw", "retransmitted", [](std::vector<ernic::PcapFrame>& fr) {
+    std::vector<ernic::PcapFrame> again = {fr[23], fr[24]};  // frames 24, 25
+    for (auto& f : again) f.time_ns = fr[24].time_ns + 1000;
+    fr.insert(fr.begin() + 25, again.begin(), again.end());  // as frames 26, 27
+  });
+  const Outcome t = replay_file(cap, "--requester-side --report-only");
+  ASSERT_EQ(t.code, 0) << t.text();
+  EXPECT_EQ(t.with("diff: "),
+            (std::vector<std::string>{"frame 26: RC_WRITE_LAST psn=5454385 (sent 1 time(s) before): ERNIC did not send it",
+                                      "frame 27: RC_ACK psn=5454385 syndrome=0x1f msn=1: not injected: ERNIC did not "
+                                      "send the request it answers (frame 26)"}))
+      << t.text();
+  const auto sum = t.with("summary: ");
+  ASSERT_EQ(sum.size(), 1u);
+  EXPECT_NE(sum[0].find("15 matched field for field, 5 of 6 answers injected, 5 of 5 messages completed"),
+            std::string::npos)
+      << sum[0];
+  const StepRun s = run_step("retransmitted", "capture: " + cap + ", node: A, from: P, side: requester, "
+                                              "on_difference: report");
+  ASSERT_EQ(s.code, 0) << s.out;
+  std::vector<std::string> step_lines = s.lines(), tool_lines = t.lines;
+  EXPECT_EQ(step_lines, tool_lines);
+}
+
+// Timestamps that step back (a capture merged from several sources): the
+// third READ request stamped 1 ms before the first goes right after the
+// second; the replay is as the original's.
+TEST(ReplayStepCheck, TimestampsSteppingBackGoAtOnce) {
+  const std::string cap = variant("rdma_read_bw", "time_back", [](std::vector<ernic::PcapFrame>& fr) {
+    for (auto& f : fr) f.time_ns += 2000000;  // room to step back
+    fr[23].time_ns = fr[21].time_ns - 1000000;  // frame 24: the third READ request
+  });
+  for (const char* side : {"", ", side: requester"}) {
+    const StepRun s = run_step("time_back", "capture: " + cap + ", node: A, from: P" + side);
+    EXPECT_EQ(s.code, 0) << s.out;
+    EXPECT_NE(s.replay()["summary"].get<std::string>().find(*side ? "5 matched field for field, 15 of 15 answers injected"
+                                                                   : "15 matched field for field, 0 difference(s)"),
+              std::string::npos)
+        << s.replay()["summary"];
+  }
+}
+
+// A frame longer than the MAC takes (ctl_rx_max_packet_len, 9600 bytes
+// with the FCS): ERNIC's CMAC discards it and counts it; no answer.
+TEST(ReplayStepCheck, AFrameTooLongForTheMacIsDiscarded) {
+  const std::string cap = variant("rdma_write_lat", "too_long", [](std::vector<ernic::PcapFrame>& fr) {
+    for (auto& pf : fr) {
+      auto f = roce::decode(pf.data.data(), pf.data.size());
+      if (!f || f->bth.opcode != 0x0A) continue;  // the first RC_WRITE_ONLY
+      f->payload.assign(12000, 0x5A);
+      f->reth->dma_len = 12000;
+      pf.data = roce::encode(*f);
+      pf.orig_len = uint32_t(pf.data.size());
+      break;
+    }
+  });
+  const StepRun s = run_step("too_long", "capture: " + cap + ", node: A, from: P, on_difference: report");
+  ASSERT_EQ(s.code, 0) << s.out;
+  EXPECT_EQ(s.report["nodes"]["A"]["link"]["rx_too_long"], 1) << s.report["nodes"]["A"]["link"].dump();
+  bool no_answer = false;
+  for (const auto& l : s.lines()) no_answer = no_answer || l.find(": no answer from ERNIC with this PSN") != std::string::npos;
+  EXPECT_TRUE(no_answer) << s.out;
+}
+
+// Two replays at once from one peer, each to its own QPN, both as the
+// original; a replay to a QPN the peer has a QP of, or another replay is
+// playing, is refused: their frames could not be told apart.
+TEST(ReplayStepCheck, OneReplayAQpn) {
+  const std::string both = "  - parallel:\n"
+                           "    - { name: a, steps: [ { replay: { " + capture_key("rdma_read_bw") + " } } ] }\n"
+                           "    - { name: b, steps: [ { replay: { " + capture_key("rdma_write_bw") +
+                           ", node_qpn: 3, fast: true } } ] }\n";
+  const StepRun two = run_step("two", capture_key("pingpong_rc"), both);
+  ASSERT_EQ(two.code, 0) << two.out;
+  const json& rs = two.report["nodes"]["P"]["peer"]["replays"];
+  ASSERT_EQ(rs.size(), 3u);
+  for (const auto& r : rs) EXPECT_EQ(r["code"], 0) << r["summary"];
+  const StepRun same = run_step("same", capture_key("pingpong_rc"),
+                                "  - parallel:\n"
+                                "    - { name: a, steps: [ { replay: { " + capture_key("rdma_write_bw") + " } } ] }\n"
+                                "    - { name: b, steps: [ { replay: { " + capture_key("rdma_write_bw") +
+                                ", node_qpn: 3 } } ] }\n");
+  EXPECT_EQ(same.code, 2) << same.out;
+  EXPECT_NE(same.out.find("replay: peer P: QPN 29 of the peer is another replay's: the replay's frames to it could "
+                          "not be told apart"),
+            std::string::npos)
+      << same.out;
+}
+
+// The nodes' addresses: of the capture's IP version when both nodes have
+// one; none in common is exit 2 naming why.
+TEST(ReplayStepCheck, NodesWithoutACommonIpVersion) {
+  const fs::path dir = fs::temp_directory_path() / "ernic_replay_step_ipver";
+  fs::create_directories(dir);
+  const fs::path yaml = dir / "s.yaml";
+  std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ipv6: \"fd00::2\" }\n"
+                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n  - init: [A]\n"
+                         "  - replay: { " << capture_key("pingpong_rc") << " }\n";
+  FILE* p = popen((kSim + " run " + yaml.string() + " --quiet 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int st = pclose(p);
+  EXPECT_EQ(WEXITSTATUS(st), 2) << out;
+  EXPECT_NE(out.find("s.yaml:7:5: replay: the two nodes have no IP version in common (ERNIC's node: IPv6 only; the "
+                     "other: IPv4 only)"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

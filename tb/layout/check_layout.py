@@ -18,7 +18,7 @@ Rules:
    above) may be included where the rest of model/host may not; so may
    the driver (host/driver.h, host/driver_env.h, host/host_bus.h) by the
    bridge's client, and the switch's counter list and parameters
-   (link/switch_counters.h, link/switch_params.h,
+   (link/mac_params.h, link/switch_counters.h, link/switch_params.h,
    plain C++ including nothing of the model) by the scenario parser.
 5. The driver is plain C++ (it also runs in a program outside the
    simulator, issue 15): model/host/driver*.{h,cpp} and host_bus.h include
@@ -50,9 +50,10 @@ ALLOWED = {
     "qp_setup": ["datapath", "link", "sim", "trace", "regs", "roce"],
     "ernic": ["qp", "mr", "dma", "datapath", "datapath/sc", "link", "host/host_memory.h", "sim", "trace", "regs",
               "roce"],
-    "scenario": ["link/switch_counters.h", "link/switch_params.h", "regs", "roce"],
+    "scenario": ["link/mac_params.h", "link/switch_counters.h", "link/switch_params.h", "regs", "roce"],
     "bridge": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
     "peer": ["host/host_memory.h", "link", "sim", "trace", "regs", "roce"],
+    "replay": ["host", "trace", "regs", "roce"],
     "bridge/client": ["bridge", "host/driver.h", "host/driver_env.h", "host/host_bus.h", "regs", "roce"],
     "system": None,  # the top: anything
 }

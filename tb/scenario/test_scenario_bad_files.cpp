@@ -155,7 +155,11 @@ const BadCase kBadCases[] = {
      "node 'A' is an ERNIC node; `from` names the kind: peer node that plays the capture's side"},
     {"replay_node_peer.yaml", 7, 38, "steps[1].replay.node", "node 'P' has kind: peer (the ideal IBTA peer, no ERNIC, "
      "no driver): replay cannot use it"},
-    {"replay_node_qpn.yaml", 7, 60, "steps[1].replay.node_qpn", "8 is out of range [2, 7]"},
+    {"replay_node_qpn.yaml", 7, 60, "steps[1].replay.node_qpn", "9 is out of range [2, 8]"},
+    {"replay_node_qpn_used.yaml", 8, 60, "steps[2].replay.node_qpn", "QP 3 of node A is already used by connection c"},
+    {"replay_in_repeat.yaml", 7, 36, "steps[1].repeat.steps[0].replay",
+     "replay is not allowed inside repeat (the repeat at line 7 runs its steps 2 times, and its QP on the ERNIC node "
+     "stays taken: the next round would need another)"},
     {"replay_on_difference.yaml", 7, 65, "steps[1].replay.on_difference",
      "unknown value 'warn' (expected one of: fail, report)"},
     {"replay_requester_ip.yaml", 7, 64, "steps[1].replay.requester_ip", "'10.1.16.300' is not an IPv4 or IPv6 address"},

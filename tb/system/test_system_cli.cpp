@@ -98,7 +98,7 @@ TEST(SystemCli, BadOptionExits2) {
 
 // ---- issue 20: defects found when tried as a user would ---------------------
 
-const char kSubcommands[] = "run, serve, node, regress, rtl-replay, icarus, random, bench, floor, log, pcap, experiment";
+const char kSubcommands[] = "run, serve, node, regress, rtl-replay, icarus, random, bench, floor, log, pcap, replay, experiment";
 
 // An unknown subcommand is named (CLI11 said only "A subcommand is required").
 TEST(SystemCli, UnknownSubcommandIsNamed) {
