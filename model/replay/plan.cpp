@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -204,6 +205,11 @@ std::string make_plan(const std::vector<Pkt>& pk, const ReplayOptions& o, Plan* 
 
 std::vector<std::string> read_expect(const std::string& path, bool* ok) {
   std::vector<std::string> out;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {  // a device or FIFO would be read forever
+    *ok = false;
+    return out;
+  }
   std::ifstream in(path);
   *ok = bool(in);
   std::string line;

@@ -49,7 +49,10 @@ void Parser::step_replay(const Field& f, const SourceLoc& loc) {
     nf.fail(fmt::format("node {} has no free QP for the replay (num_qp {} allows {} connections)", s.node, num_qp,
                         num_qp - 1));
   s.psn_delta = uint32_t(r.u64("psn_delta", 0, 0, kMaxPsn));
-  s.va_base = r.opt_u64("va_base", 0, ~uint64_t(0));
+  if (const auto vf = r.take("va_base")) {
+    if (s.requester_side) vf->fail_key("va_base moves the MRs ERNIC answers from: the responder side's");
+    s.va_base = read_uint(*vf, 0, ~uint64_t(0));
+  }
   if (const auto ff = r.take("fast")) s.fast = read_bool(*ff);
   s.settle_us = uint32_t(r.u64("settle_us", s.settle_us, 0, 1000000));
   if (const auto ef = r.take("expect"))

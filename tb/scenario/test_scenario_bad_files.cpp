@@ -157,6 +157,8 @@ const BadCase kBadCases[] = {
      "no driver): replay cannot use it"},
     {"replay_node_qpn.yaml", 7, 60, "steps[1].replay.node_qpn", "9 is out of range [2, 8]"},
     {"replay_node_qpn_used.yaml", 8, 60, "steps[2].replay.node_qpn", "QP 3 of node A is already used by connection c"},
+    {"replay_va_base_requester.yaml", 7, 67, "steps[1].replay.va_base",
+     "va_base moves the MRs ERNIC answers from: the responder side's"},
     {"replay_in_repeat.yaml", 7, 36, "steps[1].repeat.steps[0].replay",
      "replay is not allowed inside repeat (the repeat at line 7 runs its steps 2 times, and its QP on the ERNIC node "
      "stays taken: the next round would need another)"},
