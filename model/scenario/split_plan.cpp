@@ -11,8 +11,10 @@ namespace {
 bool splittable(const Step& s, std::string* why, bool star);
 
 // The step kinds phase 1 runs split (model/system/split.h). star: a switch
-// topology (split_star.cpp), whose processes trade values only in pairs:
-// the steps every process trades in are refused there.
+// topology (split_star.cpp), whose processes trade values only in pairs or
+// sum them over all (System::split_sum): the steps that trade values
+// between a connection's two ends (recover, disconnect, qp_adopt) are
+// refused there.
 struct SplittableV {
   std::string* why;
   bool star;
@@ -34,16 +36,22 @@ struct SplittableV {
   bool operator()(const RegReadStep&) const { return true; }
   bool operator()(const RegExpectStep&) const { return true; }
   bool operator()(const RegPollStep&) const { return true; }
-  bool operator()(const FaultStep&) const { return all_only("fault"); }
-  bool operator()(const LinkStep&) const { return all_only("link"); }
+  // fault, link: every process installs the rule or the state on the
+  // direction's line; only the process that sends on that line's sending
+  // half acts (a star: X's uplink in X's process, the switch's downlinks in
+  // the switch's), so each fault is applied and reported once.
+  bool operator()(const FaultStep&) const { return true; }
+  bool operator()(const LinkStep&) const { return true; }
   bool operator()(const ExpectFramesStep&) const { return true; }
-  bool operator()(const ExpectIdleStep&) const { return all_only("expect_idle"); }
+  bool operator()(const ExpectIdleStep&) const { return true; }
   bool operator()(const WaitUntilStep&) const { return true; }
   bool operator()(const DeregisterMrStep&) const { return true; }
   bool operator()(const DebugPresetStep&) const { return true; }
   bool operator()(const HwHandshakeStep&) const { return true; }
   bool operator()(const ConnectRejectStep&) const { return true; }
-  bool operator()(const ExpectComplianceStep&) const { return all_only("expect_compliance"); }
+  // expect_compliance: every process's count, summed (a star's too:
+  // System::split_sum hears every process through the switch's).
+  bool operator()(const ExpectComplianceStep&) const { return true; }
   bool operator()(const RecoverStep&) const { return all_only("recover"); }
   bool operator()(const DisconnectStep&) const { return all_only("disconnect"); }
   bool operator()(const ExpectSwitchStep&) const { return true; }
@@ -51,7 +59,9 @@ struct SplittableV {
   bool operator()(const QpReleaseStep&) const { return true; }
   bool operator()(const QpAdoptStep&) const { return all_only("qp_adopt"); }
   bool operator()(const ExpectQpStep&) const { return true; }
-  bool operator()(const BypassSendStep&) const { return all_only("bypass_send"); }
+  // bypass_send: the frames built in every process (each keeps them for
+  // expect_bypass), sent by the source's; nothing traded.
+  bool operator()(const BypassSendStep&) const { return true; }
   bool operator()(const ProgramStep&) const { return true; }
   bool operator()(const ExpectBypassStep&) const { return true; }
   bool operator()(const ConnectStep& c) const {
@@ -117,7 +127,7 @@ struct ParticipantsV {
   // qp_adopt: each end's process takes its end, the second after the first (steps_qp_setup.cpp).
   std::vector<std::string> operator()(const QpAdoptStep& x) const { return {x.client.node, x.server.node}; }
   std::vector<std::string> operator()(const ConnectRejectStep& x) const { return {x.client, x.server}; }
-  // expect_compliance: every process, each counting its own node's frames (split_exchange sums them).
+  // expect_compliance: every process, each counting its own node's frames (split_sum sums them).
   // recover, disconnect: every process (the connection's ends; the second waits for the first,
   // steps_connection.cpp).
   // A direction's frames are its sender's (tx) or its receiver's (rx).
@@ -127,8 +137,10 @@ struct ParticipantsV {
   std::vector<std::string> operator()(const WaitUntilStep& x) const {
     return {x.frames_dir ? x.frames_dir->from : x.reg->node};
   }
-  // fault, link: every process installs the rule on both lines' sending
-  // halves (only its own node's sends); expect_idle: each watches its own.
+  // fault, link: every process installs the rule on the direction's line
+  // (only the process with its sending half acts: the sender's, or with a
+  // switch on switch->X the switch's); expect_idle: each watches its own
+  // sends and the CQE counts are summed; expect_compliance: summed too.
   template <class T>
   std::vector<std::string> operator()(const T&) const {  // not splittable (split_refusal): every process
     return {};

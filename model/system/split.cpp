@@ -25,27 +25,32 @@ using namespace sc_core;
 
 namespace {
 
-// A fact's bytes: an MR record (register_mr).
+// A fact's bytes: an MR record (register_mr): its node's index (a star's
+// processes hear every node's MRs, and two nodes may name an MR alike),
+// then the record.
 constexpr uint8_t kFactMr = 'M', kFactExchange = 'X', kFactFailed = 'F';
+constexpr size_t kMrFactHeader = 2 + 8 * 8;
 
-std::vector<uint8_t> mr_fact(const host::Mr& m) {
-  std::vector<uint8_t> b(1 + 8 * 8);
+std::vector<uint8_t> mr_fact(const host::Mr& m, size_t node) {
+  std::vector<uint8_t> b(kMrFactHeader);
   b[0] = kFactMr;
+  b[1] = uint8_t(node);
   const uint64_t f[8] = {m.index, m.pd, m.va, m.pa, m.length, m.rkey, m.guard_before, m.guard_after};
-  std::memcpy(b.data() + 1, f, sizeof f);
+  std::memcpy(b.data() + 2, f, sizeof f);
   b.insert(b.end(), m.name.begin(), m.name.end());
   return b;
 }
 
-host::Mr mr_of_fact(const std::vector<uint8_t>& b) {
-  if (b.size() < 65 || b[0] != kFactMr)
+host::Mr mr_of_fact(const std::vector<uint8_t>& b, size_t* node) {
+  if (b.size() < kMrFactHeader || b[0] != kFactMr)
     throw std::runtime_error("split run: a malformed MR record from the other process");
   uint64_t f[8];
-  std::memcpy(f, b.data() + 1, sizeof f);
+  std::memcpy(f, b.data() + 2, sizeof f);
   host::Mr m;
   m.index = uint32_t(f[0]), m.pd = uint32_t(f[1]), m.va = f[2], m.pa = f[3], m.length = f[4];
   m.rkey = uint32_t(f[5]), m.guard_before = f[6], m.guard_after = f[7];
-  m.name.assign(b.begin() + 65, b.end());
+  m.name.assign(b.begin() + kMrFactHeader, b.end());
+  *node = b[1];
   return m;
 }
 
@@ -143,7 +148,7 @@ bool System::split_participates(const Step& s) const {
 }
 
 void System::split_share_mr(const host::Mr& m) {
-  if (split()) split_fact(mr_fact(m));
+  if (split()) split_fact(mr_fact(m, split_local_));
 }
 
 void System::split_fact(const std::vector<uint8_t>& data) {
@@ -199,24 +204,41 @@ std::optional<bridge::NetControl> System::split_next() {
   }
 }
 
-std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours) {
+std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours) { return split_trade(ours, 1).at(0); }
+
+// Every other process's values (a star: each node's process hears the
+// others' through the switch's, which hears them all: nodes.size() each).
+std::vector<uint64_t> System::split_sum(const std::vector<uint64_t>& ours) {
+  std::vector<uint64_t> sum = ours;
+  for (const auto& theirs : split_trade(ours, split_star() ? nodes.size() : 1))
+    for (size_t k = 0; k < sum.size(); ++k) sum[k] += theirs[k];
+  return sum;
+}
+
+// Ours sent as a fact; the next `others` such facts of the step (the same
+// size) taken, in arrival order; the facts ahead of them stay for the
+// step's end.
+std::vector<std::vector<uint64_t>> System::split_trade(const std::vector<uint64_t>& ours, size_t others) {
   std::vector<uint8_t> b(1 + 8 * ours.size());
   b[0] = kFactExchange;
   std::memcpy(b.data() + 1, ours.data(), 8 * ours.size());
   split_fact(b);
   std::deque<bridge::NetControl> before;  // facts ahead of it stay for the step's end
-  for (;;) {
+  std::vector<std::vector<uint64_t>> got;
+  while (got.size() < others) {
     std::optional<bridge::NetControl> c = split_next();
     if (!c) throw std::runtime_error("split run: the other process did not trade its values");
     if (c->kind == bridge::NetControl::Fact && !c->data.empty() && c->data[0] == kFactExchange &&
         c->data.size() == b.size()) {
       std::vector<uint64_t> theirs(ours.size());
       std::memcpy(theirs.data(), c->data.data() + 1, 8 * ours.size());
-      split_pending_.insert(split_pending_.begin(), before.begin(), before.end());
-      return theirs;
+      got.push_back(std::move(theirs));
+      continue;
     }
     before.push_back(std::move(*c));
   }
+  split_pending_.insert(split_pending_.begin(), before.begin(), before.end());
+  return got;
 }
 
 bool System::split_await_request(Node& server, const host::Connection& c, const std::string& client) {
@@ -262,8 +284,12 @@ void System::split_barrier() {
     if (!c) return;
     if (c->kind == bridge::NetControl::Fact) {
       if (!c->data.empty() && c->data[0] == kFactMr) {
-        host::Mr m = mr_of_fact(c->data);
-        remote_mrs_[m.name] = m;
+        size_t from = 0;
+        host::Mr m = mr_of_fact(c->data, &from);
+        if (from >= nodes.size())
+          throw std::runtime_error(fmt::format("split run: an MR record of node index {}, which this scenario "
+                                               "does not have", from));
+        remote_mrs_[{nodes[from]->cfg.name, m.name}] = m;
       }
       continue;
     }
@@ -286,7 +312,7 @@ void System::split_barrier() {
 
 const host::Mr* System::find_mr_any(const std::string& node_name, const std::string& mr) {
   if (local(node_name)) return node(node_name)->find_mr(mr);
-  auto it = remote_mrs_.find(mr);
+  auto it = remote_mrs_.find({node_name, mr});
   return it == remote_mrs_.end() ? nullptr : &it->second;
 }
 

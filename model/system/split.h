@@ -38,8 +38,14 @@
 // end: each process its end, the QPNs, PSNs and MRs traded at the instant,
 // the peer's QP created when the ERNIC end's is enabled: steps_peer.cpp).
 // With a switch: no kind: peer, host: program or qp_setup_fsm node, and
-// none of the steps every process trades values in (recover, disconnect,
-// expect_compliance, qp_adopt, bypass_send) nor fault, link, expect_idle.
+// none of the steps a connection's two ends trade values in (recover,
+// disconnect, qp_adopt). fault and link do split there: every process
+// installs the rule (or the state) on the direction's line, and it acts
+// only where that line's sending half is, so each fault is applied and
+// reported once: on X->Y (X's link, the flow to Y) and X->switch in X's
+// process, on switch->X (the port's link to X) in the switch's. expect_idle
+// and expect_compliance sum every process's count (split_sum: each hears
+// all the others' through the switch's process).
 // Every step but connect with batch: expect_switch (in the switch's
 // process), init (the nodes one
 // after the other, as in one process), register_mr, deregister_mr, fill,
@@ -51,10 +57,12 @@
 // qp_release and expect_qp (in the node's process), qp_adopt (each end in
 // its node's process, the second after the first), bypass_send (the
 // frames built in every process, sent by the source's), expect_bypass,
-// program, expect_idle (each process its node's sends and CQEs),
-// expect_compliance (each its node's frames, summed by split_exchange),
-// wait_until. The independent wire monitor of a pair runs in its first
-// node's process, fed the other's events (split_monitor.cpp). Weaker
+// program, expect_idle (each process its node's sends; the CQE counts
+// summed), expect_compliance (each its node's frames, summed by
+// split_sum), wait_until. An MR's record (a fact) names its node: two
+// nodes may give their MRs one name. The independent wire monitor of a
+// pair runs in its first node's process, fed the other's events
+// (split_monitor.cpp). Weaker
 // split: the shadow-memory scoreboard checks each process's own node (it
 // stands aside from content comparison: the peer's operations are in the
 // other process; the canaries stay checked).

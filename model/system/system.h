@@ -466,6 +466,11 @@ class System : public sc_core::sc_module {
   void split_share_mr(const host::Mr& m);             // register_mr's record (nothing in one process)
   // Both participants of this step trade values at this instant.
   std::vector<uint64_t> split_exchange(const std::vector<uint64_t>& ours);
+  // Every process of the run gives its values at this instant (a step every
+  // process runs; a star: the switch's too); each gets their sums, its own
+  // included (expect_compliance's reports, expect_idle's CQEs).
+  std::vector<uint64_t> split_sum(const std::vector<uint64_t>& ours);
+  std::vector<std::vector<uint64_t>> split_trade(const std::vector<uint64_t>& ours, size_t others);
   std::deque<bridge::NetControl> split_pending_;      // taken from the link, not used yet (any lane)
   void split_barrier();
   std::optional<bridge::NetControl> split_next();
@@ -507,7 +512,7 @@ class System : public sc_core::sc_module {
   bool split_peer_failed_ = false;
   void peer_failed(int code, const std::string& why, const std::string& who = "");  // who: "" = the peer
   void watch_peer_end();
-  std::map<std::string, host::Mr> remote_mrs_;  // the other process's node's MRs, by name
+  std::map<std::pair<std::string, std::string>, host::Mr> remote_mrs_;  // the other processes' nodes' MRs, by (node, name)
 
   std::map<std::string, Conn> conns_;
   std::map<std::string, uint32_t> peer_qpn_;  // connection -> the QPN of its kind: peer end
