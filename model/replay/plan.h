@@ -182,6 +182,12 @@ std::string plan_requester(Session& s);
 void run_responder(Session& s, host::Driver& d, HostMemory& mem, Line& line, bool bring_up);
 void run_requester(Session& s, host::Driver& d, HostMemory& mem, Line& line, bool bring_up);
 Verdict judge_responder(Session& s, std::vector<std::string> diffs);
+// What both judgements share (replay.cpp): a run that did not reach its
+// end (why_short, unless a set-up error says more) is a verdict of 2
+// (true); the differences listed against the expected ones, the summary
+// (counts, then the tally) and the verdict.
+bool cut_short(Session& s, bool reached_end, const std::string& why_short, Verdict* v);
+Verdict tally(Session& s, const std::vector<std::string>& diffs, size_t matched, const std::string& counts);
 Verdict judge_requester(Session& s, std::vector<std::string> diffs);
 
 }  // namespace ernic::replay

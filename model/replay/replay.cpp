@@ -54,6 +54,29 @@ Verdict Replay::judge(const std::vector<std::string>& errors) {
   return s_->opt.requester_side ? judge_requester(*s_, std::move(diffs)) : judge_responder(*s_, std::move(diffs));
 }
 
+bool cut_short(Session& ss, bool reached_end, const std::string& why_short, Verdict* v) {
+  if (!reached_end && ss.setup_errors.empty()) ss.setup_errors.push_back(why_short);
+  if (ss.setup_errors.empty()) return false;
+  v->code = 2;
+  v->setup_errors = ss.setup_errors;
+  return true;
+}
+
+Verdict tally(Session& ss, const std::vector<std::string>& diffs, size_t matched, const std::string& counts) {
+  const DiffTally t = report_diffs(diffs, ss.expected, &ss.lines);
+  const bool bad = t.unexplained || t.missing;
+  Verdict v;
+  v.summary = fmt::format("{}, {} difference(s), {} unexplained, {} expected not seen: {}", counts, diffs.size(),
+                          t.unexplained, t.missing, bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
+  ss.lines.push_back("summary: " + v.summary);
+  v.code = bad && !ss.opt.report_only ? 1 : 0;
+  v.differences = diffs.size();
+  v.unexplained = t.unexplained;
+  v.missing = t.missing;
+  v.matched = matched;
+  return v;
+}
+
 std::vector<std::string> Replay::take_lines() {
   std::vector<std::string> out;
   out.swap(s_->lines);

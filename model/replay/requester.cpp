@@ -269,35 +269,20 @@ Verdict judge_requester(Session& ss, std::vector<std::string> diffs) {
   const ReplayOptions& o = ss.opt;
   const ReqSetup& s = p.req;
   Verdict v;
-  if (!ss.done && ss.setup_errors.empty())
-    ss.setup_errors.push_back("the capture's messages span more than the run: not all were posted (" +
-                              o.key("--fast") + " posts them at once)");
-  if (!ss.setup_errors.empty()) {
-    v.code = 2;
-    v.setup_errors = ss.setup_errors;
+  if (cut_short(ss, ss.done, "the capture's messages span more than the run: not all were posted (" + o.key("--fast") +
+                                 " posts them at once)", &v))
     return v;
-  }
   ss.lines.push_back(fmt::format("post: {} messages (frames {}..{}) {}; inject: {} responder frames in answer to "
                                  "ERNIC's requests",
                                  s.msgs.size(), p.first_pkt.front()->cap->n, p.first_pkt.back()->cap->n,
                                  o.fast ? "at once" : "paced by the capture's timestamps", s.answers.size()));
   const auto [matched, ernic_requests] = compare_requests(ss, &diffs);
   const size_t injected = check_outcome(ss, &diffs);
-  const DiffTally t = report_diffs(diffs, ss.expected, &ss.lines);
-  const bool bad = t.unexplained || t.missing;
-  v.summary = fmt::format("{} capture requests, {} ERNIC requests, {} matched field for field, {} of {} answers "
-                          "injected, {} of {} messages completed, {} difference(s), {} unexplained, {} expected not "
-                          "seen: {}",
-                          p.requests.size(), ernic_requests, matched, injected, s.answers.size(),
-                          ss.completions.size(), s.msgs.size(), diffs.size(), t.unexplained, t.missing,
-                          bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
-  ss.lines.push_back("summary: " + v.summary);
-  v.code = bad && !o.report_only ? 1 : 0;
-  v.differences = diffs.size();
-  v.unexplained = t.unexplained;
-  v.missing = t.missing;
-  v.matched = matched;
-  return v;
+  return tally(ss, diffs, matched,
+               fmt::format("{} capture requests, {} ERNIC requests, {} matched field for field, {} of {} answers "
+                           "injected, {} of {} messages completed",
+                           p.requests.size(), ernic_requests, matched, injected, s.answers.size(),
+                           ss.completions.size(), s.msgs.size()));
 }
 
 }  // namespace ernic::replay

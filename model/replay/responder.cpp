@@ -99,14 +99,9 @@ Verdict judge_responder(Session& ss, std::vector<std::string> diffs) {
   const Plan& p = ss.p;
   const ReplayOptions& o = ss.opt;
   Verdict v;
-  if (!ss.injected_all && ss.setup_errors.empty())
-    ss.setup_errors.push_back("the capture's requests span more than the run: not all were injected (" +
-                              o.key("--fast") + " injects them back to back)");
-  if (!ss.setup_errors.empty()) {
-    v.code = 2;
-    v.setup_errors = ss.setup_errors;
+  if (cut_short(ss, ss.injected_all, "the capture's requests span more than the run: not all were injected (" +
+                                         o.key("--fast") + " injects them back to back)", &v))
     return v;
-  }
   size_t preload = 0;
   for (size_t i = 0; i < p.mrs.size(); ++i) {
     for (const auto& [va, b] : p.sim.mrs[i].preload) preload += b.size();
@@ -179,20 +174,9 @@ Verdict judge_responder(Session& ss, std::vector<std::string> diffs) {
                                   sim[j].bth.psn, ack_fields(sim[j]),
                                   n ? fmt::format("answers the request in frame {}", n) : "no request has this PSN"));
     }
-  const DiffTally tally = report_diffs(diffs, ss.expected, &ss.lines);
-  const size_t unexplained = tally.unexplained, missing = tally.missing;
-  const bool bad = unexplained || missing;
-  v.summary = fmt::format("{} capture answers, {} ERNIC answers, {} matched field for field, {} difference(s), {} "
-                          "unexplained, {} expected not seen: {}",
-                          p.responses.size(), sim.size(), matched, diffs.size(), unexplained, missing,
-                          bad ? "DIFFERENT" : diffs.empty() ? "identical" : "as expected");
-  ss.lines.push_back("summary: " + v.summary);
-  v.code = bad && !o.report_only ? 1 : 0;
-  v.differences = diffs.size();
-  v.unexplained = unexplained;
-  v.missing = missing;
-  v.matched = matched;
-  return v;
+  return tally(ss, diffs, matched,
+               fmt::format("{} capture answers, {} ERNIC answers, {} matched field for field", p.responses.size(),
+                           sim.size(), matched));
 }
 
 }  // namespace ernic::replay
