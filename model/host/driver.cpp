@@ -149,6 +149,8 @@ void Driver::init() {
 
 // -------------------------------------------------------------- RC QPs
 
+uint32_t Driver::flush_posted(uint32_t qpn) { return rd(qreg(qpn, R::q::STATQPi)); }
+
 std::optional<uint32_t> Driver::lowest_free_qpn(const std::set<uint32_t>& avoid) const {
   for (uint32_t n = 2; n <= top_qpn(); ++n)
     if ((n >= qpn_used_.size() || !qpn_used_[n]) && !avoid.count(n)) return n;

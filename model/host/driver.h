@@ -248,6 +248,10 @@ class Driver {
   // and queues; establish() programs it with the peer's QPN, PSN, address
   // and MR advertisement and moves it to RTS.
   Connection& prepare(const QpParams& p);
+  // Returns once every register write posted before it has reached ERNIC:
+  // a non-posted read of QP qpn's STATQPi (PCIe ordering: a read does not
+  // pass the posted writes before it). Its value.
+  uint32_t flush_posted(uint32_t qpn);
   // The lowest QPN free and not in avoid; nullopt: none.
   std::optional<uint32_t> lowest_free_qpn(const std::set<uint32_t>& avoid = {}) const;
   // An IPv6 remote_ip makes an IPv6 QP (QPCONFi[7], IPDESADDR1..4i).

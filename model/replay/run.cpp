@@ -63,6 +63,7 @@ void run_responder(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
     p.pd = 0;
     host::Connection& c = d.prepare(p);
     d.establish(c, s.peer_qpn, s.expected_psn, peer_ip, roce::cm::MrInfo{});
+    d.flush_posted(c.qpn);  // the MRs and the QP in ERNIC (its writes are posted)
     const uint64_t t0 = sc_time_stamp().value() + 1000000;  // 1 us after the QP is ready
     for (size_t k = 0; k < s.request_t_ns.size(); ++k) {
       wait_until(o.fast ? t0 : t0 + s.request_t_ns[k] * 1000);
@@ -132,6 +133,7 @@ void run_requester(Session& ss, host::Driver& d, HostMemory& mem, Line& line, bo
     p.pd = 0;
     host::Connection& c = d.prepare(p);
     d.establish(c, s.dest_qpn, 0, peer_ip, roce::cm::MrInfo{});
+    d.flush_posted(c.qpn);  // the QP in ERNIC (its writes are posted)
     const uint64_t t0 = sc_time_stamp().value() + 1000000;  // 1 us after the QP is ready
     for (size_t k = 0; k < s.msgs.size(); ++k) {
       const ReqMessage& m = s.msgs[k];

@@ -317,4 +317,24 @@ TEST(ReplayStepCheck, NodesWithoutACommonIpVersion) {
       << out;
 }
 
+// The replay's QP is in ERNIC before the first frame comes: six MR
+// registrations before the step leave posted register writes queued on
+// the node's PCIe link (steps end before their writes land); the replay
+// flushes them (a non-posted read) before it starts.
+TEST(ReplayStepCheck, AfterABacklogOfRegisterWrites) {
+  std::string mrs;
+  for (int i = 0; i < 6; ++i) mrs += "  - register_mr: { node: A, name: m" + std::to_string(i) + ", length: 4096 }\n";
+  const fs::path dir = fs::temp_directory_path() / "ernic_replay_step_backlog";
+  fs::create_directories(dir);
+  const fs::path yaml = dir / "s.yaml";
+  std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n  - init: [A]\n"
+                      << mrs << "  - replay: { " << capture_key("rdma_read_bw") << ", fast: true }\n";
+  FILE* p = popen((kSim + " run " + yaml.string() + " --quiet 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  EXPECT_EQ(WEXITSTATUS(pclose(p)), 0) << out;
+}
+
 }  // namespace
