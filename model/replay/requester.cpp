@@ -98,7 +98,12 @@ std::string plan_requester_(Session& ss) {
       if (q->cap->n > a->cap->n) break;
       trig = q;
     }
-    if (!trig) continue;  // an answer before any request: nothing to tie it to
+    if (!trig) {  // an answer before any request: nothing to tie it to
+      ss.lines.push_back(fmt::format("note: frame {}: {} psn={}{} comes before every request of the connection: not "
+                                     "injected",
+                                     a->cap->n, op_name(a->f.bth.opcode), a->f.bth.psn, ack_fields(a->f)));
+      continue;
+    }
     for (const Pkt* q : p.requests) {
       if (q == trig) break;
       occ += q->f.bth.psn == trig->f.bth.psn;

@@ -42,7 +42,7 @@ void Parser::step_replay(const Field& f, const SourceLoc& loc) {
     if (const auto v = r.opt_u64(key, 0, top)) *out = uint32_t(*v);
   // ERNIC's QP: one of the node's, taken for the rest of the run (as a
   // connection's: counted against num_qp, a given QPN against the others').
-  const std::string name = fmt::format("the replay at line {}", loc.line);
+  const std::string name = fmt::format("replay@{}", loc.line);  // as qp_setup's (steps_qp_setup.cpp)
   if (const auto q = r.take("node_qpn")) s.node_qpn = read_qpn(*q, s.node, name);
   const uint32_t num_qp = sc_.nodes[node_index_.at(s.node)].num_qp;
   if (++conn_count_[s.node] > num_qp - 1)

@@ -337,4 +337,23 @@ TEST(ReplayStepCheck, AfterABacklogOfRegisterWrites) {
   EXPECT_EQ(WEXITSTATUS(pclose(p)), 0) << out;
 }
 
+// A captured answer before any request of the connection (the capture
+// starts mid-exchange) has no request to follow: listed as a note, not
+// injected; the rest replays as the original.
+TEST(ReplayStepCheck, AnAnswerBeforeEveryRequestIsNoted) {
+  const std::string cap = variant("rdma_write_bw", "early_ack", [](std::vector<ernic::PcapFrame>& fr) {
+    ernic::PcapFrame ack = fr[24];  // frame 25: the first message's ACK
+    ack.time_ns = fr[21].time_ns;
+    fr.insert(fr.begin() + 21, ack);  // as frame 22, before the first WRITE
+  });
+  const Outcome t = replay_file(cap, "--requester-side");
+  EXPECT_EQ(t.code, 0) << t.text();
+  EXPECT_EQ(t.with("note: "), (std::vector<std::string>{"frame 22: RC_ACK psn=5454385 syndrome=0x1f msn=1 comes before "
+                                                        "every request of the connection: not injected"}))
+      << t.text();
+  const auto sum = t.with("summary: ");
+  ASSERT_EQ(sum.size(), 1u);
+  EXPECT_NE(sum[0].find("15 matched field for field, 5 of 5 answers injected"), std::string::npos) << sum[0];
+}
+
 }  // namespace
