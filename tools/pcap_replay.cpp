@@ -27,7 +27,7 @@ CLI::App* add_subcommand(CLI::App& app, std::string& file, ReplayOptions& o) {
       ->check(CLI::Range(0u, 0xFFFFFFu));
   rep->add_option("--first-psn", o.first_psn, "the responder's expected PSN at the start (default: CM, else the first request's)")
       ->check(CLI::Range(0u, 0xFFFFFFu));
-  rep->add_option("--node-qpn", o.node_qpn, "ERNIC's QP standing for the responder's")->capture_default_str();
+  rep->add_option("--node-qpn", o.node_qpn, "ERNIC's QP, in the place of the capture's side it stands for")->capture_default_str();
   rep->add_option("--psn-delta", o.psn_delta, "simulated PSN = captured PSN + this (mod 2^24)")
       ->check(CLI::Range(0u, 0xFFFFFFu))
       ->capture_default_str();
