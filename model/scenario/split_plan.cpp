@@ -11,17 +11,13 @@ namespace {
 bool splittable(const Step& s, std::string* why, bool star);
 
 // The step kinds phase 1 runs split (model/system/split.h). star: a switch
-// topology (split_star.cpp), whose processes trade values only in pairs or
-// sum them over all (System::split_sum): the steps that trade values
-// between a connection's two ends (recover, disconnect, qp_adopt) are
-// refused there.
+// topology (split_star.cpp). The steps whose connection ends trade values
+// (recover, disconnect, qp_adopt) run in those two ends' processes only
+// (ParticipantsV), so with a switch too the one fact the second end waits
+// for is the first end's, relayed by the switch's process (split_exchange).
 struct SplittableV {
   std::string* why;
   bool star;
-  bool all_only(const char* kind) const {
-    if (star) *why = std::string("the step `") + kind + "` with a switch";
-    return !star;
-  }
   bool operator()(const InitStep&) const { return true; }
   bool operator()(const RegisterMrStep&) const { return true; }
   bool operator()(const FillStep&) const { return true; }
@@ -52,12 +48,12 @@ struct SplittableV {
   // expect_compliance: every process's count, summed (a star's too:
   // System::split_sum hears every process through the switch's).
   bool operator()(const ExpectComplianceStep&) const { return true; }
-  bool operator()(const RecoverStep&) const { return all_only("recover"); }
-  bool operator()(const DisconnectStep&) const { return all_only("disconnect"); }
+  bool operator()(const RecoverStep&) const { return true; }
+  bool operator()(const DisconnectStep&) const { return true; }
   bool operator()(const ExpectSwitchStep&) const { return true; }
   bool operator()(const QpSetupStep&) const { return true; }
   bool operator()(const QpReleaseStep&) const { return true; }
-  bool operator()(const QpAdoptStep&) const { return all_only("qp_adopt"); }
+  bool operator()(const QpAdoptStep&) const { return true; }
   bool operator()(const ExpectQpStep&) const { return true; }
   // bypass_send: the frames built in every process (each keeps them for
   // expect_bypass), sent by the source's; nothing traded.
@@ -128,8 +124,11 @@ struct ParticipantsV {
   std::vector<std::string> operator()(const QpAdoptStep& x) const { return {x.client.node, x.server.node}; }
   std::vector<std::string> operator()(const ConnectRejectStep& x) const { return {x.client, x.server}; }
   // expect_compliance: every process, each counting its own node's frames (split_sum sums them).
-  // recover, disconnect: every process (the connection's ends; the second waits for the first,
-  // steps_connection.cpp).
+  // recover, disconnect: the connection's two ends (the parser's), the second after the first
+  // (steps_connection.cpp); with a switch no other process takes part, so the fact the second
+  // waits for can only be the first's.
+  std::vector<std::string> operator()(const RecoverStep& x) const { return {x.client, x.server}; }
+  std::vector<std::string> operator()(const DisconnectStep& x) const { return {x.client, x.server}; }
   // A direction's frames are its sender's (tx) or its receiver's (rx).
   std::vector<std::string> operator()(const ExpectFramesStep& x) const {
     return {x.tap == Tap::tx ? x.dir.from : x.dir.to};
@@ -159,10 +158,6 @@ std::string split_refusal(const Scenario& sc) {
       if (t->ports[i].delay_ns == 0)
         return fmt::format("{}: node {}'s port delay_ns 0 cannot run split (a split run needs a propagation delay "
                            "above 0: the lookahead)", t->loc.str(), sc.nodes[i].name);
-    for (const NodeConfig& n : sc.nodes)
-      if (n.peer || n.host_program || n.qp_setup_fsm)
-        return n.loc.str() + ": node " + n.name + " (kind: peer, host: program or qp_setup_fsm) with a switch cannot "
-               "run split yet";
   } else if (sc.link.delay_ns == 0) {
     return where + ": link.delay_ns 0 cannot run split (a split run needs a propagation delay above 0: the lookahead)";
   }

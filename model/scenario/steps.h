@@ -327,6 +327,7 @@ struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both 
   SourceLoc loc;
   std::string conn;
   std::string node;                // the end that sends the DREQ
+  std::string client, server;      // the connection's ends (the parser's; a split run's participants)
 };
 
 // PG332's fatal-recovery flow on both QPs of a connection (after a fatal
@@ -335,6 +336,7 @@ struct DisconnectStep {            // DisconnectRequest / DisconnectReply; both 
 struct RecoverStep {
   SourceLoc loc;
   std::string conn;
+  std::string client, server;      // the connection's ends (the parser's; a split run's participants)
   std::optional<uint32_t> code;    // expected fatal code in the server's error-status queue entry
 };
 

@@ -41,6 +41,8 @@ void Parser::step_disconnect(const Field& f, const SourceLoc& loc) {
   if (!c.program_end.empty()) cf.fail("connection '" + s.conn + "' has a program end (" + c.program_end +
                                       "): disconnecting it is the program's and the driver's business, not a step's");
   s.node = ref_conn_end(r.req("node"), s.conn, c);
+  s.client = c.client;
+  s.server = c.server;
   r.finish();
   release_conn(c, s.conn, loc.line);  // both QPs are deleted
   emit(std::move(s));
@@ -80,6 +82,8 @@ void Parser::step_recover(const Field& f, const SourceLoc& loc) {
   if (peer_node(c.client) || peer_node(c.server))
     cf.fail("connection '" + s.conn + "' has an end of kind: peer: recover needs both drivers");
   if (auto k = r.take("code")) s.code = uint32_t(read_uint(*k, 0, 0x1F));
+  s.client = c.client;
+  s.server = c.server;
   r.finish();
   release_conn(c, s.conn, loc.line);  // both QPs return to RESET
   emit(std::move(s));

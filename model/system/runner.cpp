@@ -54,6 +54,9 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       // Split (split.h): the step's participants act; both processes end
       // it together (a repeat's steps each do).
       if (!split() || repeat || split_participates(s)) run_step(s, g);
+    } catch (const SplitPartnerFailed&) {
+      // The other end's step failed before it traded (split_trade): its
+      // failure, taken at the step's end below, ends this one.
     } catch (const host::DriverError& e) {
       fail(step_loc(s), e.what());
     } catch (const std::exception& e) {

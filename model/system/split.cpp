@@ -204,24 +204,39 @@ std::optional<bridge::NetControl> System::split_next() {
   }
 }
 
-std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours) { return split_trade(ours, 1).at(0); }
+// The pair's other end is the partner: its process's values. A star's
+// switch process relays a fact to every other process, so the one taken
+// is the one its node sent: another pair's trade in the same step (init's
+// nodes one after the other) stays for that pair.
+std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours, const std::string& a,
+                                             const std::string& b) {
+  const int partner = port_of_name(local(a) ? b : a);
+  if (partner < 0 || local(a) == local(b))
+    throw std::runtime_error("split run: a trade between " + a + " and " + b + " in a process that runs " +
+                             (local(a) ? "both" : "neither"));
+  return split_trade(ours, 1, partner).at(0);
+}
 
 // Every other process's values (a star: each node's process hears the
 // others' through the switch's, which hears them all: nodes.size() each).
 std::vector<uint64_t> System::split_sum(const std::vector<uint64_t>& ours) {
   std::vector<uint64_t> sum = ours;
-  for (const auto& theirs : split_trade(ours, split_star() ? nodes.size() : 1))
+  for (const auto& theirs : split_trade(ours, split_star() ? nodes.size() : 1, -1))
     for (size_t k = 0; k < sum.size(); ++k) sum[k] += theirs[k];
   return sum;
 }
 
-// Ours sent as a fact; the next `others` such facts of the step (the same
-// size) taken, in arrival order; the facts ahead of them stay for the
-// step's end.
-std::vector<std::vector<uint64_t>> System::split_trade(const std::vector<uint64_t>& ours, size_t others) {
-  std::vector<uint8_t> b(1 + 8 * ours.size());
+// Ours sent as a fact (its first bytes: the kind and this process's node
+// index, the switch's NetLink::kHubNode); the next `others` such facts of the
+// step (the same size; from node index `from` only, or -1: any process)
+// taken, in arrival order; the facts ahead of them stay for the step's end
+// (or a later trade of the step).
+std::vector<std::vector<uint64_t>> System::split_trade(const std::vector<uint64_t>& ours, size_t others, int from) {
+  constexpr size_t kHeader = 2;
+  std::vector<uint8_t> b(kHeader + 8 * ours.size());
   b[0] = kFactExchange;
-  std::memcpy(b.data() + 1, ours.data(), 8 * ours.size());
+  b[1] = split_hub_ ? bridge::NetLink::kHubNode : uint8_t(split_local_);
+  std::memcpy(b.data() + kHeader, ours.data(), 8 * ours.size());
   split_fact(b);
   std::deque<bridge::NetControl> before;  // facts ahead of it stay for the step's end
   std::vector<std::vector<uint64_t>> got;
@@ -229,13 +244,24 @@ std::vector<std::vector<uint64_t>> System::split_trade(const std::vector<uint64_
     std::optional<bridge::NetControl> c = split_next();
     if (!c) throw std::runtime_error("split run: the other process did not trade its values");
     if (c->kind == bridge::NetControl::Fact && !c->data.empty() && c->data[0] == kFactExchange &&
-        c->data.size() == b.size()) {
+        c->data.size() == b.size() && (from < 0 || c->data[1] == uint8_t(from))) {
       std::vector<uint64_t> theirs(ours.size());
-      std::memcpy(theirs.data(), c->data.data() + 1, 8 * ours.size());
+      std::memcpy(theirs.data(), c->data.data() + kHeader, 8 * ours.size());
       got.push_back(std::move(theirs));
       continue;
     }
+    // The partner's step ended without its values (point to point every
+    // StepEnd is the other's; a star's names its node): its part failed
+    // first (a driver's error), and that failure is the step's.
+    const bool partner_end = from >= 0 && c->kind == bridge::NetControl::StepEnd &&
+                             (!split_star() || c->node == uint8_t(from));
+    const bool failed = partner_end && c->b;
     before.push_back(std::move(*c));
+    if (partner_end) {
+      split_pending_.insert(split_pending_.begin(), before.begin(), before.end());
+      if (failed) throw SplitPartnerFailed{};
+      throw std::runtime_error("split run: the other end's process ended the step without trading its values");
+    }
   }
   split_pending_.insert(split_pending_.begin(), before.begin(), before.end());
   return got;

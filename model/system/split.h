@@ -37,9 +37,19 @@
 // as an ERNIC node is; its MR records sent as facts; connect with a peer
 // end: each process its end, the QPNs, PSNs and MRs traded at the instant,
 // the peer's QP created when the ERNIC end's is enabled: steps_peer.cpp).
-// With a switch: no kind: peer, host: program or qp_setup_fsm node, and
-// none of the steps a connection's two ends trade values in (recover,
-// disconnect, qp_adopt). fault and link do split there: every process
+// With a switch: every node kind, a kind: peer or host: program node in
+// its own process as point to point (their connects trade only between
+// the two ends, through the switch's process). The steps a
+// connection's two ends trade values in (recover, disconnect, qp_adopt;
+// init after a qp_setup_fsm node) run in those two processes only, as
+// point to point: the second end waits for the first's word, a fact the
+// switch's process relays to every other process; it names its sender's
+// node, and only the partner takes it (split_exchange), so another pair's
+// trade in the same step (init's) is no answer. A partner whose part
+// failed first ends the other's part (SplitPartnerFailed), and its failure
+// the step, as one process stops. A qp_setup_fsm node's cmac_link_up is
+// every direction into it, as in one process (every process has every
+// line and its link state). fault and link do split there: every process
 // installs the rule (or the state) on the direction's line, and it acts
 // only where that line's sending half is, so each fault is applied and
 // reported once: on X->Y (X's link, the flow to Y) and X->switch in X's
@@ -52,7 +62,8 @@
 // mem_write, mem_expect, connect (CM or out of band), connect_reject,
 // post, wait_completions, recv, check_memory, wait, repeat, parallel and
 // barrier, reg_write, reg_read, reg_expect, reg_poll, debug_preset,
-// hw_handshake, recover and disconnect (the second end after the first),
+// hw_handshake, recover and disconnect (in the connection's two ends'
+// processes, the second end after the first),
 // fault, link, expect_frames (in the tap's node's process), qp_setup,
 // qp_release and expect_qp (in the node's process), qp_adopt (each end in
 // its node's process, the second after the first), bypass_send (the

@@ -84,6 +84,7 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
     introduce_split(*peer, so, to, kSplitSwitch);
     nodes[i]->cmac->wire_out = uplinks[i].get();
     downlinks[i]->set_dst(nodes[i]->cmac.get());
+    star_link_up(i);  // as in one process: every direction into the node (each process has them all)
     net_link_->add_peer(std::move(peer), t.ports[i].delay_ns * 1000, preamble(i), &downlinks[i]->rx());
     uplinks[i]->out = &net_link_->out(0);
   }

@@ -93,7 +93,7 @@ void System::connect_split(const ConnectStep& s, const SourceLoc& loc, host::QpP
     const roce::cm::MrInfo mi = mine.mr ? roce::cm::MrInfo{mine.mr->va, mine.mr->rkey, mine.mr->length}
                                         : roce::cm::MrInfo{};
     const std::vector<uint64_t> ours = {c->qpn, c->local_psn, mi.va, mi.rkey, mi.length};
-    const std::vector<uint64_t> theirs = split_exchange(ours);
+    const std::vector<uint64_t> theirs = split_exchange(ours, s.client, s.server);
     me->driver->establish(*c, uint32_t(theirs.at(0)), uint32_t(theirs.at(1)), node_addr(other, s.ip_version),
                           roce::cm::MrInfo{theirs.at(2), uint32_t(theirs.at(3)), theirs.at(4)});
     monitor_connection(s.client, client ? c->qpn : uint32_t(theirs[0]), s.server,
@@ -146,7 +146,7 @@ void System::connect_program(const ConnectStep& s, const SourceLoc& loc, const h
   }
   conns_[s.name] = k;
   if (split()) {
-    const std::vector<uint64_t> theirs = split_exchange(d_end);
+    const std::vector<uint64_t> theirs = split_exchange(d_end, s.client, s.server);
     if (!local(dn->cfg.name)) d_end = theirs;
   }
   if (!local(s.program_end)) return;
@@ -198,7 +198,7 @@ void System::handle(const DisconnectStep& s, const SourceLoc& loc, Group*) {
   // Split (model/system/split.h): the peer's process waits for the
   // requester's to say its disconnect returned, then watches its own QP
   // from that instant, as one process does.
-  if (split()) split_exchange({0});
+  if (split()) split_exchange({0}, k.client, k.server);
   if (!local(other)) return;
   host::Connection& peer = side(k, other);
   // The peer deletes its QP when the DisconnectRequest arrives.
@@ -229,7 +229,7 @@ void System::handle(const RecoverStep& s, const SourceLoc& loc, Group*) {
   // values traded carry nothing), so the server's recovery starts at the
   // same instant as in one process.
   if (local(k.client)) node(k.client)->driver->recover_fatal(*k.c);
-  if (split()) split_exchange({0});
+  if (split()) split_exchange({0}, k.client, k.server);
   if (!local(k.server)) return;
   const uint32_t code = node(k.server)->driver->recover_fatal(*k.s);
   if (s.code && code != *s.code)

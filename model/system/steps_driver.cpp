@@ -29,15 +29,20 @@ uint32_t access_code(Access a) {
 }  // namespace
 
 // init: each named node's driver brought up (and its QP-setup driver), one
-// after the other. Split (model/system/split.h): a node after one with
-// qp_setup_fsm in the other process starts when that one's process says it
-// is done (the QP-setup driver's init reads back a register: it takes time;
-// the driver's own init takes none).
+// after the other. Split (model/system/split.h): a node starts when the
+// last node before it with qp_setup_fsm is done, which its process says
+// when that is another one (the QP-setup driver's init reads back a
+// register: it takes time; the driver's own init takes none). With a
+// switch that node's process may tell several: each of them takes its
+// word (split_exchange: only that node's).
 void System::handle(const InitStep& s, const SourceLoc&, Group*) {
   for (size_t k = 0; k < s.nodes.size(); ++k) {
     const std::string& n = s.nodes[k];
-    const std::string* prev = k ? &s.nodes[k - 1] : nullptr;
-    if (split() && prev && local(n) != local(*prev) && node(*prev)->cfg.qp_setup_fsm) split_exchange({0});
+    if (split()) {
+      size_t j = k;
+      while (j > 0 && !node(s.nodes[j - 1])->cfg.qp_setup_fsm) --j;
+      if (j > 0 && local(n) != local(s.nodes[j - 1])) split_exchange({0}, n, s.nodes[j - 1]);
+    }
     if (!local(n)) continue;       // a split run: the other process brings it up
     if (node(n)->peer) continue;  // kind: peer: nothing to bring up
     node(n)->driver->init();

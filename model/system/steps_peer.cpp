@@ -140,7 +140,8 @@ void System::connect_peer(const ConnectStep& s, const SourceLoc& loc) {
     dc = &en->driver->prepare(ep);
     ee = EndInfo::of_qp(dc->qpn, dc->local_psn, ep.mr);
   }
-  if (split()) (peer_here ? ee : pe) = EndInfo::of(split_exchange(peer_here ? pe.values() : ee.values()));
+  if (split())
+    (peer_here ? ee : pe) = EndInfo::of(split_exchange(peer_here ? pe.values() : ee.values(), s.client, s.server));
   if (ernic_here) {
     en->driver->establish(*dc, uint32_t(pe.qpn), uint32_t(pe.psn), addr_of(pn->cfg, s.ip_version), pe.mr());
     // The driver's register writes are posted: a read of the QP's QPCONFi
@@ -148,7 +149,7 @@ void System::connect_peer(const ConnectStep& s, const SourceLoc& loc) {
     // request cannot reach the QP before it is enabled.
     en->axil->read(en->ernic->config().layout.qp(dc->qpn, regs::q::QPCONFi));
   }
-  if (split()) split_exchange({0});  // the peer's process waits for that read to return
+  if (split()) split_exchange({0}, s.client, s.server);  // the peer's process waits for that read to return
   if (peer_here) {
     SourceLoc where;
     if (std::string why = create_peer_end(s, loc, *pn, *en, pe, ee, &where); !why.empty()) return fail(where, why);

@@ -91,7 +91,7 @@ void System::handle(const QpAdoptStep& s, const SourceLoc&, Group*) {
     (&e == &s.client ? k.c : k.s) = &adopt_end(*me, e, mine, peer_info, node(pe.node)->cfg, pe);
   };
   if (local(first.node)) take(first, second);
-  if (split()) split_exchange({0});
+  if (split()) split_exchange({0}, s.client.node, s.server.node);
   if (local(second.node)) take(second, first);
   monitor_connection(k.client, k.c ? k.c->qpn : s.client.qp, k.server, k.s ? k.s->qpn : s.server.qp);
   auto track = [&](const std::string& n, const host::Connection& c) {

@@ -19,14 +19,20 @@ void System::join_switch(const std::vector<LinkParams>& lps) {
     nodes[i]->cmac->wire_out = uplinks[i].get();
     downlinks[i]->set_dst(nodes[i]->cmac.get());
   }
-  for (size_t i = 0; i < nodes.size(); ++i)
-    if (QpSetupFsm* f = nodes[i]->qp_setup.get())
-      f->link_up = [this, i] {
-        if (!downlinks[i]->faults().link_up()) return false;
-        for (size_t j = 0; j < uplinks.size(); ++j)
-          if (j != i && !uplinks[j]->faults(int(i)).link_up()) return false;
-        return true;
-      };
+  for (size_t i = 0; i < nodes.size(); ++i) star_link_up(i);
+}
+
+// Node i's cmac_link_up (its QP-setup block's): every direction into it is
+// up, its port's wire and each other node's flow to it (a split run: each
+// process has every wire, and a `link` step sets its state in every one).
+void System::star_link_up(size_t i) {
+  if (QpSetupFsm* f = nodes[i]->qp_setup.get())
+    f->link_up = [this, i] {
+      if (!downlinks[i]->faults().link_up()) return false;
+      for (size_t j = 0; j < uplinks.size(); ++j)
+        if (j != i && !uplinks[j]->faults(int(i)).link_up()) return false;
+      return true;
+    };
 }
 
 // The switch of topology: switch (its ports in node order).

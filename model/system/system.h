@@ -456,6 +456,7 @@ class System : public sc_core::sc_module {
   // the switch's, which relays between them (NetLink::enable_hub).
   void join_split_star(const std::vector<LinkParams>& lps, const SplitOptions& so);
   void star_wires(const std::vector<LinkParams>& lps);
+  void star_link_up(size_t i);  // node i's QP-setup block's cmac_link_up
   bool split_hub_ = false;      // this process runs the switch (and no node)
   bridge::NetMemReader local_reader();
   bool split_star() const { return split() && scenario.topology_switch.has_value(); }
@@ -464,13 +465,19 @@ class System : public sc_core::sc_module {
   bool split_participates(const Step& s) const;
   void split_fact(const std::vector<uint8_t>& data);  // to the other process, with this step's end
   void split_share_mr(const host::Mr& m);             // register_mr's record (nothing in one process)
-  // Both participants of this step trade values at this instant.
-  std::vector<uint64_t> split_exchange(const std::vector<uint64_t>& ours);
+  // The pair of nodes a and b (one of them this process's) trade values at
+  // this instant: ours given, the other's returned (a star: relayed by the
+  // switch's process; only the other's fact taken).
+  std::vector<uint64_t> split_exchange(const std::vector<uint64_t>& ours, const std::string& a, const std::string& b);
   // Every process of the run gives its values at this instant (a step every
   // process runs; a star: the switch's too); each gets their sums, its own
   // included (expect_compliance's reports, expect_idle's CQEs).
   std::vector<uint64_t> split_sum(const std::vector<uint64_t>& ours);
-  std::vector<std::vector<uint64_t>> split_trade(const std::vector<uint64_t>& ours, size_t others);
+  std::vector<std::vector<uint64_t>> split_trade(const std::vector<uint64_t>& ours, size_t others, int from);
+  // Thrown by a pair's trade when the other end's step failed before it
+  // traded (its driver's error): this process's part stops there, and the
+  // other's failure ends the step (split_barrier), as one process stops.
+  struct SplitPartnerFailed {};
   std::deque<bridge::NetControl> split_pending_;      // taken from the link, not used yet (any lane)
   void split_barrier();
   std::optional<bridge::NetControl> split_next();

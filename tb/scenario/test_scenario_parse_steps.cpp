@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/scenario/scenario.h"
+#include "model/scenario/split_plan.h"
 #include "tb/scenario/scenario_fixtures.h"
 
 using namespace ernic;
@@ -89,6 +90,9 @@ TEST(ScenarioParse, Extended) {
   const auto& dc = step_as<DisconnectStep>(s, 17);
   EXPECT_EQ(dc.conn, "c1");
   EXPECT_EQ(dc.node, "B");
+  EXPECT_EQ(dc.client, "A");  // the connection's ends: a split run's participants (split_plan.cpp)
+  EXPECT_EQ(dc.server, "B");
+  EXPECT_EQ(split_participants(s.steps[17]), (std::vector<std::string>{"A", "B"}));
   EXPECT_EQ(step_as<ConnectStep>(s, 18).client_qp, std::optional<uint32_t>(2));  // QP 2 free again
 
   const auto& f19 = step_as<FaultStep>(s, 19);
