@@ -2,12 +2,11 @@
 // and output lines, the explained differences of a capture
 // (tb/fidelity/replay/<capture>.expect). Shared by both sides' tests.
 #pragma once
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "tb/common/run_command.h"
 
 namespace replay_run {
 
@@ -34,20 +33,9 @@ struct Outcome {
 // Any capture file.
 inline Outcome replay_file(const std::string& path, const std::string& args) {
   Outcome r;
-  FILE* p = popen((kSim + " pcap replay " + path + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  std::string cur;
-  while (fgets(buf, sizeof buf, p)) {
-    cur += buf;
-    if (!cur.empty() && cur.back() == '\n') {
-      cur.pop_back();
-      r.lines.push_back(cur);
-      cur.clear();
-    }
-  }
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  const std::string out = ernic::test::run_command(kSim + " pcap replay " + path + " " + args + " 2>&1", &r.code);
+  size_t a = 0;
+  for (size_t b; (b = out.find('\n', a)) != std::string::npos; a = b + 1) r.lines.push_back(out.substr(a, b - a));
   return r;
 }
 

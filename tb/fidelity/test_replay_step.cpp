@@ -53,12 +53,7 @@ StepRun run_step(const std::string& name, const std::string& keys, const std::st
                       << keys << " }\n"
                       << more_steps;
   StepRun r;
-  FILE* p = popen((kSim + " run " + yaml.string() + " --quiet --json " + rep.string() + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet --json " + rep.string() + " 2>&1", &r.code);
   std::ifstream in(rep);
   if (in) r.report = json::parse(in, nullptr, false);
   return r;
@@ -305,12 +300,9 @@ TEST(ReplayStepCheck, NodesWithoutACommonIpVersion) {
   std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ipv6: \"fd00::2\" }\n"
                          "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n  - init: [A]\n"
                          "  - replay: { " << capture_key("pingpong_rc") << " }\n";
-  FILE* p = popen((kSim + " run " + yaml.string() + " --quiet 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int st = pclose(p);
-  EXPECT_EQ(WEXITSTATUS(st), 2) << out;
+  int code = -1;
+  const std::string out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet 2>&1", &code);
+  EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("s.yaml:7:5: replay: the two nodes have no IP version in common (ERNIC's node: IPv6 only; the "
                      "other: IPv4 only)"),
             std::string::npos)
@@ -330,11 +322,9 @@ TEST(ReplayStepCheck, AfterABacklogOfRegisterWrites) {
   std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
                          "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n  - init: [A]\n"
                       << mrs << "  - replay: { " << capture_key("rdma_read_bw") << ", fast: true }\n";
-  FILE* p = popen((kSim + " run " + yaml.string() + " --quiet 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  EXPECT_EQ(WEXITSTATUS(pclose(p)), 0) << out;
+  int code = -1;
+  const std::string out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet 2>&1", &code);
+  EXPECT_EQ(code, 0) << out;
 }
 
 // A captured answer before any request of the connection (the capture

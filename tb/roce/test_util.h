@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/roce/types.h"
+#include "tb/common/run_command.h"
 
 namespace roce_test {
 
@@ -28,20 +29,7 @@ inline std::vector<roce::Bytes> read_pcap(const std::string& path, std::string* 
 }
 
 // Runs a shell command; returns its stdout and sets *status to its exit code.
-inline std::string run(const std::string& cmd, int* status = nullptr) {
-  std::string out;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) {
-    if (status) *status = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int rc = pclose(f);
-  if (status) *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
+inline std::string run(const std::string& cmd, int* status = nullptr) { return ernic::test::run_command(cmd, status); }
 
 inline std::vector<std::string> split_lines(const std::string& s) {
   std::vector<std::string> out;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/scenario/scenario.h"
+#include "tb/common/run_command.h"
 #include "tb/scenario/scenario_fixtures.h"
 
 namespace fs = std::filesystem;
@@ -57,15 +58,9 @@ TEST_P(ScenarioBadFile, CliExitsTwoNamingThePlace) {
   const BadCase& c = GetParam();
   const std::string path = kDir + "/bad/" + c.file;
   const std::string cmd = std::string(ERNIC_SIM_PROGRAM) + " run '" + path + "' --quiet 2>&1 >/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string err;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) err.append(buf, n);
-  const int st = pclose(p);
-  ASSERT_TRUE(WIFEXITED(st)) << err;
-  EXPECT_EQ(WEXITSTATUS(st), 2) << err;
+  int code = -1;
+  const std::string err = ernic::test::run_command(cmd, &code);
+  EXPECT_EQ(code, 2) << err;
   std::string want = path + ":" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ";
   if (*c.key) want += std::string("key '") + c.key + "': ";
   EXPECT_NE(err.find(want), std::string::npos) << "stderr: " << err << "\nwanted: " << want;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "model/scenario/scenario.h"
+#include "tb/common/run_command.h"
 #include "tb/scenario/scenario_fixtures.h"
 
 using namespace ernic;
@@ -99,15 +100,9 @@ TEST(ScenarioErrors, HugeUnknownNameIsRefusedAtOnce) {
     f << kHead << "  - reg_expect: { node: A, reg: " << name << ", value: 0 }\n";
   }
   const std::string cmd = std::string(ERNIC_SIM_PROGRAM) + " run '" + path + "' --quiet 2>&1 >/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string err;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) err.append(buf, n);
-  const int st = pclose(p);
-  ASSERT_TRUE(WIFEXITED(st)) << err;
-  EXPECT_EQ(WEXITSTATUS(st), 2) << err;
+  int code = -1;
+  const std::string err = ernic::test::run_command(cmd, &code);
+  EXPECT_EQ(code, 2) << err;
   EXPECT_NE(err.find(path + ":9:33: key 'steps[3].reg_expect.reg': unknown register 'XXXX"), std::string::npos) << err;
   EXPECT_LT(err.size(), 1000u);
   std::remove(path.c_str());

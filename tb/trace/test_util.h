@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tb/common/file_util.h"
+#include "tb/common/run_command.h"
 
 namespace trace_test {
 
@@ -51,19 +52,6 @@ inline bool have_program(const std::string& p) {
 }
 
 // Runs a shell command, returns its stdout; *status gets the exit status.
-inline std::string run(const std::string& cmd, int* status) {
-  std::string out;
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) {
-    *status = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = ::pclose(p);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
+inline std::string run(const std::string& cmd, int* status) { return ernic::test::run_command(cmd, status); }
 
 }  // namespace trace_test
