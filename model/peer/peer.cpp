@@ -20,8 +20,12 @@ PeerNode::PeerNode(sc_module_name name, const PeerConfig& cfg, HostMemory& mem, 
 }
 
 PeerQp* PeerNode::create_qp(const PeerQpParams& p, std::string* why) {
-  if (qps_.count(p.qpn) || replays_.count(p.qpn)) {
-    if (why) *why = fmt::format("QP{} of the peer is in use{}", p.qpn, replays_.count(p.qpn) ? " by a replay" : "");
+  if (qps_.count(p.qpn) || replays_.count(p.qpn) || replayed_.count(p.qpn)) {
+    if (why)
+      *why = fmt::format("QP{} of the peer is in use{}", p.qpn,
+                         replays_.count(p.qpn)    ? " by a replay"
+                         : replayed_.count(p.qpn) ? " (a replay played it: the ERNIC node's replay QP still points at it)"
+                                                  : "");
     return nullptr;
   }
   PeerQp q;
@@ -128,7 +132,10 @@ bool PeerNode::start_replay(uint32_t qpn, ReplayTake take, std::string* why) {
   return true;
 }
 
-void PeerNode::end_replay(uint32_t qpn) { replays_.erase(qpn); }
+void PeerNode::end_replay(uint32_t qpn) {
+  replays_.erase(qpn);
+  replayed_.insert(qpn);
+}
 
 void PeerNode::send_frame(FrameBytes f) {
   ++stats_.replay_out;

@@ -32,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 #include <memory>
 #include <string>
@@ -93,8 +94,9 @@ class PeerNode : public sc_core::sc_module {
   // capture's side on this node: RoCE frames to this node's address and to
   // QPN qpn are offered to `take` (their time: now) instead of a QP (true:
   // taken, counted in replay_in; false: as to a QPN with no QP); one replay
-  // a QPN, and no QP of the peer's own with it while it runs (false, *why
-  // set: the QPN is a QP's or another replay's).
+  // a QPN at a time (false, *why set: the QPN is a QP's or another running
+  // replay's), and no QP of the peer's own with a QPN a replay played, then
+  // or after (the ERNIC node's replay QP still points at it).
   // send_frame queues a frame of the capture for the MAC as it is, behind
   // the answers already queued (replay_out).
   using ReplayTake = std::function<bool(const roce::Frame&, const FrameBytes&)>;
@@ -132,6 +134,7 @@ class PeerNode : public sc_core::sc_module {
   uint32_t rr_qpn_ = 0;
   std::map<uint32_t, PeerQp> qps_;
   std::map<uint32_t, ReplayTake> replays_;  // start_replay's, by QPN
+  std::set<uint32_t> replayed_;             // QPNs replays have played (no QP of the peer's may take one)
   PeerStats stats_;
   struct Out {
     uint64_t ready_ps;

@@ -346,4 +346,28 @@ TEST(ReplayStepCheck, AnAnswerBeforeEveryRequestIsNoted) {
   EXPECT_NE(sum[0].find("15 matched field for field, 5 of 5 answers injected"), std::string::npos) << sum[0];
 }
 
+// After a replay, the ERNIC node's replay QP still points at the capture
+// side's QPN on the peer: a connection that would give the peer a QP of
+// that number is refused (the wire monitor could not tell the two apart);
+// the same capture replayed again is fine.
+TEST(ReplayStepCheck, APlayedQpnIsNotAPeerQpAfterwards) {
+  const StepRun again = run_step("again", capture_key("pingpong_rc") + ", fast: true",
+                                 "  - replay: { " + capture_key("pingpong_rc") + ", fast: true }\n");
+  EXPECT_EQ(again.code, 0) << again.out;
+  const fs::path dir = fs::temp_directory_path() / "ernic_replay_step_conn_after";
+  fs::create_directories(dir);
+  const fs::path yaml = dir / "s.yaml";
+  std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1, num_qp: 64 }\nsteps:\n"
+                         "  - init: [A, P]\n  - replay: { " << capture_key("pingpong_rc") << ", fast: true }\n"
+                         "  - connect: { name: c, client: A, server: P, server_qp: 33, cm: false }\n";
+  int code = -1;
+  const std::string out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet 2>&1", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("s.yaml:8:5: connect 'c': QP33 of the peer is in use (a replay played it: the ERNIC node's "
+                     "replay QP still points at it)"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
