@@ -186,6 +186,12 @@ Verdict judge_responder(Session& s, std::vector<std::string> diffs);
 // end (why_short, unless a set-up error says more) is a verdict of 2
 // (true); the differences listed against the expected ones, the summary
 // (counts, then the tally) and the verdict.
+// Payload length and bytes, ERNIC's frame sf against the capture's cf: a
+// difference line for what into *diffs when they differ.
+void compare_payload(const roce::Frame& sf, const roce::Frame& cf, const std::string& what,
+                     std::vector<std::string>* diffs);
+// The report's first line: the capture's connection and where its mapping came from.
+std::string connection_line(const Session& s);
 bool cut_short(Session& s, bool reached_end, const std::string& why_short, Verdict* v);
 Verdict tally(Session& s, const std::vector<std::string>& diffs, size_t matched, const std::string& counts);
 Verdict judge_requester(Session& s, std::vector<std::string> diffs);

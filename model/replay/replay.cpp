@@ -54,6 +54,24 @@ Verdict Replay::judge(const std::vector<std::string>& errors) {
   return s_->opt.requester_side ? judge_requester(*s_, std::move(diffs)) : judge_responder(*s_, std::move(diffs));
 }
 
+void compare_payload(const roce::Frame& sf, const roce::Frame& cf, const std::string& what,
+                     std::vector<std::string>* diffs) {
+  if (sf.payload.size() != cf.payload.size()) {
+    diffs->push_back(fmt::format("{}: payload {} bytes in the capture, {} from ERNIC", what, cf.payload.size(),
+                                 sf.payload.size()));
+  } else if (sf.payload != cf.payload) {
+    size_t b = 0;
+    while (sf.payload[b] == cf.payload[b]) ++b;
+    diffs->push_back(fmt::format("{}: payload differs from byte {}", what, b));
+  }
+}
+
+std::string connection_line(const Session& ss) {
+  const Plan& p = ss.p;
+  return fmt::format("replay {}: requester {} QP 0x{:06x} -> responder {} QP 0x{:06x}, first PSN {} (from {})",
+                     ss.opt.file, p.req_ip.str(), p.req_qpn, p.resp_ip.str(), p.resp_qpn, p.first_psn, p.source);
+}
+
 bool cut_short(Session& ss, bool reached_end, const std::string& why_short, Verdict* v) {
   if (!reached_end && ss.setup_errors.empty()) ss.setup_errors.push_back(why_short);
   if (ss.setup_errors.empty()) return false;

@@ -33,6 +33,60 @@ bool wqe_opcode_of(const roce::Frame& f, uint8_t* op) {
   }
 }
 
+// Each responder frame tied to the request it followed (requester side).
+void plan_answers(Session& ss) {
+  Plan& p = ss.p;
+  Plan* rp = &p;
+  const ReplayOptions& o = ss.opt;
+  ReqSetup& s = p.req;
+  // Each responder frame answers the request that preceded it most recently
+  // in the capture (that PSN's n-th sending).
+  for (const Pkt* a : p.responses) {
+    const Pkt* trig = nullptr;
+    uint32_t occ = 0;
+    for (const Pkt* q : p.requests) {
+      if (q->cap->n > a->cap->n) break;
+      trig = q;
+    }
+    if (!trig) {  // an answer before any request: nothing to tie it to
+      ss.lines.push_back(fmt::format("note: frame {}: {} psn={}{} comes before every request of the connection: not "
+                                     "injected",
+                                     a->cap->n, op_name(a->f.bth.opcode), a->f.bth.psn, ack_fields(a->f)));
+      continue;
+    }
+    for (const Pkt* q : p.requests) {
+      if (q == trig) break;
+      occ += q->f.bth.psn == trig->f.bth.psn;
+    }
+    ReqAnswer ans;
+    ans.trigger_psn = (trig->f.bth.psn + o.psn_delta) & kPsnMask;
+    ans.occurrence = occ;
+    ans.delay_ps = o.fast ? 0 : ns_after(trig->cap->t_ns, a->cap->t_ns) * 1000;
+    ans.frame = roce::encode(to_node(a->f, o));
+    s.answers.push_back(std::move(ans));
+    rp->answer_pkt.push_back(a);
+    rp->trigger_pkt.push_back(trig);
+  }
+}
+
+// Per READ message, the responses that carried its data.
+void plan_read_data(Session& ss) {
+  Plan& p = ss.p;
+  Plan* rp = &p;
+  ReqSetup& s = p.req;
+  // READ data: the responses whose PSN lies in a READ's span, first sending each.
+  for (size_t k = 0; k < s.msgs.size(); ++k) {
+    if (s.msgs[k].wqe_opcode != uint8_t(Op::read)) continue;
+    const uint32_t psn0 = rp->first_pkt[k]->f.bth.psn;
+    const uint32_t npk = std::max<uint32_t>(1, (s.msgs[k].length + s.pmtu - 1) / s.pmtu);
+    std::map<uint32_t, const Pkt*> by_psn;
+    for (const Pkt* a : p.responses)
+      if (a->f.bth.opcode >= 0x0D && a->f.bth.opcode <= 0x10 && ((a->f.bth.psn - psn0) & kPsnMask) < npk)
+        by_psn.emplace((a->f.bth.psn - psn0) & kPsnMask, a);
+    for (const auto& [d, a] : by_psn) rp->read_resp[k].push_back(a);
+  }
+}
+
 // Messages, answers and the rewriting. Empty string: ok; else why not.
 std::string plan_requester_(Session& ss) {
   Plan& p = ss.p;
@@ -89,45 +143,8 @@ std::string plan_requester_(Session& ss) {
     }
     if (pos == roce::OpPos::Last || pos == roce::OpPos::Only) open = false;
   }
-  // Each responder frame answers the request that preceded it most recently
-  // in the capture (that PSN's n-th sending).
-  for (const Pkt* a : p.responses) {
-    const Pkt* trig = nullptr;
-    uint32_t occ = 0;
-    for (const Pkt* q : p.requests) {
-      if (q->cap->n > a->cap->n) break;
-      trig = q;
-    }
-    if (!trig) {  // an answer before any request: nothing to tie it to
-      ss.lines.push_back(fmt::format("note: frame {}: {} psn={}{} comes before every request of the connection: not "
-                                     "injected",
-                                     a->cap->n, op_name(a->f.bth.opcode), a->f.bth.psn, ack_fields(a->f)));
-      continue;
-    }
-    for (const Pkt* q : p.requests) {
-      if (q == trig) break;
-      occ += q->f.bth.psn == trig->f.bth.psn;
-    }
-    ReqAnswer ans;
-    ans.trigger_psn = (trig->f.bth.psn + o.psn_delta) & kPsnMask;
-    ans.occurrence = occ;
-    ans.delay_ps = o.fast ? 0 : ns_after(trig->cap->t_ns, a->cap->t_ns) * 1000;
-    ans.frame = roce::encode(to_node(a->f, o));
-    s.answers.push_back(std::move(ans));
-    rp->answer_pkt.push_back(a);
-    rp->trigger_pkt.push_back(trig);
-  }
-  // READ data: the responses whose PSN lies in a READ's span, first sending each.
-  for (size_t k = 0; k < s.msgs.size(); ++k) {
-    if (s.msgs[k].wqe_opcode != uint8_t(Op::read)) continue;
-    const uint32_t psn0 = rp->first_pkt[k]->f.bth.psn;
-    const uint32_t npk = std::max<uint32_t>(1, (s.msgs[k].length + s.pmtu - 1) / s.pmtu);
-    std::map<uint32_t, const Pkt*> by_psn;
-    for (const Pkt* a : p.responses)
-      if (a->f.bth.opcode >= 0x0D && a->f.bth.opcode <= 0x10 && ((a->f.bth.psn - psn0) & kPsnMask) < npk)
-        by_psn.emplace((a->f.bth.psn - psn0) & kPsnMask, a);
-    for (const auto& [d, a] : by_psn) rp->read_resp[k].push_back(a);
-  }
+  plan_answers(ss);
+  plan_read_data(ss);
   return "";
 }
 
@@ -157,14 +174,7 @@ void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p
     diffs->push_back(fmt::format("{}: IETH {} in the capture, {} from ERNIC", what,
                                  cf.ieth ? fmt::format("0x{:08x}", *cf.ieth) : "none",
                                  sf.ieth ? fmt::format("0x{:08x}", *sf.ieth) : "none"));
-  if (sf.payload.size() != cf.payload.size())
-    diffs->push_back(fmt::format("{}: payload {} bytes in the capture, {} from ERNIC", what, cf.payload.size(),
-                                 sf.payload.size()));
-  else if (sf.payload != cf.payload) {
-    size_t b = 0;
-    while (sf.payload[b] == cf.payload[b]) ++b;
-    diffs->push_back(fmt::format("{}: payload differs from byte {}", what, b));
-  }
+  compare_payload(sf, cf, what, diffs);
 }
 
 // ERNIC's requests by (PSN mapped back, n-th sending) against the capture's:
@@ -262,8 +272,7 @@ std::string plan_requester(Session& ss) {
   if (std::string why = plan_requester_(ss); !why.empty()) return why;
   const Plan& p = ss.p;
   const ReplayOptions& o = ss.opt;
-  ss.lines.push_back(fmt::format("replay {}: requester {} QP 0x{:06x} -> responder {} QP 0x{:06x}, first PSN {} (from {})",
-                                 o.file, p.req_ip.str(), p.req_qpn, p.resp_ip.str(), p.resp_qpn, p.first_psn, p.source));
+  ss.lines.push_back(connection_line(ss));
   ss.lines.push_back(fmt::format("map: requester -> ERNIC {} {} QP 0x{:06x}, responder -> {} {}, PSN +{}, PMTU {}",
                                  o.node_ip, o.node_mac, o.node_qpn, o.peer_ip, o.peer_mac, o.psn_delta, p.req.pmtu));
   return "";

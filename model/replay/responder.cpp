@@ -20,10 +20,29 @@ int answer_class(uint8_t op) { return op == 0x11 ? 0 : op == 0x12 ? 2 : 1; }  //
 void lines_header(Session& ss) {
   const Plan& p = ss.p;
   const ReplayOptions& o = ss.opt;
-  ss.lines.push_back(fmt::format("replay {}: requester {} QP 0x{:06x} -> responder {} QP 0x{:06x}, first PSN {} (from {})",
-                                 o.file, p.req_ip.str(), p.req_qpn, p.resp_ip.str(), p.resp_qpn, p.first_psn, p.source));
+  ss.lines.push_back(connection_line(ss));
   ss.lines.push_back(fmt::format("map: requester -> {} {}, responder -> ERNIC {} {} QP 0x{:06x}, PSN +{}, PMTU {}",
                                  o.peer_ip, o.peer_mac, o.node_ip, o.node_mac, o.node_qpn, o.psn_delta, p.sim.pmtu));
+}
+
+// ERNIC's answer against the capture's: the fields either side sets.
+void compare_answer(const roce::Frame& sf, const roce::Frame& cf, const Plan& p, const ReplayOptions& o,
+                    const std::string& what, std::vector<std::string>* diffs) {
+  if (sf.bth.opcode != cf.bth.opcode)
+    diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
+  if (sf.bth.dest_qp != p.req_qpn)
+    diffs->push_back(fmt::format("{}: ERNIC's answer goes to QP 0x{:06x}", what, sf.bth.dest_qp));
+  if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
+    diffs->push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, sf.dst_ip().str(), sf.eth.dst.str()));
+  if (bool(sf.aeth) != bool(cf.aeth))
+    diffs->push_back(fmt::format("{}: AETH {} in the capture, {} from ERNIC", what, cf.aeth ? "present" : "absent",
+                                sf.aeth ? "present" : "absent"));
+  else if (cf.aeth && sf.aeth->syndrome != cf.aeth->syndrome)
+    diffs->push_back(fmt::format("{}: syndrome 0x{:02x} in the capture, 0x{:02x} from ERNIC", what,
+                                cf.aeth->syndrome, sf.aeth->syndrome));
+  if (cf.aeth && sf.aeth && sf.aeth->msn != cf.aeth->msn)
+    diffs->push_back(fmt::format("{}: MSN {} in the capture, {} from ERNIC", what, cf.aeth->msn, sf.aeth->msn));
+  compare_payload(sf, cf, what, diffs);
 }
 
 }  // namespace
@@ -140,28 +159,7 @@ Verdict judge_responder(Session& ss, std::vector<std::string> diffs) {
     used[j] = true;
     const roce::Frame& sf = sim[j];
     const size_t before = diffs.size();
-    if (sf.bth.opcode != cf.bth.opcode)
-      diffs.push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
-    if (sf.bth.dest_qp != p.req_qpn)
-      diffs.push_back(fmt::format("{}: ERNIC's answer goes to QP 0x{:06x}", what, sf.bth.dest_qp));
-    if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
-      diffs.push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, sf.dst_ip().str(), sf.eth.dst.str()));
-    if (bool(sf.aeth) != bool(cf.aeth))
-      diffs.push_back(fmt::format("{}: AETH {} in the capture, {} from ERNIC", what, cf.aeth ? "present" : "absent",
-                                  sf.aeth ? "present" : "absent"));
-    else if (cf.aeth && sf.aeth->syndrome != cf.aeth->syndrome)
-      diffs.push_back(fmt::format("{}: syndrome 0x{:02x} in the capture, 0x{:02x} from ERNIC", what,
-                                  cf.aeth->syndrome, sf.aeth->syndrome));
-    if (cf.aeth && sf.aeth && sf.aeth->msn != cf.aeth->msn)
-      diffs.push_back(fmt::format("{}: MSN {} in the capture, {} from ERNIC", what, cf.aeth->msn, sf.aeth->msn));
-    if (sf.payload.size() != cf.payload.size())
-      diffs.push_back(fmt::format("{}: payload {} bytes in the capture, {} from ERNIC", what, cf.payload.size(),
-                                  sf.payload.size()));
-    else if (sf.payload != cf.payload) {
-      size_t b = 0;
-      while (sf.payload[b] == cf.payload[b]) ++b;
-      diffs.push_back(fmt::format("{}: payload differs from byte {}", what, b));
-    }
+    compare_answer(sf, cf, p, o, what, &diffs);
     if (diffs.size() == before) {
       ++matched;
       ss.lines.push_back(fmt::format("match: {}{} len={}", what, ack_fields(cf), cf.payload.size()));

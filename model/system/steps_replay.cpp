@@ -27,16 +27,8 @@ class PeerLine : public replay::Line {
   const LineRate line_;
 };
 
-}  // namespace
-
-void System::handle(const ReplayStep& s, const SourceLoc& loc, Group*) {
-  Node* n = node(s.node);
-  Node* p = node(s.from);
-  std::filesystem::path path(s.capture);
-  if (path.is_relative() && !loc.file.empty()) path = std::filesystem::path(loc.file).parent_path() / path;
-  std::string why;
-  const auto cap = read_capture(path.string(), &why);
-  if (!cap) return fail(loc, fmt::format("replay: capture {}: {}", path.string(), why), 2);
+// The step's keys and the two nodes' addresses as the replay's options.
+replay::ReplayOptions replay_options(const ReplayStep& s, const Node& n, const Node& p) {
   replay::ReplayOptions o;
   o.file = s.capture;
   o.scenario_keys = true;
@@ -51,14 +43,28 @@ void System::handle(const ReplayStep& s, const SourceLoc& loc, Group*) {
   o.settle_us = s.settle_us;
   o.report_only = !s.fail_on_difference;
   o.expected = s.expect;
-  o.node_mac = n->cfg.mac.str();
-  o.peer_mac = p->cfg.mac.str();
+  o.node_mac = n.cfg.mac.str();
+  o.peer_mac = p.cfg.mac.str();
   // The nodes' addresses, of the capture connection's IP version when both
   // have one (replay's resolve_addresses picks).
-  if (n->cfg.has_ip) o.node_ip4 = n->cfg.ip.str();
-  if (p->cfg.has_ip) o.peer_ip4 = p->cfg.ip.str();
-  if (n->cfg.ip6) o.node_ip6 = n->cfg.ip6->str();
-  if (p->cfg.ip6) o.peer_ip6 = p->cfg.ip6->str();
+  if (n.cfg.has_ip) o.node_ip4 = n.cfg.ip.str();
+  if (p.cfg.has_ip) o.peer_ip4 = p.cfg.ip.str();
+  if (n.cfg.ip6) o.node_ip6 = n.cfg.ip6->str();
+  if (p.cfg.ip6) o.peer_ip6 = p.cfg.ip6->str();
+  return o;
+}
+
+}  // namespace
+
+void System::handle(const ReplayStep& s, const SourceLoc& loc, Group*) {
+  Node* n = node(s.node);
+  Node* p = node(s.from);
+  std::filesystem::path path(s.capture);
+  if (path.is_relative() && !loc.file.empty()) path = std::filesystem::path(loc.file).parent_path() / path;
+  std::string why;
+  const auto cap = read_capture(path.string(), &why);
+  if (!cap) return fail(loc, fmt::format("replay: capture {}: {}", path.string(), why), 2);
+  replay::ReplayOptions o = replay_options(s, *n, *p);
   if (s.node_qpn) {
     o.node_qpn = *s.node_qpn;
   } else if (const auto it = scenario.named_qpns.find(s.node);
