@@ -23,7 +23,17 @@
 //     it acts; the two directions of a line may differ; 0 = not given: the
 //     receiver cannot use next_ps). Two ERNIC processes use them to jump
 //     over quiet time together (net_link.h); without them the SYNC's stamp
-//     alone is the promise, as SimBricks has it.
+//     alone is the promise, as SimBricks has it. In a split run also
+//     ctl_ps u64 @32: the earliest instant the sender may send a CONTROL
+//     the receiver must take at that instant (a step's end, a fact, a read)
+//     or end its run at once, not counting what the receiver's CONTROLs
+//     make it do (~0: none; every step the sender runs waits on the
+//     receiver), and lax_ps u64 @40: the earliest instant of a model error
+//     or wire monitor event of the sender's (a monitor event it has not
+//     judged yet included), whose effect on the run comes
+//     limits.after_error_us later at the soonest (net_link.h); flags u8 @4
+//     say which are given (bit 0 ctl_ps, bit 1 lax_ps); next_ps stands for
+//     one not given.
 // And one message type of ours, sent only to a peer that is an ERNIC
 // process of the same split run (never to a SimBricks component, whose
 // decoder refuses unknown types):
@@ -65,9 +75,13 @@ struct NetSyncInfo {
   uint64_t next_ps = ~uint64_t(0);
   uint64_t acked = 0;
   uint64_t lookahead_ps = 0;
+  std::optional<uint64_t> ctl_ps, lax_ps;  // not given: next_ps stands for them
   bool operator==(const NetSyncInfo& o) const {
-    return next_ps == o.next_ps && acked == o.acked && lookahead_ps == o.lookahead_ps;
+    return next_ps == o.next_ps && acked == o.acked && lookahead_ps == o.lookahead_ps && ctl_ps == o.ctl_ps &&
+           lax_ps == o.lax_ps;
   }
+  uint64_t ctl() const { return ctl_ps.value_or(next_ps); }
+  uint64_t lax() const { return lax_ps.value_or(next_ps); }
 };
 
 // A CONTROL message's fields (above).

@@ -119,7 +119,7 @@ void NetLink::deliver(uint64_t now) {
 // activity, a PACKET received and not yet carried in.
 uint64_t NetLink::next_activity(uint64_t now) const {
   const sc_time d = sc_time_to_pending_activity();
-  uint64_t t = d >= sc_max_time() - sc_time_stamp() ? kInf : now + d.value();
+  uint64_t t = acting_now_ ? now : d >= sc_max_time() - sc_time_stamp() ? kInf : now + d.value();
   for (const auto& p : peers_)
     if (auto n = p->peer->next_packet_time()) t = std::min(t, *n);
   if (!relays_.empty()) t = std::min(t, relays_.begin()->first);  // hub mode: a relay is an act
@@ -146,16 +146,24 @@ uint64_t NetLink::horizon(const Peer& p, uint64_t t_self) const {
   return h;
 }
 
-// The earliest instant peer p may still act (net_link.h, control mode).
-uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self) const {
+// The earliest instant peer p may still act (net_link.h, control mode):
+// strict, send a CONTROL we must take at its instant; lax, have a model
+// error or a monitor event. A passive peer (ctl_ps ~0) does the first only
+// once a CONTROL of ours has reached it.
+uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, bool strict) const {
   if (p.peer->peer_ended()) return kInf;
   uint64_t h = 0;
   const auto& info = p.peer->peer_info();
   if (info && info->lookahead_ps) {
     if (hub_) t_self = self_for(p, t_self);
-    const uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
-    const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
-    h = std::min({info->next_ps, u, ours});
+    const uint64_t own = strict ? info->ctl() : info->lax();
+    if (strict && own == kInf) {
+      h = p.peer->earliest_unacked(true).value_or(kInf);
+    } else {
+      const uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
+      const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
+      h = std::min({own, u, ours});
+    }
   } else {
     // A PACKET stamped S left its sender at S - lookahead - preamble (its
     // first byte's arrival is stamped): the sender acts no earlier.
@@ -163,6 +171,33 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self) const {
     h = stamp > back ? stamp - back : 0;
   }
   return std::max(h, p.ctl_floor);
+}
+
+uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {
+  return std::min(control_horizon(p, t_self, true), sat_add(control_horizon(p, t_self, false), slack_ps_));
+}
+
+void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged) {
+  passive_ = std::move(passive);
+  slack_ps_ = std::max<uint64_t>(slack_ps, 1);
+  unjudged_ = std::move(unjudged);
+}
+
+uint64_t NetLink::watch_floor() {
+  const uint64_t t = next_activity(ClockDomain::now_ps());
+  uint64_t f = kInf;
+  for (const auto& p : peers_) f = std::min(f, control_horizon(*p, t, false));
+  return f;
+}
+
+// Called from a process acting at now (the run's end): what is promised
+// meanwhile must not pass now, whatever else is pending.
+void NetLink::await_watches() {
+  const uint64_t now = ClockDomain::now_ps();
+  if (watch_floor() >= now) return;
+  acting_now_ = true;
+  block(now, true);
+  acting_now_ = false;
 }
 
 void NetLink::take_controls(uint64_t now) {
@@ -174,7 +209,9 @@ void NetLink::take_controls(uint64_t now) {
       // killed) stops where it was. Nothing is deterministic after a crash;
       // this run fails with that peer's reason, at now.
       if (c->time_ps < now && c->kind == NetControl::RunEnd && c->b != 0) c->time_ps = now;
-      if (c->time_ps < now)
+      // A monitor event may lie in the past of its home, which judges it
+      // behind (watch_floor; System::monitor_feed).
+      if (c->time_ps < now && c->kind != NetControl::Watch)
         throw NetPeerError(p->peer->name() + ": a CONTROL of " + std::to_string(c->time_ps) +
                            " ps arrived when this process was already at " + std::to_string(now) +
                            " ps (its control horizon was broken)");
@@ -197,7 +234,7 @@ void NetLink::take_controls(uint64_t now) {
           end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
           break;
         case NetControl::Watch:
-          watch_ev_.notify(ps(c->time_ps - now));
+          watch_ev_.notify(ps(c->time_ps > now ? c->time_ps - now : 0));
           watch_q_.push_back(std::move(*c));
           break;
         default:
@@ -308,8 +345,14 @@ void NetLink::promise(uint64_t now) {
   uint64_t in = kInf;
   for (const auto& p : peers_) {
     in = std::min(in, horizon(*p, t_all));
-    if (control_) in = std::min(in, control_horizon(*p, t_all));
+    if (control_) in = std::min(in, control_horizon(*p, t_all, true));  // a monitor event makes no frame
   }
+  // Ours to state (the SYNC extension): passive, and the earliest model
+  // error or monitor event (one not judged yet included).
+  // Not once a peer's run has ended: this one ends too, at that instant
+  // (a hub's end then reaches every other peer).
+  const bool passive = control_ && passive_ && ctl_q_.empty() && peer_run_end_ < 0 && !peer_gone() && passive_();
+  const uint64_t unjudged = control_ && unjudged_ ? unjudged_() : kInf;
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
     const uint64_t t = hub_ ? self_for(*p, t_all) : t_all;  // hub mode: what we may do without p
@@ -317,7 +360,14 @@ void NetLink::promise(uint64_t now) {
     const uint64_t prom = std::min(send_at, sat_add(std::min(t, in), p->lookahead));
     std::optional<NetSyncInfo> info;
     if (peers_.size() == 1 || hub_)
-      info = NetSyncInfo{send_at == kInf ? kInf : send_at - p->lookahead, p->peer->taken_in(), p->lookahead};
+    {
+      const uint64_t next = send_at == kInf ? kInf : send_at - p->lookahead;
+      info = NetSyncInfo{next, p->peer->taken_in(), p->lookahead, std::nullopt, std::nullopt};
+      if (passive) info->ctl_ps = ctl_for(*p, t_all);
+      // A hub's: the other peers' monitor events and errors, which end the run through it.
+      const uint64_t lax = std::min(unjudged, hub_ ? self_for(*p, t_all, true) : kInf);
+      if (lax < next) info->lax_ps = lax;
+    }
     if (prom == kInf && !info) continue;
     bool sent;
     try {
@@ -330,20 +380,26 @@ void NetLink::promise(uint64_t now) {
   }
 }
 
-// Waits, with the kernel, until some peer lets local time move past now.
-void NetLink::block(uint64_t now) {
+// Waits, with the kernel, until some peer lets local time move past now
+// (watches_only: until every peer's monitor events before now are in).
+void NetLink::block(uint64_t now, bool watches_only) {
   ++st_.blocks;
   const auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     const uint64_t t = next_activity(now);
     // Frames: until every peer's horizon is past now. Control: until every
-    // peer's control horizon is, or something at now is left to run.
+    // peer's control limit is, or something at now is left to run.
     Peer* lim = nullptr;
-    for (auto& p : peers_)
-      if (horizon(*p, t) <= now) lim = p.get();
-    if (!lim && control_ && !sc_pending_activity_at_current_time())
+    if (watches_only) {
       for (auto& p : peers_)
-        if (control_horizon(*p, t) <= now) lim = p.get();
+        if (control_horizon(*p, t, false) < now) lim = p.get();
+    } else {
+      for (auto& p : peers_)
+        if (horizon(*p, t) <= now) lim = p.get();
+      if (!lim && control_ && !sc_pending_activity_at_current_time())
+        for (auto& p : peers_)
+          if (control_limit(*p, t) <= now) lim = p.get();
+    }
     if (!lim) break;
     chaos();
     if (hub_)
@@ -389,9 +445,13 @@ void NetLink::thread() {
       if (control_) {
         for (const auto& r : reads_) target = std::min(target, r.second.time_ps);
         if (!relays_.empty()) target = std::min(target, relays_.begin()->first);
+        // A monitor whose events before the peers' floor wait: judged now,
+        // before time moves (their effect may be due soon: net_link.h).
+        if (unjudged_)
+          if (const uint64_t u = unjudged_(); u < now && u < watch_floor()) watch_ev_.notify(SC_ZERO_TIME);
         bool at_horizon = false;
         for (auto& p : peers_) {
-          const uint64_t ch = control_horizon(*p, t);
+          const uint64_t ch = control_limit(*p, t);
           if (ch > now) target = std::min(target, ch);  // wake there: events at it may run
           else at_horizon = true;
         }

@@ -37,6 +37,20 @@
 // Events at that instant may run (both sides at one instant both proceed);
 // none after it until the peer promises more. Reads are served by the
 // thread at their instant through the reader given to enable_control.
+// The control policy (set_control_policy) narrows that to what can reach
+// this process at its instant: a peer whose every step waits on this
+// process (passive, SYNC extension ctl_ps ~0) sends nothing that must be
+// taken at its instant until a CONTROL of ours has set it going, so only
+// our CONTROLs it has not taken in bound it; and a peer's model errors and
+// wire monitor events (its lax_ps, its unjudged monitor events included)
+// end a run limits.after_error_us (at least 1 ps) after their instant, so
+// they bound this process that much later. With one process streaming to
+// another, the receiver (waiting for the sender's step to end) keeps to the
+// sender's control horizon and the sender keeps only to the frames' one (a
+// line delay ahead), not one round trip per activity (issue 16).
+// A monitor's home takes the other processes' events as they come, stamped
+// in its past when it is ahead, and judges them in order once no earlier
+// one can come (watch_floor).
 //
 // Errors: a peer that closes, stops answering for the wall-clock timeout,
 // breaks the protocol, or sends a PACKET stamped before the local time: the
@@ -102,6 +116,20 @@ class NetLink : public sc_core::sc_module {
   NetLinkStats stats() const;
   // Split-run control (above). Before sc_start.
   void enable_control(NetMemReader reader);
+  // The control policy (above; without it every peer's control horizon
+  // binds). passive(): this process sends no CONTROL a peer must take at its
+  // instant, and does not end its run at once, before a peer's CONTROL
+  // reaches it (model/system/split.cpp says when). slack_ps (>= 1): how long
+  // after a model error or a wire monitor event a run ends at the soonest.
+  // unjudged(): the instant of the oldest wire monitor event this process
+  // has not judged (~0: none). Before sc_start.
+  void set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged);
+  // The instant before which every peer's wire monitor events (Watch) have
+  // all come in; a monitor judges what lies before it and now.
+  uint64_t watch_floor();
+  // The end of the run: waits, with the kernel, until watch_floor() has
+  // reached now (the peers' events before now are all in).
+  void await_watches();
   // Sends a StepEnd or Fact to every peer, stamped now (c.time_ps is set).
   void send_control(NetControl c);
   // The StepEnds and Facts received, in arrival order; control_event() is
@@ -146,13 +174,22 @@ class NetLink : public sc_core::sc_module {
   uint64_t next_activity(uint64_t now) const; // local, including queued input and output
   uint64_t horizon(const Peer& p, uint64_t t_self) const;  // the earliest stamp p can still send
   void promise(uint64_t now);
-  void block(uint64_t now);
+  void block(uint64_t now, bool watches_only = false);
   void chaos();
   bool gone(Peer& p);
-  uint64_t control_horizon(const Peer& p, uint64_t t_self) const;
+  // The earliest instant p may still send a CONTROL: one we must take at
+  // its instant (strict), or a monitor event or the end after an error (lax).
+  uint64_t control_horizon(const Peer& p, uint64_t t_self, bool strict) const;
+  uint64_t control_limit(const Peer& p, uint64_t t_self) const;  // the latest instant p lets us reach
+  std::function<bool()> passive_;
+  std::function<uint64_t()> unjudged_;
+  uint64_t slack_ps_ = 1;
+  bool acting_now_ = false;  // await_watches: a process acts at now
   // Hub mode (net_link_hub.cpp).
-  uint64_t raw(const Peer& q) const;                   // the earliest q may act by itself
-  uint64_t self_for(const Peer& p, uint64_t t) const;  // our earliest activity not caused by p
+  // The earliest q may act by itself (lax: or have a monitor event or a model error).
+  uint64_t raw(const Peer& q, bool lax = false) const;
+  uint64_t self_for(const Peer& p, uint64_t t, bool lax = false) const;  // our earliest activity not caused by p
+  uint64_t ctl_for(const Peer& p, uint64_t t) const;   // passive: our earliest CONTROL p must take at its instant
   bool route(size_t from, NetControl& c);              // a peer's CONTROL: relayed; true: also ours
   void send_relays(uint64_t now);                      // relays due by now
   void wait_any(Peer& lim);                            // the next message from any peer

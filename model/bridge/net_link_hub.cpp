@@ -101,13 +101,13 @@ void NetLink::send_relays(uint64_t now) {
 // The earliest peer q may act by itself (above): its next activity as its
 // SYNC extension states it, or, without one, what its stamp allows; and
 // what we sent it that it has not taken in.
-uint64_t NetLink::raw(const Peer& q) const {
+uint64_t NetLink::raw(const Peer& q, bool lax) const {
   if (q.peer->peer_ended()) return kInf;
   const uint64_t u = std::min(q.peer->earliest_unacked().value_or(kInf), q.min_out());
   const auto& info = q.peer->peer_info();
   uint64_t own;
   if (info && info->lookahead_ps) {
-    own = info->next_ps;
+    own = lax ? info->lax() : info->next_ps;  // lax: or a monitor event of its not judged yet
   } else {
     const uint64_t stamp = q.peer->horizon(), back = q.lookahead + q.preamble;
     own = stamp > back ? stamp - back : 0;
@@ -115,9 +115,24 @@ uint64_t NetLink::raw(const Peer& q) const {
   return std::max(q.ctl_floor, std::min(own, u));
 }
 
-uint64_t NetLink::self_for(const Peer& p, uint64_t t) const {
+// A passive process's earliest CONTROL to p that p must take at its
+// instant (the SYNC extension's ctl_ps): none of its own (~0); a hub's
+// relays of the other peers' (their strict control horizons), and those
+// waiting to go.
+uint64_t NetLink::ctl_for(const Peer& p, uint64_t t) const {
+  if (!hub_) return kInf;
+  uint64_t c = kInf;
   for (const auto& q : peers_)
-    if (q.get() != &p) t = std::min(t, raw(*q));
+    if (q.get() != &p) c = std::min(c, control_horizon(*q, t, true));
+  const size_t i = index_of(&p);
+  for (const auto& [at, r] : relays_)
+    if (r.first == i) c = std::min(c, at);
+  return c;
+}
+
+uint64_t NetLink::self_for(const Peer& p, uint64_t t, bool lax) const {
+  for (const auto& q : peers_)
+    if (q.get() != &p) t = std::min(t, raw(*q, lax));
   return t;
 }
 

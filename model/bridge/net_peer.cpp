@@ -67,7 +67,7 @@ void NetPeer::send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t
   m.frame = frame;
   send(m);
   ++packets_sent_;
-  unacked_.push_back(t_ps);
+  unacked_.push_back({t_ps, false});
   last_info_sent_.reset();
 }
 
@@ -84,9 +84,12 @@ bool NetPeer::promise(uint64_t t_ps, const std::optional<NetSyncInfo>& info) {
   return true;
 }
 
-std::optional<uint64_t> NetPeer::earliest_unacked() const {
-  if (unacked_.empty()) return std::nullopt;
-  return *std::min_element(unacked_.begin(), unacked_.end());  // a CONTROL's time may precede a PACKET's stamp
+// A CONTROL's time may precede a PACKET's stamp: the least of them.
+std::optional<uint64_t> NetPeer::earliest_unacked(bool controls_only) const {
+  std::optional<uint64_t> t;
+  for (const auto& [stamp, control] : unacked_)
+    if (!controls_only || control) t = std::min(t.value_or(stamp), stamp);
+  return t;
 }
 
 void NetPeer::send_control(const NetControl& c) {
@@ -96,7 +99,7 @@ void NetPeer::send_control(const NetControl& c) {
   m.control = c;
   send(m);
   ++controls_sent_;
-  unacked_.push_back(c.time_ps);
+  unacked_.push_back({c.time_ps, true});
   last_info_sent_.reset();
 }
 

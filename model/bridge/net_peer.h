@@ -27,6 +27,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/bridge/channel.h"
@@ -75,8 +76,8 @@ class NetPeer {
   const std::optional<NetSyncInfo>& peer_info() const { return peer_info_; }
   // The earliest stamp (a CONTROL's time) among the PACKETs and CONTROLs
   // this end sent that the peer had not taken in by its latest SYNC
-  // extension (nullopt: none).
-  std::optional<uint64_t> earliest_unacked() const;
+  // extension (nullopt: none); controls_only: among the CONTROLs.
+  std::optional<uint64_t> earliest_unacked(bool controls_only = false) const;
   // CONTROL (eth_proto.h; only to an ERNIC process of the same split run):
   // stamped with this end's latest stamp (it promises nothing); counted with
   // the PACKETs in the SYNC extension's acknowledgement, at c.time_ps: the
@@ -129,7 +130,7 @@ class NetPeer {
   std::deque<NetPacket> in_;
   std::optional<NetSyncInfo> peer_info_, last_info_sent_;
   std::deque<NetControl> ctl_in_;
-  std::deque<uint64_t> unacked_;   // stamps of sent PACKETs (a CONTROL's time) from index acked_ on
+  std::deque<std::pair<uint64_t, bool>> unacked_;   // (stamp or a CONTROL's time, is a CONTROL) of those sent, from index acked_ on
   uint64_t acked_ = 0;
   uint64_t packets_sent_ = 0, syncs_sent_ = 0, packets_received_ = 0, syncs_received_ = 0;
   uint64_t controls_sent_ = 0, controls_received_ = 0;

@@ -238,6 +238,14 @@ bool Ernic::rq_cidb(uint32_t wr_addr, uint16_t ci) {
 
 // ---------------------------------------------------------------- status
 
+bool Ernic::requester_idle() const {
+  for (uint32_t n = 1; n <= s_.cfg.num_qp; ++n) {
+    const qp::QpContext& qp = s_.qps[n];
+    if (!qp.req.osq.empty() || (qp.enabled && s_.Q(n, R::q::SQPIi) != qp.req.sq_ci)) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> Ernic::qp_status() const {
   std::vector<std::string> out;
   const auto& L = s_.cfg.layout;

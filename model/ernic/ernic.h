@@ -121,6 +121,10 @@ class Ernic : public sc_core::sc_module, public AxiLiteTarget, public SidebandTa
   // the requests it has outstanding now (scenario step expect_qp).
   uint32_t outstanding_limit(uint32_t qpn) const { return s_.qps.at(qpn).req.max_out; }
   size_t outstanding(uint32_t qpn) const { return s_.qps.at(qpn).req.osq.size(); }
+  // No QP has a request outstanding or posted and not yet sent: nothing
+  // can retry, so no livelock can be reported (a split run's control
+  // policy, model/system/split.cpp).
+  bool requester_idle() const;
   const MrLookup& mr_lookup() const { return *s_.mr_lookup; }
   // The named extensions that are not PG332 (ext_config.h); null when off.
   const ShadowDb* shadow_db() const { return shadow_.get(); }

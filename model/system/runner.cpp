@@ -23,7 +23,9 @@ void System::runner() {
 // Canaries: the guard bytes the driver placed around every MR are intact
 // (nothing wrote past an MR, whatever the scenario expected).
 void System::end_checks() {
-  monitor_feed(~uint64_t(0));  // split: the wire monitors' events not yet fed
+  // split: the wire monitors' events not yet fed, once the others' before now are in
+  if (net_link_ && !wire_monitors.empty() && sc_is_running()) net_link_->await_watches();
+  monitor_feed(~uint64_t(0));
   for (auto& n : nodes)
     if (n->driver)
       for (const std::string& e : n->driver->check_mr_guards()) ctx.error(n->cfg.name + " host memory", e);
@@ -183,12 +185,16 @@ void System::watchdog() {
 // for minutes and fill the disk).
 void System::stop_after_error() {
   if (ctx.errors.empty()) wait(ctx.error_ev);
-  const uint64_t first = ctx.errors.front().time_ps;
-  // At least 1 ps after: a split run's monitor reports an error there
-  // (stamped at its instant), and both runs must end at one time.
-  const uint64_t until = first + std::max<uint64_t>(scenario.limits.after_error_us * 1000000ull, 1);
-  const uint64_t now = sc_time_stamp().value();
-  if (until > now) wait(sc_time(double(until - now), SC_PS));
+  for (;;) {
+    // At least 1 ps after: a split run's monitor reports an error there
+    // (stamped at its instant), and both runs must end at one time. An
+    // error found later but stamped earlier (that monitor, judging behind)
+    // moves the end.
+    const uint64_t until = ctx.errors.front().time_ps + std::max<uint64_t>(scenario.limits.after_error_us * 1000000ull, 1);
+    const uint64_t now = sc_time_stamp().value();
+    if (until <= now) break;
+    wait(sc_time(double(until - now), SC_PS), ctx.error_ev);
+  }
   if (finished) return;
   stopped_after_error = true;
   if (exit_code == 0) exit_code = 1;

@@ -98,6 +98,29 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
   sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
   net_link_->enable_control(local_reader());
+  set_split_policy();
+}
+
+// What binds the other processes (net_link.h, the control policy): this
+// process is passive while every lane waits for another's word
+// (split_next) and nothing of its own can end the run at once: the
+// switch's process (it relays the others' words: the link says when), or
+// its node is
+// an ERNIC node on the built-in host (no program, no qp_setup_fsm, not the
+// ideal peer) whose requester is idle when livelocks are watched (a
+// livelock ends the run at once). A model error ends the run
+// limits.after_error_us after it (at least 1 ps); the wire monitors judge
+// events up to that much behind (split_monitor.cpp).
+void System::set_split_policy() {
+  auto passive = [this] {
+    if (finished || lanes_.empty() || split_waiting_ != lanes_.size()) return false;
+    if (split_hub_) return true;  // the switch: its model errors end a run after after_error_us
+    const Node& n = *nodes[split_local_];
+    if (!n.ernic || !n.sc_host || n.qp_setup || n.peer) return false;
+    return ctx.livelock_retries == 0 || n.ernic->requester_idle();
+  };
+  auto unjudged = [this] { return watch_buf_.empty() ? ~uint64_t(0) : std::get<0>(watch_buf_.begin()->first); };
+  net_link_->set_control_policy(passive, scenario.limits.after_error_us * 1000000ull, unjudged);
 }
 
 // The other processes' reads of this process's node's host memory.
@@ -199,7 +222,9 @@ std::optional<bridge::NetControl> System::split_next() {
     }
     ++bounded_;  // the other process's part may take long: its own watchdog
                  // watches it
+    ++split_waiting_;
     wait(net_link_->control_event() | fail_ev_);
+    --split_waiting_;
     --bounded_;
   }
 }

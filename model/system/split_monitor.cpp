@@ -10,13 +10,15 @@
 // node, with the frame's time and its commit time, and a frame from the
 // home's node that its RX handler took. The home keeps its own events and
 // those it receives in order of (instant, node index, the node's sequence)
-// and feeds an instant's events to the monitor 1 ps after it: no process
-// acts behind another's control horizon (net_link.h), so by then every
-// event of the instant has come in. What is left at the end of the run is
-// fed then (end_checks). A violation is the model error it is in one
-// process, at its event's instant (SimContext::error_at), so the run stops
-// after limits.after_error_us as in one process and the outputs are the
-// same (tb/data/split/m*.yaml). Same-instant events of two nodes reach the
+// and feeds an instant's events to the monitor once the instant is over
+// here (1 ps after it) and every other process's events of it have come in
+// (NetLink::watch_floor: the home may run ahead of the others, by up to
+// limits.after_error_us: net_link.h's control policy). What is left at the
+// end of the run is fed then, once the others' events before the end are
+// in (end_checks). A violation is the model error it is in one process,
+// at its event's instant (SimContext::error_at), so the run stops after
+// limits.after_error_us as in one process and the outputs are the same
+// (tb/data/split/m*.yaml). Same-instant events of two nodes reach the
 // monitor in node order here and in kernel order in one process; its
 // verdicts do not depend on that order.
 #include <fmt/format.h>
@@ -130,19 +132,21 @@ void System::monitor_feed(uint64_t upto_ps) {
 }
 
 // Split, a process that is some pair's home: feeds the events of an
-// instant once it is over (1 ps later: every event of the instant, local or
-// from another process, is in by then), woken by a local event or a Watch.
+// instant once it is over (1 ps later) and the other processes' events of
+// it are in (watch_floor), woken by a local event, a Watch, or the link
+// when the floor has passed an event waiting.
 void System::monitor_thread() {
   if (wire_monitors.empty()) return;  // the last node: its events go to the others' monitors
   for (;;) {
     const uint64_t now = sc_core::sc_time_stamp().value();
-    monitor_feed(now);
-    if (watch_buf_.empty()) {
+    monitor_feed(std::min(now, net_link_->watch_floor()));
+    const uint64_t t = watch_buf_.empty() ? now : std::get<0>(watch_buf_.begin()->first);
+    if (t < now)  // behind the floor: the link wakes this when it passes
       sc_core::wait(monitor_ev_ | net_link_->watch_event());
-    } else {
-      const uint64_t t = std::get<0>(watch_buf_.begin()->first);  // >= now: the earlier are fed
+    else if (watch_buf_.empty())
+      sc_core::wait(monitor_ev_ | net_link_->watch_event());
+    else
       sc_core::wait(sc_core::sc_time(double(t + 1 - now), sc_core::SC_PS), monitor_ev_ | net_link_->watch_event());
-    }
   }
 }
 

@@ -92,6 +92,7 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   if (!split_hub_) sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
   net_link_->enable_control(local_reader());
   if (split_hub_) net_link_->enable_hub();
+  set_split_policy();
 }
 
 std::string System::star_shm_address(const std::string& addr, const std::string& node) { return addr + "." + node; }

@@ -528,6 +528,8 @@ class System : public sc_core::sc_module {
   std::map<std::string, size_t> bypass_checked_;
   sc_core::sc_event frame_ev_;
   int bounded_ = 0;             // steps that time out by themselves: the watchdog stays out
+  size_t split_waiting_ = 0;    // lanes waiting for another process's word (split_next)
+  void set_split_policy();      // the link's control policy (split.cpp)
   sc_core::sc_event fail_ev_;
   std::unique_ptr<VerilatedVcdSc> rtl_vcd_;
 };

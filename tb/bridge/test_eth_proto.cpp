@@ -72,6 +72,44 @@ TEST(EthProto, SyncAndTerminateAreBareHeaders) {
   EXPECT_THROW(encode_net(s), std::invalid_argument);
 }
 
+// Our extension in a SYNC's padding (eth_proto.h): "ERN1" @0, flags u8 @4
+// (bit 0 ctl_ps given, bit 1 lax_ps given), next_ps @8, acked @16,
+// lookahead_ps @24, ctl_ps @32, lax_ps @40; the stamp @48 and type @63 as
+// SimBricks has them.
+TEST(EthProto, SyncExtensionBytes) {
+  NetMsg s;
+  s.kind = NetMsg::Sync;
+  s.timestamp_ps = 7000;
+  s.sync_info = NetSyncInfo{5000, 12, 100000, std::nullopt, std::nullopt};
+  std::vector<uint8_t> want = zeros(64);
+  want[0] = 'E', want[1] = 'R', want[2] = 'N', want[3] = '1';
+  le(want, 8, 5000, 8);
+  le(want, 16, 12, 8);
+  le(want, 24, 100000, 8);
+  le(want, 48, 7000, 8);
+  EXPECT_EQ(encode_net(s), want);  // neither given: flags 0, zeros there
+  s.sync_info->ctl_ps = ~uint64_t(0);  // passive: no CONTROL of its own
+  s.sync_info->lax_ps = 0;             // an unjudged monitor event at 0 ps is given, not "absent"
+  want[4] = 0x03;
+  le(want, 32, ~uint64_t(0), 8);
+  EXPECT_EQ(encode_net(s), want);
+  std::string why;
+  auto d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  ASSERT_TRUE(d->sync_info);
+  EXPECT_EQ(d->sync_info->next_ps, 5000u);
+  EXPECT_EQ(d->sync_info->acked, 12u);
+  EXPECT_EQ(d->sync_info->lookahead_ps, 100000u);
+  EXPECT_EQ(d->sync_info->ctl(), ~uint64_t(0));
+  EXPECT_EQ(d->sync_info->lax(), 0u);
+  want[4] = 0x02;  // ctl_ps not given: next_ps stands for it, whatever @32 holds
+  d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_FALSE(d->sync_info->ctl_ps);
+  EXPECT_EQ(d->sync_info->ctl(), 5000u);
+  EXPECT_EQ(d->sync_info->lax(), 0u);
+}
+
 TEST(EthProto, MalformedMessagesAreRefusedByName) {
   std::string why;
   std::vector<uint8_t> b = zeros(63);
