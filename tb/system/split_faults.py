@@ -53,7 +53,11 @@ def node_pid(launcher, node, deadline):
 
 
 def start(sim, scenario):
-    return subprocess.Popen([sim, "run", scenario, "--split", "--datapath", "rtl", "--no-idle-skip", "--quiet"],
+    # Slowed by wall-clock chaos (outputs unchanged) so that the run is still
+    # under way when a node is killed: without it the 4 MiB stream ends
+    # split in under a second since the processes no longer go in step.
+    return subprocess.Popen([sim, "run", scenario, "--split", "--datapath", "rtl", "--no-idle-skip", "--quiet",
+                             "--split-chaos-us", "300"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
