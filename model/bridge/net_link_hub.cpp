@@ -22,10 +22,6 @@
 
 namespace ernic::bridge {
 
-namespace {
-constexpr uint64_t kInf = ~uint64_t(0);
-}  // namespace
-
 void NetLink::enable_hub() {
   if (!control_) throw std::logic_error("NetLink::enable_hub: enable_control first");
   hub_ = true;

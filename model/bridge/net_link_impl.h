@@ -1,5 +1,5 @@
 // model/bridge: NetLink's own parts (net_link.h), shared by net_link.cpp
-// and net_link_hub.cpp; nothing else includes this.
+// net_link_control.cpp and net_link_hub.cpp; nothing else includes this.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -9,6 +9,9 @@
 #include "model/bridge/net_link.h"
 
 namespace ernic::bridge {
+
+constexpr uint64_t kInf = ~uint64_t(0);  // no time: never
+inline uint64_t sat_add(uint64_t a, uint64_t b) { return a > kInf - b ? kInf : a + b; }
 
 // A copy waiting to go out: by (stamp, order carried).
 struct NetLink::Out : LineOut {

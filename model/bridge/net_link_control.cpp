@@ -1,0 +1,208 @@
+// model/bridge: NetLink's split-run control (net_link.h): the peers'
+// control horizons and the control policy, the CONTROLs taken in and
+// sent, memory reads served and asked.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "model/bridge/net_link.h"
+#include "model/bridge/net_link_impl.h"
+#include "model/sim/clock.h"
+
+namespace ernic::bridge {
+
+using namespace sc_core;
+
+// The earliest instant peer p may still act (net_link.h, control mode):
+// strict, send a CONTROL we must take at its instant; lax, have a model
+// error or a monitor event. A passive peer (ctl_ps ~0) does the first only
+// once a CONTROL of ours has reached it.
+uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, bool strict) const {
+  if (p.peer->peer_ended()) return kInf;
+  uint64_t h = 0;
+  const auto& info = p.peer->peer_info();
+  if (info && info->lookahead_ps) {
+    if (hub_) t_self = self_for(p, t_self);
+    const uint64_t own = strict ? info->ctl() : info->lax();
+    if (strict && own == kInf) {
+      h = p.peer->earliest_unacked(true).value_or(kInf);
+    } else {
+      const uint64_t u = std::min(p.peer->earliest_unacked().value_or(kInf), p.min_out());
+      const uint64_t ours = std::min(sat_add(t_self, p.lookahead), p.min_out());
+      h = std::min({own, u, ours});
+    }
+  } else {
+    // A PACKET stamped S left its sender at S - lookahead - preamble (its
+    // first byte's arrival is stamped): the sender acts no earlier.
+    const uint64_t stamp = p.peer->horizon(), back = p.lookahead + p.preamble;
+    h = stamp > back ? stamp - back : 0;
+  }
+  return std::max(h, p.ctl_floor);
+}
+
+uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {
+  return std::min(control_horizon(p, t_self, true), sat_add(control_horizon(p, t_self, false), slack_ps_));
+}
+
+void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged) {
+  passive_ = std::move(passive);
+  slack_ps_ = std::max<uint64_t>(slack_ps, 1);
+  unjudged_ = std::move(unjudged);
+}
+
+uint64_t NetLink::watch_floor() {
+  const uint64_t t = next_activity(ClockDomain::now_ps());
+  uint64_t f = kInf;
+  for (const auto& p : peers_) f = std::min(f, control_horizon(*p, t, false));
+  return f;
+}
+
+// Called from a process acting at now (the run's end): what is promised
+// meanwhile must not pass now, whatever else is pending.
+void NetLink::await_watches() {
+  const uint64_t now = ClockDomain::now_ps();
+  if (watch_floor() >= now) return;
+  acting_now_ = true;
+  block(now, true);
+  acting_now_ = false;
+}
+
+void NetLink::take_controls(uint64_t now) {
+  for (size_t k = 0; k < peers_.size(); ++k) {
+    auto& p = peers_[k];
+    while (auto c = p->peer->pop_control()) {
+      // A failed run's end may come from before this process's now: a peer
+      // whose own peer died (a star's switch when a node's process is
+      // killed) stops where it was. Nothing is deterministic after a crash;
+      // this run fails with that peer's reason, at now.
+      if (c->time_ps < now && c->kind == NetControl::RunEnd && c->b != 0) c->time_ps = now;
+      // A monitor event may lie in the past of its home, which judges it
+      // behind (watch_floor; System::monitor_feed).
+      if (c->time_ps < now && c->kind != NetControl::Watch)
+        throw NetPeerError(p->peer->name() + ": a CONTROL of " + std::to_string(c->time_ps) +
+                           " ps arrived when this process was already at " + std::to_string(now) +
+                           " ps (its control horizon was broken)");
+      p->ctl_floor = std::max(p->ctl_floor, c->time_ps);
+      ++st_.controls_received;
+      if (hub_ && !route(k, *c)) continue;
+      switch (c->kind) {
+        case NetControl::ReadRequest:
+          reads_.emplace_back(p.get(), std::move(*c));
+          break;
+        case NetControl::ReadReply:
+          replies_[c->id] = {c->b != 0, std::move(c->data)};
+          break;
+        case NetControl::RunEnd:
+          peer_run_end_ = int(c->b);
+          // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
+          peer_run_end_why_.clear();
+          for (size_t i = 0; i < c->data.size() && i < 1024; ++i)
+            peer_run_end_why_ += c->data[i] >= 0x20 && c->data[i] < 0x7F ? char(c->data[i]) : '?';
+          end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
+          break;
+        case NetControl::Watch:
+          watch_ev_.notify(ps(c->time_ps > now ? c->time_ps - now : 0));
+          watch_q_.push_back(std::move(*c));
+          break;
+        default:
+          ctl_ev_.notify(ps(c->time_ps - now));
+          ctl_q_.push_back(std::move(*c));
+      }
+    }
+  }
+}
+
+void NetLink::serve_reads(uint64_t now) {
+  for (auto it = reads_.begin(); it != reads_.end();) {
+    if (it->second.time_ps != now) {
+      ++it;
+      continue;
+    }
+    NetControl r;
+    r.kind = NetControl::ReadReply;
+    r.time_ps = now;
+    r.id = it->second.id;
+    try {
+      if (it->second.b > kMaxRead)
+        throw std::runtime_error("a read of " + std::to_string(it->second.b) + " bytes (at most " +
+                                 std::to_string(kMaxRead) + " a message)");
+      r.data = reader_(it->second.node, it->second.a, it->second.b);
+      r.b = 0;
+    } catch (const std::exception& e) {
+      const std::string w = e.what();
+      r.data.assign(w.begin(), w.end());
+      r.b = 1;  // refused: data is the reason
+    }
+    it->first->peer->send_control(r);
+    ++st_.reads_served;
+    ++st_.controls_sent;
+    it = reads_.erase(it);
+  }
+}
+
+void NetLink::enable_control(NetMemReader reader) {
+  control_ = true;
+  reader_ = std::move(reader);
+}
+
+void NetLink::send_control(NetControl c) {
+  c.time_ps = ClockDomain::now_ps();
+  send_relays(c.time_ps);  // hub mode: what was relayed up to now goes first
+  for (auto& p : peers_) {
+    if (p->peer->peer_ended()) continue;
+    try {
+      p->peer->send_control(c);
+      ++st_.controls_sent;
+      sent_ev_.notify(SC_ZERO_TIME);
+    } catch (const NetPeerError& e) {
+      if (!gone(*p)) {
+        error_ = e.what();
+        sc_stop();
+      }
+    }
+  }
+}
+
+std::optional<NetControl> NetLink::take_control() {
+  // What the peers' conversations already hold comes first, without the
+  // thread: a step's end must start the next step in the same delta cycle.
+  if (ctl_q_.empty() && control_) take_controls(ClockDomain::now_ps());
+  if (ctl_q_.empty()) return std::nullopt;
+  NetControl c = std::move(ctl_q_.front());
+  ctl_q_.pop_front();
+  return c;
+}
+
+std::deque<NetControl> NetLink::take_watches() { return std::exchange(watch_q_, {}); }
+
+std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr, uint64_t len) {
+  Peer& p = *peers_.at(i);
+  const uint64_t now = ClockDomain::now_ps();
+  NetControl r;
+  r.kind = NetControl::ReadRequest;
+  r.node = node;
+  r.time_ps = now;
+  r.id = next_read_id_++;
+  r.a = addr;
+  r.b = len;
+  // Our frames due by now go first: the peer answers at now, after them.
+  // (No SYNC here: our promise must not pass now while this process acts
+  // at now; the request itself lets the peer reach now.)
+  send_due(p, sat_add(now, p.lookahead + p.preamble));
+  p.peer->send_control(r);
+  ++st_.controls_sent;
+  ++st_.reads_asked;
+  while (!replies_.count(r.id)) {
+    if (p.peer->peer_ended()) throw NetPeerError(p.peer->name() + ": ended before answering a memory read");
+    p.peer->recv_one(timeout_);
+    take_controls(now);
+    serve_reads(now);
+  }
+  auto [refused, d] = std::move(replies_[r.id]);
+  replies_.erase(r.id);
+  if (refused) throw NetPeerError(p.peer->name() + " refused a memory read: " + std::string(d.begin(), d.end()));
+  return d;
+}
+
+}  // namespace ernic::bridge
