@@ -150,7 +150,7 @@ void NetLink::promise(uint64_t now) {
   uint64_t in = kInf;
   for (const auto& p : peers_) {
     in = std::min(in, horizon(*p, t_all));
-    if (control_) in = std::min(in, control_horizon(*p, t_all, true));  // a monitor event makes no frame
+    if (control_) in = std::min(in, control_horizon(*p, t_all, Horizon::Strict));  // a monitor event makes no frame
   }
   // Ours to state (the SYNC extension): passive, and the earliest model
   // error or monitor event (one not judged yet included).
@@ -197,7 +197,7 @@ void NetLink::block(uint64_t now, bool watches_only) {
     Peer* lim = nullptr;
     if (watches_only) {
       for (auto& p : peers_)
-        if (control_horizon(*p, t, false) < now) lim = p.get();
+        if (control_horizon(*p, t, Horizon::Watch) < now) lim = p.get();
     } else {
       for (auto& p : peers_)
         if (horizon(*p, t) <= now) lim = p.get();
@@ -206,6 +206,13 @@ void NetLink::block(uint64_t now, bool watches_only) {
           if (control_limit(*p, t) <= now) lim = p.get();
     }
     if (!lim) break;
+    // Our monitor may judge what the floor has passed: its verdicts move
+    // our lax horizon, which the peers may be waiting on (net_link.h).
+    if (!watches_only && unjudged_)
+      if (const uint64_t u = unjudged_(); u < now && u < watch_floor()) {
+        watch_ev_.notify(SC_ZERO_TIME);
+        break;
+      }
     chaos();
     if (hub_)
       wait_any(*lim);

@@ -177,9 +177,11 @@ class NetLink : public sc_core::sc_module {
   void block(uint64_t now, bool watches_only = false);
   void chaos();
   bool gone(Peer& p);
-  // The earliest instant p may still send a CONTROL: one we must take at
-  // its instant (strict), or a monitor event or the end after an error (lax).
-  uint64_t control_horizon(const Peer& p, uint64_t t_self, bool strict) const;
+  // The earliest instant p may still send a CONTROL we must take at its
+  // instant (Strict), end the run after an error (Lax), send a monitor
+  // event (Watch): net_link_control.cpp.
+  enum class Horizon { Strict, Lax, Watch };
+  uint64_t control_horizon(const Peer& p, uint64_t t_self, Horizon k) const;
   uint64_t control_limit(const Peer& p, uint64_t t_self) const;  // the latest instant p lets us reach
   std::function<bool()> passive_;
   std::function<uint64_t()> unjudged_;

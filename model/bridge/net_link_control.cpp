@@ -15,16 +15,20 @@ namespace ernic::bridge {
 using namespace sc_core;
 
 // The earliest instant peer p may still act (net_link.h, control mode):
-// strict, send a CONTROL we must take at its instant; lax, have a model
-// error or a monitor event. A passive peer (ctl_ps ~0) does the first only
-// once a CONTROL of ours has reached it.
-uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, bool strict) const {
+// Strict, send a CONTROL we must take at its instant; Lax, have a model
+// error or judge a monitor event (its oldest not judged yet included);
+// Watch, send a monitor event (its own activity). A passive peer (ctl_ps
+// ~0) does the first only once a CONTROL of ours has reached it. (Watch
+// leaves the unjudged events out: two homes' floors must not wait on each
+// other's judging.)
+uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, Horizon k) const {
   if (p.peer->peer_ended()) return kInf;
   uint64_t h = 0;
   const auto& info = p.peer->peer_info();
   if (info && info->lookahead_ps) {
     if (hub_) t_self = self_for(p, t_self);
-    const uint64_t own = strict ? info->ctl() : info->lax();
+    const bool strict = k == Horizon::Strict;
+    const uint64_t own = strict ? info->ctl() : k == Horizon::Lax ? info->lax() : info->next_ps;
     if (strict && own == kInf) {
       h = p.peer->earliest_unacked(true).value_or(kInf);
     } else {
@@ -42,7 +46,7 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, bool strict) c
 }
 
 uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {
-  return std::min(control_horizon(p, t_self, true), sat_add(control_horizon(p, t_self, false), slack_ps_));
+  return std::min(control_horizon(p, t_self, Horizon::Strict), sat_add(control_horizon(p, t_self, Horizon::Lax), slack_ps_));
 }
 
 void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged) {
@@ -54,7 +58,7 @@ void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_p
 uint64_t NetLink::watch_floor() {
   const uint64_t t = next_activity(ClockDomain::now_ps());
   uint64_t f = kInf;
-  for (const auto& p : peers_) f = std::min(f, control_horizon(*p, t, false));
+  for (const auto& p : peers_) f = std::min(f, control_horizon(*p, t, Horizon::Watch));
   return f;
 }
 

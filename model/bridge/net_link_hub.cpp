@@ -119,7 +119,7 @@ uint64_t NetLink::ctl_for(const Peer& p, uint64_t t) const {
   if (!hub_) return kInf;
   uint64_t c = kInf;
   for (const auto& q : peers_)
-    if (q.get() != &p) c = std::min(c, control_horizon(*q, t, true));
+    if (q.get() != &p) c = std::min(c, control_horizon(*q, t, Horizon::Strict));
   const size_t i = index_of(&p);
   for (const auto& [at, r] : relays_)
     if (r.first == i) c = std::min(c, at);
