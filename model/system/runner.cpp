@@ -120,11 +120,14 @@ void System::run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_
   g->changed.notify(SC_ZERO_TIME);
 }
 
-void System::snapshot_qps() {
+void System::snapshot_qps(bool with_datapath) {
   stall_report.clear();
-  for (auto& n : nodes)
-    if (n->ernic)  // kind: peer: no ERNIC
-      for (auto& st : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + st);
+  for (auto& n : nodes) {
+    if (!n->ernic) continue;  // kind: peer: no ERNIC
+    for (auto& st : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + st);
+    if (with_datapath)
+      if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);
+  }
 }
 
 void System::fail(const SourceLoc& loc, const std::string& what, int code) {
@@ -168,11 +171,7 @@ void System::watchdog() {
         fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
                                       scenario.limits.watchdog_us),
              3);
-      for (auto& n : nodes) {
-        if (!n->ernic) continue;  // kind: peer
-        for (auto& s : n->ernic->qp_status()) stall_report.push_back(n->cfg.name + " " + s);
-        if (std::string d = n->datapath->status(); !d.empty()) stall_report.push_back(n->cfg.name + " " + d);
-      }
+      snapshot_qps(true);
       end_checks();
       sc_stop();
       return;

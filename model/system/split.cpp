@@ -422,7 +422,10 @@ void System::watch_peer_end() {
     fail(SourceLoc{}, "split run: " + net_link_->peer_name() + " ended its run before this one (at " +
                           std::to_string(sc_time_stamp().value()) + " ps)");
   }
-  snapshot_qps();
+  // Exit code 3 from another process is its watchdog's or a livelock's
+  // (both processes stop at a time limit by themselves): its report has
+  // the datapaths' status too, as one process's has.
+  snapshot_qps(code == 3);
   end_checks();
   sc_stop();
 }

@@ -354,7 +354,7 @@ class System : public sc_core::sc_module {
   void run_step(const Step& s, Group* g);  // std::visit: the handler of the step's kind
   void run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id, std::string path);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
-  void snapshot_qps();
+  void snapshot_qps(bool with_datapath = false);  // stall_report: every QP's status (and each datapath's)
 
   // Step handlers, one per step kind: the step, its location in the file,
   // the parallel group it runs in (nullptr outside parallel).
