@@ -186,6 +186,11 @@ Verdict judge_responder(Session& s, std::vector<std::string> diffs);
 // end (why_short, unless a set-up error says more) is a verdict of 2
 // (true); the differences listed against the expected ones, the summary
 // (counts, then the tally) and the verdict.
+// ERNIC's frame sf against the capture's cf: its opcode, and that it goes
+// to the capture side's QP `qpn` at the peer's address (o.peer_ip,
+// o.peer_mac); `kind` names the frame in the lines ("answer", "request").
+void compare_route(const roce::Frame& sf, const roce::Frame& cf, uint32_t qpn, const ReplayOptions& o,
+                   const char* kind, const std::string& what, std::vector<std::string>* diffs);
 // Payload length and bytes, ERNIC's frame sf against the capture's cf: a
 // difference line for what into *diffs when they differ.
 void compare_payload(const roce::Frame& sf, const roce::Frame& cf, const std::string& what,

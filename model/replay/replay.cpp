@@ -54,6 +54,15 @@ Verdict Replay::judge(const std::vector<std::string>& errors) {
   return s_->opt.requester_side ? judge_requester(*s_, std::move(diffs)) : judge_responder(*s_, std::move(diffs));
 }
 
+void compare_route(const roce::Frame& sf, const roce::Frame& cf, uint32_t qpn, const ReplayOptions& o,
+                   const char* kind, const std::string& what, std::vector<std::string>* diffs) {
+  if (sf.bth.opcode != cf.bth.opcode)
+    diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
+  if (sf.bth.dest_qp != qpn) diffs->push_back(fmt::format("{}: ERNIC's {} goes to QP 0x{:06x}", what, kind, sf.bth.dest_qp));
+  if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || !(sf.eth.dst == *roce::MacAddr::parse(o.peer_mac)))
+    diffs->push_back(fmt::format("{}: ERNIC's {} goes to {} {}", what, kind, sf.dst_ip().str(), sf.eth.dst.str()));
+}
+
 void compare_payload(const roce::Frame& sf, const roce::Frame& cf, const std::string& what,
                      std::vector<std::string>* diffs) {
   if (sf.payload.size() != cf.payload.size()) {

@@ -155,12 +155,7 @@ std::string reth_str(const roce::Frame& f) {
 // ERNIC's request against the capture's: the fields either side sets.
 void compare_request(const roce::Frame& sf, const roce::Frame& cf, const Plan& p, const ReplayOptions& o,
                      const std::string& what, std::vector<std::string>* diffs) {
-  if (sf.bth.opcode != cf.bth.opcode)
-    diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
-  if (sf.bth.dest_qp != p.resp_qpn)
-    diffs->push_back(fmt::format("{}: ERNIC's request goes to QP 0x{:06x}", what, sf.bth.dest_qp));
-  if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || !(sf.eth.dst == *roce::MacAddr::parse(o.peer_mac)))
-    diffs->push_back(fmt::format("{}: ERNIC's request goes to {} {}", what, sf.dst_ip().str(), sf.eth.dst.str()));
+  compare_route(sf, cf, p.resp_qpn, o, "request", what, diffs);
   if (sf.bth.ack_req != cf.bth.ack_req)
     diffs->push_back(fmt::format("{}: AckReq {} in the capture, {} from ERNIC", what, int(cf.bth.ack_req),
                                  int(sf.bth.ack_req)));

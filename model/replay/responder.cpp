@@ -28,12 +28,7 @@ void lines_header(Session& ss) {
 // ERNIC's answer against the capture's: the fields either side sets.
 void compare_answer(const roce::Frame& sf, const roce::Frame& cf, const Plan& p, const ReplayOptions& o,
                     const std::string& what, std::vector<std::string>* diffs) {
-  if (sf.bth.opcode != cf.bth.opcode)
-    diffs->push_back(fmt::format("{}: opcode {} from ERNIC", what, op_name(sf.bth.opcode)));
-  if (sf.bth.dest_qp != p.req_qpn)
-    diffs->push_back(fmt::format("{}: ERNIC's answer goes to QP 0x{:06x}", what, sf.bth.dest_qp));
-  if (sf.dst_ip() != *roce::IpAddr::parse(o.peer_ip) || sf.eth.dst.str() != roce::MacAddr::parse(o.peer_mac)->str())
-    diffs->push_back(fmt::format("{}: ERNIC's answer goes to {} {}", what, sf.dst_ip().str(), sf.eth.dst.str()));
+  compare_route(sf, cf, p.req_qpn, o, "answer", what, diffs);
   if (bool(sf.aeth) != bool(cf.aeth))
     diffs->push_back(fmt::format("{}: AETH {} in the capture, {} from ERNIC", what, cf.aeth ? "present" : "absent",
                                 sf.aeth ? "present" : "absent"));

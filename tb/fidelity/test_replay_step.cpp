@@ -39,24 +39,28 @@ struct StepRun {
   }
 };
 
-// A scenario with ERNIC node A and peer P at `pcap replay`'s default
-// addresses, the replay step's keys as given; run with a JSON report.
-StepRun run_step(const std::string& name, const std::string& keys, const std::string& more_steps = "") {
+// A scenario file's text (written as s.yaml in its own directory) run
+// with a JSON report.
+StepRun run_yaml(const std::string& name, const std::string& text) {
   const fs::path dir = fs::temp_directory_path() / ("ernic_replay_step_" + name);
   fs::create_directories(dir);
   const fs::path yaml = dir / "s.yaml", rep = dir / "s.json";
   fs::remove(rep);
-  std::ofstream(yaml) << "scenario: s\nseed: 1\nlimits: { sim_time_us: 5000 }\nnodes:\n"
-                         "  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
-                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
-                         "steps:\n  - init: [A]\n  - replay: { "
-                      << keys << " }\n"
-                      << more_steps;
+  std::ofstream(yaml) << text;
   StepRun r;
   r.out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet --json " + rep.string() + " 2>&1", &r.code);
   std::ifstream in(rep);
   if (in) r.report = json::parse(in, nullptr, false);
   return r;
+}
+
+// A scenario with ERNIC node A and peer P at `pcap replay`'s default
+// addresses, the replay step's keys as given.
+StepRun run_step(const std::string& name, const std::string& keys, const std::string& more_steps = "") {
+  return run_yaml(name, "scenario: s\nseed: 1\nlimits: { sim_time_us: 5000 }\nnodes:\n"
+                        "  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+                        "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
+                        "steps:\n  - init: [A]\n  - replay: { " + keys + " }\n" + more_steps);
 }
 
 std::string capture_key(const std::string& capture) { return "capture: " + kData + capture + ".pcap, node: A, from: P"; }
@@ -294,19 +298,14 @@ TEST(ReplayStepCheck, OneReplayAQpn) {
 // The nodes' addresses: of the capture's IP version when both nodes have
 // one; none in common is exit 2 naming why.
 TEST(ReplayStepCheck, NodesWithoutACommonIpVersion) {
-  const fs::path dir = fs::temp_directory_path() / "ernic_replay_step_ipver";
-  fs::create_directories(dir);
-  const fs::path yaml = dir / "s.yaml";
-  std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ipv6: \"fd00::2\" }\n"
-                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n  - init: [A]\n"
-                         "  - replay: { " << capture_key("pingpong_rc") << " }\n";
-  int code = -1;
-  const std::string out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet 2>&1", &code);
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("s.yaml:7:5: replay: the two nodes have no IP version in common (ERNIC's node: IPv6 only; the "
-                     "other: IPv4 only)"),
+  const StepRun r = run_yaml("ipver", "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ipv6: \"fd00::2\" }\n"
+                                      "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n"
+                                      "  - init: [A]\n  - replay: { " + capture_key("pingpong_rc") + " }\n");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("s.yaml:7:5: replay: the two nodes have no IP version in common (ERNIC's node: IPv6 only; the "
+                       "other: IPv4 only)"),
             std::string::npos)
-      << out;
+      << r.out;
 }
 
 // The replay's QP is in ERNIC before the first frame comes: six MR
@@ -316,15 +315,17 @@ TEST(ReplayStepCheck, NodesWithoutACommonIpVersion) {
 TEST(ReplayStepCheck, AfterABacklogOfRegisterWrites) {
   std::string mrs;
   for (int i = 0; i < 6; ++i) mrs += "  - register_mr: { node: A, name: m" + std::to_string(i) + ", length: 4096 }\n";
-  const fs::path dir = fs::temp_directory_path() / "ernic_replay_step_backlog";
-  fs::create_directories(dir);
-  const fs::path yaml = dir / "s.yaml";
-  std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
-                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n  - init: [A]\n"
-                      << mrs << "  - replay: { " << capture_key("rdma_read_bw") << ", fast: true }\n";
-  int code = -1;
-  const std::string out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet 2>&1", &code);
-  EXPECT_EQ(code, 0) << out;
+  const StepRun r = run_yaml("backlog", "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+                                        "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\nsteps:\n"
+                                        "  - init: [A]\n" + mrs + "  - replay: { " + capture_key("rdma_read_bw") +
+                                        ", fast: true }\n");
+  EXPECT_EQ(r.code, 0) << r.out;
+  // Every captured answer went in and ERNIC's frames matched (without the
+  // flush its first READs met a QP not yet enabled: no answer, a failed step).
+  ASSERT_TRUE(r.report.contains("nodes")) << r.out;
+  EXPECT_EQ(r.replay()["code"].get<int>(), 0) << r.out;
+  EXPECT_NE(r.replay()["summary"].get<std::string>().find("matched field for field"), std::string::npos)
+      << r.replay()["summary"];
 }
 
 // A captured answer before any request of the connection (the capture
@@ -354,20 +355,16 @@ TEST(ReplayStepCheck, APlayedQpnIsNotAPeerQpAfterwards) {
   const StepRun again = run_step("again", capture_key("pingpong_rc") + ", fast: true",
                                  "  - replay: { " + capture_key("pingpong_rc") + ", fast: true }\n");
   EXPECT_EQ(again.code, 0) << again.out;
-  const fs::path dir = fs::temp_directory_path() / "ernic_replay_step_conn_after";
-  fs::create_directories(dir);
-  const fs::path yaml = dir / "s.yaml";
-  std::ofstream(yaml) << "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
-                         "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1, num_qp: 64 }\nsteps:\n"
-                         "  - init: [A, P]\n  - replay: { " << capture_key("pingpong_rc") << ", fast: true }\n"
-                         "  - connect: { name: c, client: A, server: P, server_qp: 33, cm: false }\n";
-  int code = -1;
-  const std::string out = ernic::test::run_command(kSim + " run " + yaml.string() + " --quiet 2>&1", &code);
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("s.yaml:8:5: connect 'c': QP33 of the peer is in use (a replay played it: the ERNIC node's "
-                     "replay QP still points at it)"),
+  const StepRun r = run_yaml("conn_after", "scenario: s\nnodes:\n  A: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\n"
+                                           "  P: { kind: peer, mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1, num_qp: 64 }\n"
+                                           "steps:\n  - init: [A, P]\n  - replay: { " + capture_key("pingpong_rc") +
+                                           ", fast: true }\n"
+                                           "  - connect: { name: c, client: A, server: P, server_qp: 33, cm: false }\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("s.yaml:8:5: connect 'c': QP33 of the peer is in use (a replay played it: the ERNIC node's "
+                       "replay QP still points at it)"),
             std::string::npos)
-      << out;
+      << r.out;
 }
 
 }  // namespace
