@@ -95,7 +95,7 @@ void Ernic::axil_write(uint32_t addr, uint32_t data) {
     case R::RegisterFile::Write::bank:
       return;
     case R::RegisterFile::Write::w1c:
-      intr_ctl_.update();
+      intr_ctl_.after_w1c();
       return;
     case R::RegisterFile::Write::global:
       if (d.offset == R::g::INTEN) intr_ctl_.update();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "model/roce/opcodes.h"
+#include "model/sim/settle.h"
 #include "tb/ernic/block_bench.h"
 
 using namespace ernic;
@@ -107,7 +108,7 @@ TEST_P(RespHndlerAck, RetiresExactlyTheCoveredWqesOldestFirst) {
     EXPECT_EQ(b.mem.read32(cq_db_addr(kQp)), c.k ? head : 0u);
     EXPECT_EQ(b.G(R::g::INTSTS), c.k ? 1u << 4 : 0u);
     EXPECT_EQ(b.bank(cq_bank_addr(v4)), c.k ? 1u << kQp : 0u);
-    sc_core::wait(sc_core::SC_ZERO_TIME);  // rnic_intr (a signal) changes one delta later
+    ernic::settle::wait_settled(ernic::settle::Stage::kStep);  // rnic_intr: once the instant has settled
     EXPECT_EQ(b.intr_line.read(), c.k != 0);
     ASSERT_EQ(b.qp(kQp).req.osq.size(), 5 - c.k);
     if (c.k < 5) {
