@@ -276,6 +276,15 @@ void NetLink::thread() {
           continue;
         }
       }
+      // Busy (activity within a line delay): promise again a quarter of the
+      // shortest line delay later, so the peers work alongside this process
+      // rather than after it (it would otherwise promise only when it next
+      // wakes, at its peers' horizon).
+      if (target > now && t < kInf) {
+        uint64_t la = kInf;
+        for (auto& p : peers_) la = std::min(la, p->lookahead);
+        if (const uint64_t q = la / kPromiseDiv; q > 0 && t < sat_add(now, la)) target = std::min(target, now + q);
+      }
       if (target > now) {
         if (target == kInf)
           wait();  // nothing can come any more: every peer has ended
