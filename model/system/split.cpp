@@ -204,6 +204,7 @@ void System::split_tell_failure() {
 // the step fails).
 std::optional<bridge::NetControl> System::split_next() {
   SplitLane& ln = lane();
+  bool peer_end_seen = false;
   for (;;) {
     split_drain();
     for (auto it = split_pending_.begin(); it != split_pending_.end(); ++it) {
@@ -217,6 +218,14 @@ std::optional<bridge::NetControl> System::split_next() {
     }
     if (!net_link_->error().empty() || sc_get_status() == SC_STOPPED) return std::nullopt;
     if (net_link_->peer_gone()) {
+      // Its RunEnd came before it went: how its run ended is this run's end
+      // (watch_peer_end, which goes first at this settled point), not a
+      // step left waiting (a race seen under chaos and over shm).
+      if (net_link_->peer_run_end() >= 0 && !peer_end_seen) {
+        peer_end_seen = true;
+        settle::wait_settled(settle::Stage::kPeerEnd, ~uint64_t(0));
+        continue;
+      }
       fail(ln.loc, "split run: " + net_link_->peer_name() + " ended before step `" + ln.kind + "` ended");
       return std::nullopt;
     }
