@@ -87,6 +87,11 @@ struct NetSyncInfo {
 // A CONTROL message's fields (above).
 struct NetControl {
   enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4, RunEnd = 5, Watch = 6 };
+  // A read's node kNodeHere: the process that gets it answers (a star's
+  // switch process too). A read of length 0 asks for the answering
+  // process's latest watchdog progress before the read's instant (8 bytes,
+  // little-endian ps), not for memory.
+  static constexpr uint8_t kNodeHere = 0xFF;
   Kind kind = StepEnd;
   uint8_t node = 0;
   uint64_t time_ps = 0, id = 0, a = 0, b = 0;

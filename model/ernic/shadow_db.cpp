@@ -9,11 +9,19 @@ using namespace sc_core;
 namespace R = regs;
 namespace FLD = regs::fld;
 
+namespace {
+// A poll is progress only when it finds a doorbell (poll()).
+DmaTiming quiet(DmaTiming t) {
+  t.progress = false;
+  return t;
+}
+}  // namespace
+
 ShadowDb::ShadowDb(sc_module_name name, ErnicShared& s, std::function<void(uint32_t, uint32_t)> take)
     : sc_module(name),
       s_(s),
       take_(std::move(take)),
-      dma_(s.core, s.mem, s.ctx, s.scope + ".shadow_db_m_axi", s.cfg.node, "shadow_db_m_axi", s.cfg.dma),
+      dma_(s.core, s.mem, s.ctx, s.scope + ".shadow_db_m_axi", s.cfg.node, "shadow_db_m_axi", quiet(s.cfg.dma)),
       last_(s.cfg.num_qp + 1, 0),
       gen_(s.cfg.num_qp + 1, 0) {
   SC_THREAD(poll_thread);
@@ -57,7 +65,6 @@ void ShadowDb::poll_thread() {
 void ShadowDb::poll() {
   const uint32_t nq = s_.cfg.num_qp;
   const std::vector<uint32_t> gen = gen_;
-  const uint64_t progress_ps = s_.ctx.last_progress_ps;
   std::vector<uint8_t> b(bytes_per_poll()), got(b.size());
   ++c_.polls;
   // The entries as host memory holds them when the read is issued (the
@@ -82,7 +89,7 @@ void ShadowDb::poll() {
                         std::to_string(v));
     take_(n, v);
   }
-  if (!any) s_.ctx.last_progress_ps = progress_ps;  // nothing new: not progress (watchdog)
+  if (any) s_.ctx.bump();  // a doorbell found: progress (watchdog); a poll that finds none is not
 }
 
 }  // namespace ernic

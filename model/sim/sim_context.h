@@ -84,12 +84,22 @@ class SimContext {
   // --- transaction log (--log) -----------------------------------------
   TxLog* log = nullptr;
   // --- watchdog -----------------------------------------------------------
+  // The watchdog's reference is the latest progress *before* the instant
+  // it looks at: which of a bump and the watchdog runs first at one instant
+  // is the kernel's choice (and a split run's kernel chooses differently).
   uint64_t progress = 0;
-  uint64_t last_progress_ps = 0;  // simulated time of the latest bump (the watchdog's reference)
+  uint64_t last_progress_ps = 0;    // simulated time of the latest bump
+  uint64_t earlier_progress_ps = 0; // the latest one before last_progress_ps's instant
   void bump() {
     ++progress;
-    last_progress_ps = sc_core::sc_time_stamp().value();
+    note_progress(sc_core::sc_time_stamp().value());
   }
+  void note_progress(uint64_t t_ps) {
+    if (t_ps <= last_progress_ps) return;
+    earlier_progress_ps = last_progress_ps;
+    last_progress_ps = t_ps;
+  }
+  uint64_t progress_before(uint64_t t_ps) const { return last_progress_ps < t_ps ? last_progress_ps : earlier_progress_ps; }
   // --- errors -------------------------------------------------------------
   std::vector<ModelError> errors;
   sc_core::sc_event error_ev;  // notified at each model error

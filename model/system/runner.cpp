@@ -101,7 +101,7 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
 // boundary is progress: the watchdog counts from here (a self-timed step
 // that just ended must not find it expired while it settles).
 void System::step_boundary(uint64_t lane_id) {
-  ctx.last_progress_ps = std::max(ctx.last_progress_ps, uint64_t(sc_time_stamp().value()));
+  ctx.note_progress(sc_time_stamp().value());
   settle::wait_settled(settle::Stage::kStep, lane_id);
 }
 
@@ -147,20 +147,31 @@ void System::watchdog() {
   // Fires watchdog_us after the latest progress (frame, register access,
   // DMA, completion), outside steps that time out by themselves; and at
   // once when a QP livelocks (SimContext::livelock: progress that never
-  // completes the WQE, which resets the watchdog forever).
+  // completes the WQE, which resets the watchdog forever). Progress is
+  // the latest before the instant looked at (SimContext::progress_before);
+  // a split run's other processes' progress counts too (split_progress).
   const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
+  uint64_t others_ps = 0;  // the other processes' latest progress (a split run)
+  uint64_t from_ps = 0;    // a self-timed step was running then: counted from there
   for (;;) {
     const uint64_t now = sc_time_stamp().value();
-    const uint64_t deadline = ctx.last_progress_ps + period_ps;
+    const uint64_t deadline = std::max({ctx.progress_before(now), others_ps, from_ps}) + period_ps;
     const bool livelock = !ctx.livelock.empty();
     if (deadline > now && !livelock) {
       wait(sc_time(double(deadline - now), SC_PS), ctx.livelock_ev);
       continue;
     }
     if (finished) return;
-    if (bounded_ != 0 && !livelock) {  // a self-timed step is running: the watchdog counts from now
-      ctx.last_progress_ps = now;
+    if (bounded_.ran_before(now) && !livelock) {  // a self-timed step was running: the watchdog counts from now
+      from_ps = now;
       continue;
+    }
+    if (!livelock && split()) {
+      if (const uint64_t o = split_progress(); o + period_ps > now) {
+        others_ps = o;
+        continue;
+      }
+      if (finished) return;
     }
     {
       if (livelock)

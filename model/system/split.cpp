@@ -123,17 +123,47 @@ void System::set_split_policy() {
   net_link_->set_control_policy(passive, scenario.limits.after_error_us * 1000000ull, unjudged);
 }
 
-// The other processes' reads of this process's node's host memory.
+// The other processes' reads of this process's node's host memory, and of
+// its watchdog progress (length 0).
 bridge::NetMemReader System::local_reader() {
   const size_t i = split_local_;
-  Node* me = i < nodes.size() ? nodes[i].get() : nullptr;
-  return [me, i](uint8_t node, uint64_t addr, uint64_t len) {
+  Node* me = i < nodes.size() && !split_hub_ ? nodes[i].get() : nullptr;
+  return [this, me, i](uint8_t node, uint64_t addr, uint64_t len) {
+    if (len == 0) {
+      std::vector<uint8_t> v(8);
+      const uint64_t p = ctx.progress_before(sc_time_stamp().value());
+      for (size_t k = 0; k < 8; ++k) v[k] = uint8_t(p >> (8 * k));
+      return v;
+    }
     if (!me || node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
     if (!me->mem->in_range(addr, len))
       throw std::runtime_error(fmt::format("[0x{:x}, +{}) lies outside {}'s host memory", addr, len, me->cfg.name));
     const uint8_t* p = me->mem->data(addr, len);
     return std::vector<uint8_t>(p, p + len);
   };
+}
+
+uint64_t System::split_progress() {
+  uint64_t most = 0;
+  auto ask = [&](size_t peer, uint8_t node) {
+    try {
+      const std::vector<uint8_t> d = net_link_->read_remote(peer, node, 0, 0);
+      uint64_t p = 0;
+      for (size_t k = 0; k < 8 && k < d.size(); ++k) p |= uint64_t(d[k]) << (8 * k);
+      most = std::max(most, p);
+    } catch (const bridge::NetPeerError&) {
+      // gone or ended: it makes no more progress (watch_peer_end says how it ended)
+    }
+  };
+  if (split_hub_) {
+    for (size_t k = 0; k < nodes.size(); ++k) ask(k, bridge::NetControl::kNodeHere);
+  } else {
+    ask(0, bridge::NetControl::kNodeHere);  // the other node's process, or a star's switch
+    if (split_star())
+      for (size_t k = 0; k < nodes.size(); ++k)
+        if (k != split_local_) ask(0, uint8_t(k));
+  }
+  return most;
 }
 
 // The two processes check they belong together before anything runs: the

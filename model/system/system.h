@@ -459,6 +459,10 @@ class System : public sc_core::sc_module {
   void star_link_up(size_t i);  // node i's QP-setup block's cmac_link_up
   bool split_hub_ = false;      // this process runs the switch (and no node)
   bridge::NetMemReader local_reader();
+  // The latest progress of every other process of the run before this
+  // instant (reads at this instant, NetControl::kNodeHere and length 0):
+  // the watchdog counts the whole run's progress, as in one process.
+  uint64_t split_progress();
   bool split_star() const { return split() && scenario.topology_switch.has_value(); }
   std::string introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to,
                               const std::string& expect);
@@ -527,7 +531,24 @@ class System : public sc_core::sc_module {
   std::map<std::string, std::vector<FrameBytes>> bypass_sent_;
   std::map<std::string, size_t> bypass_checked_;
   sc_core::sc_event frame_ev_;
-  int bounded_ = 0;             // steps that time out by themselves: the watchdog stays out
+  // Steps that time out by themselves: the watchdog stays out while one
+  // runs. It looks at whether one ran just before the instant it looks at
+  // (a step ending or starting at that instant may run before or after it,
+  // as the kernel picks).
+  struct BoundedSteps {
+    int n = 0;
+    uint64_t changed_ps = ~uint64_t(0);  // the instant of the latest change
+    int n_before = 0;                     // n when that instant began
+    void change(int d) {
+      const uint64_t t = sc_core::sc_time_stamp().value();
+      if (t != changed_ps) changed_ps = t, n_before = n;
+      n += d;
+    }
+    BoundedSteps& operator++() { return change(1), *this; }
+    BoundedSteps& operator--() { return change(-1), *this; }
+    bool ran_before(uint64_t t_ps) const { return (changed_ps == t_ps ? n_before : n) > 0; }
+  };
+  BoundedSteps bounded_;
   size_t split_waiting_ = 0;    // lanes waiting for another process's word (split_next)
   void set_split_policy();      // the link's control policy (split.cpp)
   sc_core::sc_event fail_ev_;
