@@ -128,11 +128,12 @@ function(ernic_user_datapath)
   if(ERNIC_TRACE)
     set(_trace TRACE)
   endif()
-  verilate(ernic_rtl SYSTEMC ${_trace}
+  verilate(ernic_rtl ${_trace}
     PREFIX ${_prefix}
     TOP_MODULE roce_datapath
     SOURCES ${_all}
     VERILATOR_ARGS ${ERNIC_RTL_VERILATOR_ARGS} ${ERNIC_USER_DATAPATH_CHECK_ARGS} -I${_rtl}/include
+                   ${_rtl}/datapath/cc_top.vlt
                    -D${_macro}=${ARG_TOP} ${ARG_VERILATOR_ARGS})
 
   # The registration: make_user_datapath_<name> (template variables below).

@@ -16,27 +16,22 @@ namespace {
 
 using namespace sc_core;
 
-// Owns the Verilated top (so it lives as long as the datapath) and watches
-// its input pins: every delta cycle in which a clock rose becomes a stimulus
-// line, and the outputs that edge sees become beats. It runs in the delta
-// of the top's own evaluation, where the pins hold the values the edge sees
-// (the top's new outputs are committed after it).
+// Watches the top's ports from inside its eval(): every evaluation in
+// which a clock rose becomes a stimulus line, recorded before the model
+// evaluates, where the ports hold the inputs the edge sees and the outputs
+// it was given by the edge before. Closes its files at the end of the
+// simulation (or when destroyed).
 class DatapathRecorder : public sc_module {
  public:
-  SC_HAS_PROCESS(DatapathRecorder);
-  DatapathRecorder(sc_module_name name, RoceDatapathPorts& p, std::unique_ptr<sc_module> top, const std::string& path)
-      : sc_module(name), p_(p), top_(std::move(top)) {
+  DatapathRecorder(sc_module_name name, RoceDatapathPorts& p, const std::string& path) : sc_module(name), p_(p) {
     stim_ = std::fopen(path.c_str(), "w");
     beats_ = std::fopen((path + ".beats").c_str(), "w");
     if (!stim_ || !beats_) throw std::runtime_error("--record-datapath: cannot write " + path + " or its .beats");
-    SC_METHOD(on_change);
-    sensitive << p_.in.changed_event();
-    dont_initialize();
   }
   ~DatapathRecorder() override { close(); }
 
- private:
-  void on_change() {
+  void before_eval() {
+    if (!stim_) return;
     const bool core = p_.core_clk.read(), cmac = p_.cmac_clk.read();
     const int dom = (core && !core_prev_ ? 1 : 0) | (cmac && !cmac_prev_ ? 2 : 0);
     core_prev_ = core;
@@ -58,6 +53,8 @@ class DatapathRecorder : public sc_module {
     rtl_stim::write_beats(beats_, lines_, dom, p_);
     ++lines_;
   }
+
+ private:
   void end_of_simulation() override { close(); }
   void close() {
     if (!stim_) return;
@@ -68,7 +65,6 @@ class DatapathRecorder : public sc_module {
   }
 
   RoceDatapathPorts& p_;
-  std::unique_ptr<sc_module> top_;
   std::FILE* stim_ = nullptr;
   std::FILE* beats_ = nullptr;
   uint64_t last_[rtl_stim::kInputs] = {};
@@ -85,7 +81,17 @@ void record_rtl_datapath(const std::string& node, const std::string& path) {
     if (cfg.node != node) return make_rtl_datapath(name, core, cmac, ctx, scope, cfg);
     RoceDatapathBinder bind = [path](const char* n, RoceDatapathPorts& p) {
       RoceDatapathTop t = bind_roce_datapath<Vroce_datapath>(n, p);
-      t.model = std::make_unique<DatapathRecorder>("rtl_record", p, std::move(t.model), path);
+      // The recorder goes before the model (its last line reads an output).
+      auto rec = std::make_shared<DatapathRecorder>("rtl_record", p, path);
+      std::shared_ptr<void> model = t.model;
+      t.model = std::shared_ptr<void>(rec.get(), [rec, model](void*) mutable {
+        rec.reset();
+        model.reset();
+      });
+      t.eval = [r = rec.get(), eval = t.eval] {
+        r->before_eval();
+        eval();
+      };
       return t;
     };
     return std::make_unique<RtlDatapath>(name, core, cmac, ctx, scope, cfg, bind, "rtl");

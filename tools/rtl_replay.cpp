@@ -78,69 +78,53 @@ Stim load(const std::string& path) {
 // Drives the top line by line, with the timing of the Icarus testbench
 // (tb/rtl/roce_datapath_replay_tb.sv): the inputs change halfway between
 // the previous edge and this one, the outputs are sampled and the clocks
-// rise at the edge's time. Lines at the same time (separate delta cycles
-// in the recording) are separated by delta cycles so that the top has
-// evaluated one edge and the next inputs before the next edge.
+// rise at the edge's time. The top is a --cc model: each change of inputs
+// and each edge is one eval() at its SystemC time; lines at the same time
+// follow one another in order.
 class Replayer : public sc_module {
  public:
   SC_HAS_PROCESS(Replayer);
   Replayer(sc_module_name n, const Stim& s, std::FILE* out) : sc_module(n), s_(s), out_(out) {
-    top_ = bind_roce_datapath<Vroce_datapath>("rtl", p_);
+    top_ = bind_roce_datapath<Vroce_datapath>("replay.rtl", p_);
     SC_METHOD(step);
   }
   uint64_t lines_done() const { return i_; }
-  RoceDatapathPorts& ports() { return p_; }
 
  private:
   void step() {
-    const uint64_t now = sc_time_stamp().value();
-    if (i_ >= s_.lines.size()) {  // two deltas after the last edge: its outputs committed
-      if (hops_ < 2) {
-        ++hops_;
-        next_trigger(SC_ZERO_TIME);
-        return;
+    while (i_ < s_.lines.size()) {
+      const uint64_t now = sc_time_stamp().value();
+      const Line& l = s_.lines[i_];
+      if (apply_) {
+        if (l.dom & 1) p_.core_clk.write(false);
+        if (l.dom & 2) p_.cmac_clk.write(false);
+        for (uint32_t k = 0; k < l.count; ++k) {
+          const Change& c = s_.changes[l.first + k];
+          rtl_stim::write_input(p_, c.idx, c.v);
+        }
+        top_.eval();
+        apply_ = false;
+        if (l.t_ps > now) {
+          next_trigger(sc_time::from_value(l.t_ps - now));
+          return;
+        }
       }
-      rtl_stim::write_end(out_, i_, p_);
-      sc_stop();
-      return;
-    }
-    const Line& l = s_.lines[i_];
-    if (apply_) {
-      if (l.dom & 1) p_.core_clk.write(false);
-      if (l.dom & 2) p_.cmac_clk.write(false);
-      for (uint32_t k = 0; k < l.count; ++k) {
-        const Change& c = s_.changes[l.first + k];
-        rtl_stim::write_input(p_, c.idx, c.v);
-      }
-      apply_ = false;
-      if (l.t_ps > now) {
-        hops_ = 0;
-        next_trigger(sc_time::from_value(l.t_ps - now));
-      } else {
-        hops_ = 1;  // the top evaluates the inputs in the next delta; sample after that
-        next_trigger(SC_ZERO_TIME);
-      }
-      return;
-    }
-    if (hops_) {
-      --hops_;
-      next_trigger(SC_ZERO_TIME);
-      return;
-    }
-    rtl_stim::write_beats(out_, i_, l.dom, p_);
-    if (l.dom & 1) p_.core_clk.write(true);
-    if (l.dom & 2) p_.cmac_clk.write(true);
-    ++i_;
-    apply_ = true;
-    hops_ = 0;
-    if (i_ < s_.lines.size()) {
-      const uint64_t a = l.t_ps + (s_.lines[i_].t_ps - l.t_ps) / 2;
-      if (a > now) {
-        next_trigger(sc_time::from_value(a - now));
-        return;
+      rtl_stim::write_beats(out_, i_, l.dom, p_);
+      if (l.dom & 1) p_.core_clk.write(true);
+      if (l.dom & 2) p_.cmac_clk.write(true);
+      top_.eval();
+      ++i_;
+      apply_ = true;
+      if (i_ < s_.lines.size()) {
+        const uint64_t a = l.t_ps + (s_.lines[i_].t_ps - l.t_ps) / 2;
+        if (a > now) {
+          next_trigger(sc_time::from_value(a - now));
+          return;
+        }
       }
     }
-    next_trigger(SC_ZERO_TIME);
+    rtl_stim::write_end(out_, i_, p_);
+    sc_stop();
   }
 
   const Stim& s_;
@@ -149,7 +133,6 @@ class Replayer : public sc_module {
   RoceDatapathTop top_;
   size_t i_ = 0;
   bool apply_ = true;
-  int hops_ = 0;
 };
 
 }  // namespace

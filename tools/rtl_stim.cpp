@@ -31,7 +31,7 @@ void write_input(RoceDatapathPorts& p, int i, uint64_t v) {
   if (i >= 30 && i <= 37) return p.s_cmac_tdata_w[i - 30].write(v);
   switch (i) {
     case 0: return p.core_rst_n.write(v & 1);
-    case 1: return p.cfg_udp_sport.write(uint32_t(v & 0xFFFF));
+    case 1: return p.cfg_udp_sport.write(uint16_t(v & 0xFFFF));
     case 2: return p.seed.write(uint32_t(v));
     case 3: return p.s_desc_valid.write(v & 1);
     case 16: return p.s_pay_tvalid.write(v & 1);
@@ -58,7 +58,7 @@ uint64_t masked(uint64_t w, uint64_t keep, int wi) {
   return w & m;
 }
 
-void stream(std::FILE* f, const Pin<uint64_t>* w, uint64_t keep) {
+void stream(std::FILE* f, const Port<uint64_t>* w, uint64_t keep) {
   for (int i = 0; i < 8; ++i) std::fprintf(f, " %016llx", (unsigned long long)masked(w[i].read(), keep, i));
   std::fputc('\n', f);
 }

@@ -198,9 +198,13 @@ class RtlBody {
       init[var_of(ev_.code)] = ev_.value;
     }
   }
-  // The changes at t == time(), to c.
+  // The changes at t == time(), to c, in the merged declaration order (a
+  // variable changed twice keeps its two changes in the order written): the
+  // order in which Verilator numbers its signals (--sc or --cc, its version)
+  // does not show in the merged file.
   void read_changes(uint64_t t, detail::MergeConsumer& c) {
     time_ = kNoTime;
+    changes_.clear();
     for (;;) {
       rb_->next(ev_);
       if (ev_.kind == BodyEvent::kEnd) break;
@@ -211,8 +215,11 @@ class RtlBody {
         time_ = ev_.time_ps;
         break;
       }
-      c.rtl(m_.rtl_ord[var_of(ev_.code)], ev_.value);
+      changes_.emplace_back(m_.rtl_ord[var_of(ev_.code)], ev_.value);
     }
+    std::stable_sort(changes_.begin(), changes_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [ord, value] : changes_) c.rtl(ord, value);
   }
 
  private:
@@ -226,6 +233,7 @@ class RtlBody {
   std::unique_ptr<BodyReader> rb_;
   BodyEvent ev_;
   uint64_t time_ = kNoTime;
+  std::vector<std::pair<size_t, std::string>> changes_;  // of one time stamp
 };
 
 // Synthesised clocks: the next edge of each (the rising edge at 0 is the initial value).

@@ -91,10 +91,16 @@ SC_MODULE(TxPathTb) {
   uint64_t line_free = 0;         // first CMAC edge the "line" takes another frame
 
   SC_CTOR(TxPathTb) : rng(1) {
-    top = bind_roce_datapath<Vroce_datapath>("dut", p);
+    top = bind_roce_datapath<Vroce_datapath>("tb.dut", p);
     SC_METHOD(core_tick);
     SC_METHOD(cmac_tick);
+    SC_METHOD(evaluate);  // one eval a delta after the ticks' writes (both clocks' at one time)
+    sensitive << eval_ev;
+    dont_initialize();
   }
+
+  sc_event eval_ev;
+  void evaluate() { top.eval(); }
 
   void prepare(const Plan& pl) {
     plan = pl;
@@ -141,6 +147,7 @@ SC_MODULE(TxPathTb) {
     if (!core_started_) {  // reset from time 0, the first rising edge at H
       core_started_ = true;
       p.core_rst_n.write(false);
+      eval_ev.notify(SC_ZERO_TIME);
       next_trigger(sc_time(double(H), SC_PS));
       return;
     }
@@ -160,6 +167,7 @@ SC_MODULE(TxPathTb) {
       TxSeamBeat b;
       if (top.tx_seam(b) && b.last) rtl_last.push_back(k), ++frame_w;
       p.core_clk.write(true);
+      eval_ev.notify(SC_ZERO_TIME);
       core_rise = false;
       next_trigger(sc_time(double(P - H), SC_PS));
       return;
@@ -189,6 +197,7 @@ SC_MODULE(TxPathTb) {
       p.s_pay_tlast.write(pay.front().last);
     }
     p.s_pay_tvalid.write(pay_on);
+    eval_ev.notify(SC_ZERO_TIME);
     core_rise = true;
     next_trigger(sc_time(double(H), SC_PS));
   }
@@ -204,6 +213,7 @@ SC_MODULE(TxPathTb) {
     if (!cmac_started_) {
       cmac_started_ = true;
       p.cmac_rst_n.write(false);
+      eval_ev.notify(SC_ZERO_TIME);
       next_trigger(sc_time(double(H), SC_PS));
       return;
     }
@@ -214,6 +224,7 @@ SC_MODULE(TxPathTb) {
         tready_low_next = true;
       }
       p.cmac_clk.write(true);
+      eval_ev.notify(SC_ZERO_TIME);
       cmac_rise = false;
       next_trigger(sc_time(double(C - H), SC_PS));
       return;
@@ -240,6 +251,7 @@ SC_MODULE(TxPathTb) {
         if (++head_frame == descs.size()) done = true;
       }
     }
+    eval_ev.notify(SC_ZERO_TIME);
     cmac_rise = true;
     if (done && !taking && !tready_low_next) {
       sc_stop();

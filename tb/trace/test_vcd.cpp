@@ -397,6 +397,41 @@ TEST(VcdMerge, OtherRtlFormsTimescaleDumpvarsAndLateStart) {
   }
 }
 
+TEST(VcdMerge, RtlChangesOfOneTimeAreInDeclarationOrder) {
+  // Verilator writes a time's changes in the order of its own signal
+  // numbering (--sc and --cc number differently); the merged file has them
+  // in declaration order, so the same values give the same bytes. Two RTL
+  // files declaring a, b, c with the changes at #10 written in two orders
+  // merge to one file; a variable changed twice at one time keeps both
+  // changes in the order written (the last wins).
+  const auto dir = test_dir();
+  const std::string head =
+      "$timescale 1ps $end\n$scope module top.node_a.blk $end\n"
+      "$var wire 1 ! a $end\n$var wire 1 \" b $end\n$var wire 4 # c [3:0] $end\n"
+      "$upscope $end\n$enddefinitions $end\n#0\n0!\n0\"\nb0 #\n";
+  spit(dir / "r1.vcd", head + "#10\nb11 #\n1\"\n1!\n#20\n0\"\n1\"\n");
+  spit(dir / "r2.vcd", head + "#10\n1!\nb11 #\n1\"\n#20\n0\"\n1\"\n");
+  std::string merged[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto out = (dir / ("o" + std::to_string(i) + ".vcd")).string();
+    {
+      VcdWriter w((dir / "body.tmp").string());
+      w.add_var("top.node_a.ernic", "x", 1, 0);
+      w.finish_merged(out, (dir / (i ? "r2.vcd" : "r1.vcd")).string());
+    }
+    merged[i] = slurp(out);
+    EXPECT_EQ(vcd_value_at(out, "top.node_a.blk.c", 10000), 3u);
+    EXPECT_EQ(vcd_value_at(out, "top.node_a.blk.b", 20000), 1u);
+  }
+  EXPECT_EQ(merged[0], merged[1]);
+  // a, b, c are declared after the model's x: codes " # $ in that order.
+  const size_t t10 = merged[0].find("#10\n");
+  ASSERT_NE(t10, std::string::npos);
+  EXPECT_EQ(merged[0].substr(t10, merged[0].find("#20\n") - t10), "#10\n1\"\n1#\nb11 $\n");
+  const size_t t20 = merged[0].find("#20\n");
+  EXPECT_EQ(merged[0].substr(t20, 12), "#20\n0#\n1#\n");
+}
+
 TEST(VcdMerge, ModelNameClashingWithRtlIsRenamed) {
   const auto dir = test_dir();
   const auto out = (dir / "o.vcd").string();

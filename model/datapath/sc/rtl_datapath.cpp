@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "Vroce_datapath.h"
@@ -23,7 +24,7 @@ RtlDatapath::RtlDatapath(sc_module_name name, const ClockDomain& core, const Clo
                          const std::string& scope, const DatapathConfig& cfg, const RoceDatapathBinder& bind,
                          std::string kind)
     : RoceDatapath(name, core, cmac, ctx, scope, cfg), kind_(std::move(kind)) {
-  top_ = bind("rtl", p_);
+  top_ = bind((std::string(this->name()) + ".rtl").c_str(), p_);
   using R = monitor::AxisRules;
   auto axis = [&](const char* bus, const ClockDomain& clk, const R& r) {
     return Watch{&ctx.protocol.axis(scope + "." + bus, clk.name(), clk.period_ps(), r)};
@@ -40,14 +41,74 @@ RtlDatapath::RtlDatapath(sc_module_name name, const ClockDomain& core, const Clo
   rnd_s_pay_valid_ = ctx.protocol.stall(scope + ".s_pay.tvalid", K::valid);
   rnd_m_cmac_ready_ = ctx.protocol.stall(scope + ".m_cmac.tready", K::ready);
   rnd_s_cmac_valid_ = ctx.protocol.stall(scope + ".s_cmac.tvalid", K::valid);
-  SC_METHOD(core_tick);
-  SC_METHOD(cmac_tick);
+  SC_METHOD(edges);
+}
+
+// ---------------------------------------------------------------- clocks
+
+void RtlDatapath::start() {
+  // Time 0: both resets asserted, the constant inputs; the first rising
+  // edges at half a period.
+  p_.core_rst_n.write(false);
+  p_.cmac_rst_n.write(false);
+  p_.seed.write(uint32_t(cfg_.seed ^ (cfg_.seed >> 32)));
+  top_.eval();
+  core_next_ps_ = core_.period_ps() / 2;
+  cmac_next_ps_ = cmac_.period_ps() / 2;
+}
+
+uint64_t RtlDatapath::next_rise(uint64_t now, uint64_t period) {
+  const uint64_t H = period / 2, r = now % period;
+  return r <= H ? now - r + H : now - r + period + H;
+}
+
+void RtlDatapath::edges() {
+  const uint64_t now = ClockDomain::now_ps();
+  if (!started_) {
+    started_ = true;
+    start();
+    arm(now);
+    return;
+  }
+  // A clock woken by new input resumes at its next rising edge (now, if on one).
+  if (core_idle_ && core_woken_) {
+    core_idle_ = false;
+    core_rise_next_ = true;
+    core_next_ps_ = next_rise(now, core_.period_ps());
+  }
+  if (cmac_idle_ && cmac_woken_) {
+    cmac_idle_ = false;
+    cmac_rise_next_ = true;
+    cmac_next_ps_ = next_rise(now, cmac_.period_ps());
+  }
+  core_woken_ = cmac_woken_ = false;
+  const bool core_due = !core_idle_ && core_next_ps_ == now;
+  const bool cmac_due = !cmac_idle_ && cmac_next_ps_ == now;
+  const bool core_model = core_due && !core_rise_next_, cmac_model = cmac_due && !cmac_rise_next_;
+  // Both domains' work reads the ports as they stand and writes inputs of
+  // its own domain only; then one evaluation takes every edge of the instant.
+  if (core_due) core_model ? core_model_edge() : core_rise(now);
+  if (cmac_due) cmac_model ? cmac_model_edge() : cmac_rise(now);
+  if (core_due || cmac_due) top_.eval();
+  if (core_model) core_gate(now);
+  if (cmac_model) cmac_gate(now);
+  arm(now);
+}
+
+void RtlDatapath::arm(uint64_t now) {
+  uint64_t next = ~uint64_t(0);
+  if (!core_idle_) next = core_next_ps_;
+  if (!cmac_idle_) next = std::min(next, cmac_next_ps_);
+  if (next == ~uint64_t(0))
+    next_trigger(wake_ev_);
+  else
+    next_trigger(sc_time::from_value(next - now), wake_ev_);
 }
 
 // ------------------------------------------------------------- monitors
 
 void RtlDatapath::watch(Watch& w, uint64_t edge, bool reset, bool valid, bool ready, bool last, uint64_t keep,
-                        uint64_t user, const Pin<uint64_t>* words, int n) {
+                        uint64_t user, const Port<uint64_t>* words, int n) {
   if (!valid && !reset && w.idle) return;  // still idle: the monitor holds it
   monitor::AxisSample s;
   s.reset = reset;
@@ -104,8 +165,9 @@ bool RtlDatapath::in_flight() const {
 
 void RtlDatapath::wake() {
   // Both clocks: a frame in flight needs the two sides of its FIFO.
-  if (core_idle_) core_wake_ev_.notify(SC_ZERO_TIME);
-  if (cmac_idle_) cmac_wake_ev_.notify(SC_ZERO_TIME);
+  if (core_idle_) core_woken_ = true;
+  if (cmac_idle_) cmac_woken_ = true;
+  if (core_idle_ || cmac_idle_) wake_ev_.notify(SC_ZERO_TIME);
 }
 
 void RtlDatapath::tx(const seam::TxDesc& d, roce::Bytes payload) {

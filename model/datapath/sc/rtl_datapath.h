@@ -3,17 +3,23 @@
 // -> async FIFO -> roce_rx) driven from C++ through 64-bit-word ports, with
 // a scoreboard against the C++ reference models.
 //
-// Clocks: two SC_METHODs, one per domain, toggle the top's core_clk and
-// cmac_clk (rising at k * period + period / 2, falling on the model's edge
-// k * period) and do that domain's port work: at the RTL's rising edge
-// they record the handshakes that happen at it (valid and ready as they
-// stand) and pick the next inputs; on the model edge that follows they
-// write those inputs and read the outputs the edge produced. An input
-// queued by the ERNIC or CMAC model at time t is picked up at the first RTL
-// edge after t (ties: strictly after) and presented from the model edge
-// that follows (a received frame: not before its start time), so the
-// result does not depend on the order in which the kernel runs processes
-// at one time.
+// Clocks: one SC_METHOD (edges) makes both of the top's clocks, core_clk
+// and cmac_clk (rising at k * period + period / 2, falling on the model's
+// edge k * period), and does each domain's port work: at the RTL's rising
+// edge it records the handshakes that happen at it (valid and ready as
+// they stand) and picks the next inputs; on the model edge that follows it
+// writes those inputs and reads the outputs the edge produced. The top is
+// a Verilated --cc model (issue 17): the process writes its input fields
+// and calls eval() once per instant at which either clock has an edge,
+// after both domains' work at that instant, so every edge sees the inputs
+// and outputs as they stood before it whichever domain was handled first.
+// The other writer is tx_take (m_cmac_tready, from the CMAC model's
+// process), which evaluates the top itself (no edge: combinational logic
+// only). An input queued by the ERNIC or CMAC model at time t is picked up
+// at the first RTL edge after t (ties: strictly after) and presented from
+// the model edge that follows (a received frame: not before its start
+// time), so the result does not depend on the order in which the kernel
+// runs processes at one time.
 // Gating: both clocks run while a frame is in flight anywhere in the top
 // (queued, in roce_tx, in a FIFO, in roce_rx) and for kSettleCycles edges
 // after (the synchronisers settle); then they stop until new input. An edge
@@ -50,55 +56,45 @@
 #pragma once
 #include <array>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "model/datapath/sc/datapath.h"
-#include "model/datapath/sc/pin_bank.h"
+#include "model/datapath/sc/cc_port.h"
 
 namespace ernic {
 
-// The top's ports as SystemC channels (names and widths of
-// rtl/datapath/roce_datapath.sv; <bus>_w[i] = bits [64i+63:64i]): Pins with
-// sc_signal's semantics (pin_bank.h), the top's inputs in one bank (one
-// evaluation of the top per delta cycle in which any changed), its outputs
-// in another.
+// The top's ports (names and widths of rtl/datapath/roce_datapath.sv;
+// <bus>_w[i] = bits [64i+63:64i]), bound to the fields of the Verilated
+// --cc model (cc_port.h): a one-bit port is a CData, cfg_udp_sport an
+// SData, seed an IData, a 64-bit word a QData.
 struct RoceDatapathPorts {
-  template <class T>
-  using S = Pin<T>;
-  PinBank in{"rtl_in"}, out{"rtl_out"};
+  using B = Port<uint8_t>;
+  using W = Port<uint64_t>;
   // inputs
-  S<bool> core_clk{in}, core_rst_n{in}, cmac_clk{in}, cmac_rst_n{in};
-  S<uint32_t> cfg_udp_sport{in}, seed{in};
-  S<bool> s_desc_valid{in};
-  S<uint64_t> s_desc_w[12];
-  S<bool> s_pay_tvalid{in}, s_pay_tlast{in};
-  S<uint64_t> s_pay_tdata_w[8], s_pay_tkeep{in};
-  S<bool> m_cmac_tready{in};
-  S<bool> s_cmac_tvalid{in}, s_cmac_tlast{in}, s_cmac_tuser{in};
-  S<uint64_t> s_cmac_tdata_w[8], s_cmac_tkeep{in};
+  B core_clk, core_rst_n, cmac_clk, cmac_rst_n;
+  Port<uint16_t> cfg_udp_sport;
+  Port<uint32_t> seed;
+  B s_desc_valid;
+  W s_desc_w[12];
+  B s_pay_tvalid, s_pay_tlast;
+  W s_pay_tdata_w[8], s_pay_tkeep;
+  B m_cmac_tready;
+  B s_cmac_tvalid, s_cmac_tlast, s_cmac_tuser;
+  W s_cmac_tdata_w[8], s_cmac_tkeep;
   // outputs
-  S<bool> s_desc_ready{out}, s_pay_tready{out};
-  S<bool> m_desc_valid{out};
-  S<uint64_t> m_desc_w[16];
-  S<bool> m_pay_tvalid{out}, m_pay_tlast{out};
-  S<uint64_t> m_pay_tdata_w[8], m_pay_tkeep{out};
-  S<bool> m_byp_tvalid{out}, m_byp_tlast{out};
-  S<uint64_t> m_byp_tdata_w[8], m_byp_tkeep{out};
-  S<bool> m_cmac_tvalid{out}, m_cmac_tlast{out};
-  S<uint64_t> m_cmac_tdata_w[8], m_cmac_tkeep{out};
-  S<bool> s_cmac_tready{out};
-  S<uint64_t> meta_events{out};
-
-  RoceDatapathPorts() {
-    for (auto& w : s_desc_w) w.attach(in);
-    for (auto& w : s_pay_tdata_w) w.attach(in);
-    for (auto& w : s_cmac_tdata_w) w.attach(in);
-    for (auto& w : m_desc_w) w.attach(out);
-    for (auto& w : m_pay_tdata_w) w.attach(out);
-    for (auto& w : m_byp_tdata_w) w.attach(out);
-    for (auto& w : m_cmac_tdata_w) w.attach(out);
-  }
+  B s_desc_ready, s_pay_tready;
+  B m_desc_valid;
+  W m_desc_w[16];
+  B m_pay_tvalid, m_pay_tlast;
+  W m_pay_tdata_w[8], m_pay_tkeep;
+  B m_byp_tvalid, m_byp_tlast;
+  W m_byp_tdata_w[8], m_byp_tkeep;
+  B m_cmac_tvalid, m_cmac_tlast;
+  W m_cmac_tdata_w[8], m_cmac_tkeep;
+  B s_cmac_tready;
+  W meta_events;
 };
 
 // One beat of the top's internal TX seam stream (roce_tx -> FIFO), read
@@ -109,10 +105,11 @@ struct TxSeamBeat {
   bool last = false;
 };
 
-// A Verilated top with roce_datapath's ports, built and bound to the
-// signals (rtl_datapath.cpp has bind_roce_datapath<V>, one per top).
+// A Verilated top with roce_datapath's ports, built and its ports bound
+// (rtl_datapath_bind.h has bind_roce_datapath<V>, one per top).
 struct RoceDatapathTop {
-  std::unique_ptr<sc_core::sc_module> model;
+  std::shared_ptr<void> model;      // owns the Verilated model (and whatever wraps it)
+  std::function<void()> eval;       // the model's eval(): the inputs as written, at SystemC's time
   std::function<void(VerilatedVcdSc*, int)> trace;
   // The beat roce_tx hands the FIFO at the coming core edge (tvalid and
   // tready as they stand); false when none.
@@ -165,13 +162,19 @@ class RtlDatapath : public RoceDatapath {
     FrameBytes f;
     size_t off = 0;
   };
-  void core_tick();
-  void core_rise(uint64_t now);    // core_tick at the RTL's rising edge
-  void core_model_edge();          // core_tick at the model edge after it
-  void cmac_tick();
-  void cmac_rise(uint64_t now);    // cmac_tick at the RTL's rising edge
+  // The one process of the top: both clocks' edges at their times, then
+  // one eval() of the top (file comment).
+  void edges();
+  void start();                    // time 0: resets low, constant inputs
+  void arm(uint64_t now);          // the next activation: the next edge of a running clock, or a wake
+  static uint64_t next_rise(uint64_t now, uint64_t period);  // the first rising edge at or after now
+  void core_rise(uint64_t now);    // the core clock's rising edge
+  void core_model_edge();          // the model edge after it
+  void core_gate(uint64_t now);    // after the instant: keep clocking, settle or stop
+  void cmac_rise(uint64_t now);
   void take_beat();                // there, the beat of the frame the CMAC is taking
-  void cmac_model_edge();          // cmac_tick at the model edge after it
+  void cmac_model_edge();
+  void cmac_gate(uint64_t now);
   bool in_flight() const;
   void wake();
   void core_outputs();             // read at the model edge after an RTL edge
@@ -180,7 +183,7 @@ class RtlDatapath : public RoceDatapath {
   void tx_seam_beat();             // at a core rising edge
   void mismatch(const std::string& what, bool core_domain);
   const DatapathCorrupt* corruption(const char* stream, uint64_t index) const;
-  static void read_beat(const Pin<uint64_t>* w, uint64_t keep, roce::Bytes& out);
+  static void read_beat(const Port<uint64_t>* w, uint64_t keep, roce::Bytes& out);
   static uint64_t keep_of(size_t n) { return n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1; }
 
   RoceDatapathPorts p_;
@@ -193,19 +196,19 @@ class RtlDatapath : public RoceDatapath {
     bool idle = false;  // the last sample was idle (TVALID low, out of reset): held
   };
   void watch(Watch& w, uint64_t edge, bool reset, bool valid, bool ready, bool last, uint64_t keep, uint64_t user,
-             const Pin<uint64_t>* words, int n);
+             const Port<uint64_t>* words, int n);
   void watch_core(uint64_t edge);
   void watch_cmac(uint64_t edge);
   static void watch_idle(Watch& w, uint64_t edge);
   Watch w_s_desc_, w_s_pay_, w_m_desc_, w_m_pay_, w_m_byp_, w_m_cmac_, w_s_cmac_;
   monitor::HandshakeStall rnd_s_desc_valid_, rnd_s_pay_valid_, rnd_m_cmac_ready_, rnd_s_cmac_valid_;
-  // Half periods (H = period / 2 and period - H) as sc_time, set at time 0:
-  // one next_trigger per edge without a conversion from double.
-  sc_core::sc_time core_h_, core_ph_, cmac_h_, cmac_ph_;
+  bool started_ = false;
+  sc_core::sc_event wake_ev_;      // an idle clock has new input
 
   // core domain
-  bool core_rise_next_ = true;     // next activation: the RTL's rising edge (else the model edge)
-  bool core_idle_ = false;
+  bool core_rise_next_ = true;     // next edge: the RTL's rising edge (else the model edge)
+  bool core_idle_ = false, core_woken_ = false;
+  uint64_t core_next_ps_ = 0;      // the next edge, while running
   unsigned core_settle_ = 0, core_reset_ = kResetCycles;
   std::deque<TxItem> txd_q_;       // descriptors not yet taken
   std::deque<PayItem> pay_q_;      // payload streams not yet taken
@@ -216,7 +219,7 @@ class RtlDatapath : public RoceDatapath {
   uint64_t nxt_pay_keep_ = 0;
   std::array<uint64_t, 8> nxt_pay_w_{};
   uint64_t desc_taken_ = 0, desc_seq_ = 0, presented_seq_ = 0;
-  sc_core::sc_event desc_ev_, core_wake_ev_;
+  sc_core::sc_event desc_ev_;
   roce::Bytes rx_pay_cur_, byp_cur_;
   std::deque<roce::Bytes> rx_pay_done_;
   std::deque<seam::RxDesc> rx_desc_wait_;  // at most one: a descriptor whose payload has not ended yet
@@ -224,7 +227,8 @@ class RtlDatapath : public RoceDatapath {
 
   // CMAC domain
   bool cmac_rise_next_ = true;
-  bool cmac_idle_ = false;
+  bool cmac_idle_ = false, cmac_woken_ = false;
+  uint64_t cmac_next_ps_ = 0;
   unsigned cmac_settle_ = 0, cmac_reset_ = kResetCycles;
   std::deque<RxItem> rx_q_;        // frames for the CMAC RX stream
   bool drv_rx_ = false, nxt_rx_ = false, nxt_rx_last_ = false;
@@ -233,7 +237,7 @@ class RtlDatapath : public RoceDatapath {
   std::array<uint8_t, 64> head_{};
   size_t head_len_ = 0;
   bool head_valid_ = false;
-  sc_core::sc_event head_ev_, take_ev_, cmac_wake_ev_;
+  sc_core::sc_event head_ev_, take_ev_;
   uint64_t tx_cap_index_ = 0;
   struct Take {
     bool active = false, done = false;

@@ -1,5 +1,5 @@
-// model/datapath/sc: binding a Verilated top with roce_datapath's ports
-// (rtl/datapath/roce_datapath.sv) to RtlDatapath's signals. Include the
+// model/datapath/sc: a Verilated --cc top with roce_datapath's ports
+// (rtl/datapath/roce_datapath.sv), its ports bound for RtlDatapath. Include the
 // top's header (V<name>.h and V<name>___024root.h) first; then
 //
 //   register_datapath("user:mine", [](auto name, auto& core, auto& cmac, auto& ctx, auto& scope, auto& cfg) {
@@ -22,58 +22,60 @@
 
 namespace ernic {
 
-// Binds a Verilated top with roce_datapath's ports to the signals.
+// Builds a Verilated --cc top with roce_datapath's ports and binds the
+// ports to its fields. `name`: the instance name (the VCD scope), in full.
 template <class V>
 RoceDatapathTop bind_roce_datapath(const char* name, RoceDatapathPorts& p) {
-  auto v = std::make_unique<V>(name);
+  auto v = std::make_shared<V>(name);
   V& m = *v;
-  m.core_clk(p.core_clk);
-  m.core_rst_n(p.core_rst_n);
-  m.cfg_udp_sport(p.cfg_udp_sport);
-  m.s_desc_valid(p.s_desc_valid);
-  m.s_desc_ready(p.s_desc_ready);
-#define ERNIC_W(port, n) m.port##_w##n(p.port##_w[n])
+  p.core_clk.bind(m.core_clk);
+  p.core_rst_n.bind(m.core_rst_n);
+  p.cfg_udp_sport.bind(m.cfg_udp_sport);
+  p.s_desc_valid.bind(m.s_desc_valid);
+  p.s_desc_ready.bind(m.s_desc_ready);
+#define ERNIC_W(port, n) p.port##_w[n].bind(m.port##_w##n)
 #define ERNIC_W8(port)                                                                                   \
   ERNIC_W(port, 0); ERNIC_W(port, 1); ERNIC_W(port, 2); ERNIC_W(port, 3); ERNIC_W(port, 4); ERNIC_W(port, 5); \
   ERNIC_W(port, 6); ERNIC_W(port, 7)
   ERNIC_W8(s_desc);
   ERNIC_W(s_desc, 8); ERNIC_W(s_desc, 9); ERNIC_W(s_desc, 10); ERNIC_W(s_desc, 11);
-  m.s_pay_tvalid(p.s_pay_tvalid);
-  m.s_pay_tready(p.s_pay_tready);
+  p.s_pay_tvalid.bind(m.s_pay_tvalid);
+  p.s_pay_tready.bind(m.s_pay_tready);
   ERNIC_W8(s_pay_tdata);
-  m.s_pay_tkeep(p.s_pay_tkeep);
-  m.s_pay_tlast(p.s_pay_tlast);
-  m.m_desc_valid(p.m_desc_valid);
+  p.s_pay_tkeep.bind(m.s_pay_tkeep);
+  p.s_pay_tlast.bind(m.s_pay_tlast);
+  p.m_desc_valid.bind(m.m_desc_valid);
   ERNIC_W8(m_desc);
   ERNIC_W(m_desc, 8); ERNIC_W(m_desc, 9); ERNIC_W(m_desc, 10); ERNIC_W(m_desc, 11);
   ERNIC_W(m_desc, 12); ERNIC_W(m_desc, 13); ERNIC_W(m_desc, 14); ERNIC_W(m_desc, 15);
-  m.m_pay_tvalid(p.m_pay_tvalid);
+  p.m_pay_tvalid.bind(m.m_pay_tvalid);
   ERNIC_W8(m_pay_tdata);
-  m.m_pay_tkeep(p.m_pay_tkeep);
-  m.m_pay_tlast(p.m_pay_tlast);
-  m.m_byp_tvalid(p.m_byp_tvalid);
+  p.m_pay_tkeep.bind(m.m_pay_tkeep);
+  p.m_pay_tlast.bind(m.m_pay_tlast);
+  p.m_byp_tvalid.bind(m.m_byp_tvalid);
   ERNIC_W8(m_byp_tdata);
-  m.m_byp_tkeep(p.m_byp_tkeep);
-  m.m_byp_tlast(p.m_byp_tlast);
-  m.cmac_clk(p.cmac_clk);
-  m.cmac_rst_n(p.cmac_rst_n);
-  m.m_cmac_tvalid(p.m_cmac_tvalid);
-  m.m_cmac_tready(p.m_cmac_tready);
+  p.m_byp_tkeep.bind(m.m_byp_tkeep);
+  p.m_byp_tlast.bind(m.m_byp_tlast);
+  p.cmac_clk.bind(m.cmac_clk);
+  p.cmac_rst_n.bind(m.cmac_rst_n);
+  p.m_cmac_tvalid.bind(m.m_cmac_tvalid);
+  p.m_cmac_tready.bind(m.m_cmac_tready);
   ERNIC_W8(m_cmac_tdata);
-  m.m_cmac_tkeep(p.m_cmac_tkeep);
-  m.m_cmac_tlast(p.m_cmac_tlast);
-  m.s_cmac_tvalid(p.s_cmac_tvalid);
-  m.s_cmac_tready(p.s_cmac_tready);
+  p.m_cmac_tkeep.bind(m.m_cmac_tkeep);
+  p.m_cmac_tlast.bind(m.m_cmac_tlast);
+  p.s_cmac_tvalid.bind(m.s_cmac_tvalid);
+  p.s_cmac_tready.bind(m.s_cmac_tready);
   ERNIC_W8(s_cmac_tdata);
-  m.s_cmac_tkeep(p.s_cmac_tkeep);
-  m.s_cmac_tlast(p.s_cmac_tlast);
-  m.s_cmac_tuser(p.s_cmac_tuser);
-  m.seed(p.seed);
-  m.meta_events(p.meta_events);
+  p.s_cmac_tkeep.bind(m.s_cmac_tkeep);
+  p.s_cmac_tlast.bind(m.s_cmac_tlast);
+  p.s_cmac_tuser.bind(m.s_cmac_tuser);
+  p.seed.bind(m.seed);
+  p.meta_events.bind(m.meta_events);
 #undef ERNIC_W8
 #undef ERNIC_W
   RoceDatapathTop t;
   V* raw = v.get();
+  t.eval = [raw] { raw->eval(); };
 #if ERNIC_RTL_TRACE
   t.trace = [raw](VerilatedVcdSc* tf, int levels) { raw->trace(tf, levels); };
 #endif

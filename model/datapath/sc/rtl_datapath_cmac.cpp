@@ -50,33 +50,6 @@ void RtlDatapath::tx_seam_beat() {
   tx_written_.push_back(std::move(f));
 }
 
-void RtlDatapath::cmac_tick() {
-  const uint64_t P = cmac_.period_ps(), H = P / 2;
-  const uint64_t now = ClockDomain::now_ps();
-  if (now == 0 && cmac_rise_next_ && cmac_reset_ == kResetCycles && !stats_.cmac_cycles_clocked) {
-    cmac_h_ = ps(H);
-    cmac_ph_ = ps(P - H);
-    p_.cmac_rst_n.write(false);
-    next_trigger(cmac_h_);
-    return;
-  }
-  if (cmac_idle_) {
-    cmac_idle_ = false;
-    cmac_rise_next_ = true;
-    const uint64_t r = now % P;
-    const uint64_t rise = r <= H ? now - r + H : now - r + P + H;
-    if (rise > now) {
-      next_trigger(ps(rise - now));
-      return;
-    }
-  }
-  if (cmac_rise_next_) {
-    cmac_rise(now);
-    return;
-  }
-  cmac_model_edge();
-}
-
 // The rising edge: the beat the CMAC takes, the RX beat written.
 void RtlDatapath::cmac_rise(uint64_t now) {
   const uint64_t P = cmac_.period_ps(), H = P / 2;
@@ -116,7 +89,7 @@ void RtlDatapath::cmac_rise(uint64_t now) {
     nxt_rx_last_ = it.off + 64 >= it.f.size();
   }
   cmac_rise_next_ = false;
-  next_trigger(cmac_ph_);
+  cmac_next_ps_ = now + P - H;
 }
 
 // At a rising edge, a frame being taken: the beat the CMAC takes (its last
@@ -206,18 +179,21 @@ void RtlDatapath::cmac_model_edge() {
   }
   head_valid_ = head;
   stats_.meta_events = p_.meta_events.read();
+  cmac_rise_next_ = true;
+}
+
+// After the instant of a model edge: as core_gate.
+void RtlDatapath::cmac_gate(uint64_t now) {
   const bool busy = cmac_reset_ || in_flight();
   if (busy)
     cmac_settle_ = kSettleCycles;
   else if (cmac_settle_)
     --cmac_settle_;
-  cmac_rise_next_ = true;
   if (busy || cmac_settle_ || !cfg_.idle_skip) {
-    next_trigger(cmac_h_);
+    cmac_next_ps_ = now + cmac_.period_ps() / 2;
   } else {
     cmac_idle_ = true;
     for (Watch* w : {&w_m_cmac_, &w_s_cmac_}) watch_idle(*w, cmac_.cycle());
-    next_trigger(cmac_wake_ev_);
   }
 }
 
@@ -250,8 +226,9 @@ CmacTxSource::Taken RtlDatapath::tx_take(uint32_t bubble_after, uint32_t bubble_
     t.bubble_cycles = bubble_cycles;
   }
   head_valid_ = false;
-  p_.m_cmac_tready.write(true);
   if (cmac_model_) cmac_model_->set_tx_axis(true, p_.m_cmac_tlast.read(), p_.m_cmac_tkeep.read());
+  p_.m_cmac_tready.write(true);
+  top_.eval();  // no edge: the FIFO's read side sees tready
   wake();
   t.f = take_.in;
   t.streamed = true;

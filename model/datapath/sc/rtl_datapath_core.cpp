@@ -18,35 +18,6 @@ using rtl_detail::bytes_diff;
 
 // ------------------------------------------------------------------ core
 
-void RtlDatapath::core_tick() {
-  const uint64_t P = core_.period_ps(), H = P / 2;
-  const uint64_t now = ClockDomain::now_ps();
-  if (now == 0 && core_rise_next_ && core_reset_ == kResetCycles && !stats_.core_cycles_clocked) {
-    core_h_ = ps(H);
-    core_ph_ = ps(P - H);
-    // Time 0: reset asserted, constant inputs, first rising edge at H.
-    p_.core_rst_n.write(false);
-    p_.seed.write(uint32_t(cfg_.seed ^ (cfg_.seed >> 32)));
-    next_trigger(core_h_);
-    return;
-  }
-  if (core_idle_) {  // woken by new input: resume at the next rising edge (now, if on one)
-    core_idle_ = false;
-    core_rise_next_ = true;
-    const uint64_t r = now % P;
-    const uint64_t rise = r <= H ? now - r + H : now - r + P + H;
-    if (rise > now) {
-      next_trigger(ps(rise - now));
-      return;
-    }
-  }
-  if (core_rise_next_) {
-    core_rise(now);
-    return;
-  }
-  core_model_edge();
-}
-
 // The RTL's rising edge: handshakes as the inputs and outputs stand.
 void RtlDatapath::core_rise(uint64_t now) {
   watch_core(core_.cycle());
@@ -86,7 +57,7 @@ void RtlDatapath::core_rise(uint64_t now) {
     nxt_pay_last_ = it.off + 64 >= it.bytes.size();
   }
   core_rise_next_ = false;
-  next_trigger(core_ph_);
+  core_next_ps_ = now + core_.period_ps() - core_.period_ps() / 2;
 }
 
 // The model edge after it: clock low, new inputs, the edge's outputs.
@@ -118,24 +89,27 @@ void RtlDatapath::core_model_edge() {
   if (nxt_pay_ != drv_pay_) p_.s_pay_tvalid.write(nxt_pay_);
   drv_pay_ = nxt_pay_;
   core_outputs();
-  // Gating: keep clocking while anything is in flight, then settle.
+  core_rise_next_ = true;
+}
+
+// After the instant of a model edge (both domains' work done): keep
+// clocking while anything is in flight, then settle, then stop.
+void RtlDatapath::core_gate(uint64_t now) {
   const bool busy = core_reset_ || in_flight();
   if (busy)
     core_settle_ = kSettleCycles;
   else if (core_settle_)
     --core_settle_;
-  core_rise_next_ = true;
   if (busy || core_settle_ || !cfg_.idle_skip) {
-    next_trigger(core_h_);
+    core_next_ps_ = now + core_.period_ps() / 2;
   } else {
     core_idle_ = true;
     // The clock stops: its next edge (and every one until it runs) is idle.
     for (Watch* w : {&w_s_desc_, &w_s_pay_, &w_m_desc_, &w_m_pay_, &w_m_byp_}) watch_idle(*w, core_.cycle());
-    next_trigger(core_wake_ev_);
   }
 }
 
-void RtlDatapath::read_beat(const Pin<uint64_t>* w, uint64_t keep, roce::Bytes& out) {
+void RtlDatapath::read_beat(const Port<uint64_t>* w, uint64_t keep, roce::Bytes& out) {
   const size_t n = size_t(__builtin_popcountll(keep));
   uint8_t b[64];
   for (int i = 0; i < 8; ++i) {
