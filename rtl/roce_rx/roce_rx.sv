@@ -96,24 +96,16 @@ module roce_rx (
     min17 = (a < b) ? a : b;
   endfunction
 
-  // Big-endian numbers at a constant byte offset of the header bytes.
-  function automatic logic [15:0] be16(input logic [831:0] h, input int off);
-    be16 = {h[8*off +: 8], h[8*(off+1) +: 8]};
-  endfunction
-  function automatic logic [23:0] be24(input logic [831:0] h, input int off);
-    be24 = {h[8*off +: 8], h[8*(off+1) +: 8], h[8*(off+2) +: 8]};
-  endfunction
-  function automatic logic [31:0] be32(input logic [831:0] h, input int off);
-    be32 = {be16(h, off), be16(h, off + 2)};
-  endfunction
-  function automatic logic [47:0] be48(input logic [831:0] h, input int off);
-    be48 = {be16(h, off), be32(h, off + 2)};
-  endfunction
-  function automatic logic [127:0] be128(input logic [831:0] h, input int off);
-    logic [127:0] r;
-    for (int i = 0; i < 16; i++) r[8*(15-i) +: 8] = h[8*(off+i) +: 8];
-    be128 = r;
-  endfunction
+  // Big-endian numbers at a constant byte offset of the header bytes h.
+  // Macros, not functions: a function's 832-bit argument becomes a local of
+  // the clocked block in Verilator, zeroed at every edge (issue 17: that was
+  // half the block's cost); a macro is a plain part-select.
+`define ROCE_RX_BE16(h, off)  {h[8*(off) +: 8], h[8*((off)+1) +: 8]}
+`define ROCE_RX_BE24(h, off)  {h[8*(off) +: 8], `ROCE_RX_BE16(h, (off)+1)}
+`define ROCE_RX_BE32(h, off)  {`ROCE_RX_BE16(h, off), `ROCE_RX_BE16(h, (off)+2)}
+`define ROCE_RX_BE48(h, off)  {`ROCE_RX_BE16(h, off), `ROCE_RX_BE32(h, (off)+2)}
+`define ROCE_RX_BE64(h, off)  {`ROCE_RX_BE32(h, off), `ROCE_RX_BE32(h, (off)+4)}
+`define ROCE_RX_BE128(h, off) {`ROCE_RX_BE64(h, off), `ROCE_RX_BE64(h, (off)+8)}
 
   // BTH opcode table (model/roce/opcodes.cpp; IBTA 9.2 Table 38 RC and UD
   // rows, RoCEv2 CNP): {known, extension-header bytes}.
@@ -261,7 +253,7 @@ module roce_rx (
         d = '0;
         ihl = h[14*8 +: 4];
         len_bad  = len_hdr_q || ip_end_q > n_q || n_q < {9'd0, hdr_len_q} + 17'd4;
-        csum_bad = !v6_q && ihl == 4'd5 && ip4_csum(hdr0_q) != be16(h, 24);
+        csum_bad = !v6_q && ihl == 4'd5 && ip4_csum(hdr0_q) != `ROCE_RX_BE16(h, 24);
         d[`SYN_IP_CHECKSUM] = csum_bad;
         d[`SYN_LENGTH]      = len_bad;
         d[`SYN_HEADER]      = hdr_bad_q;
@@ -273,57 +265,57 @@ module roce_rx (
         pe = min17(pay_end_q, n_q);
         if (pay_ok_q && pe > {9'd0, hdr_len_q}) d[`RXD_PAYLOAD_LEN_LO +: 16] = pe[15:0] - {8'd0, hdr_len_q};
         d[`RXD_FRAME_LEN_LO +: 16] = n_q[15:0];
-        d[`RXD_ETH_DST_LO +: 48]   = be48(h, 0);
-        d[`RXD_ETH_SRC_LO +: 48]   = be48(h, 6);
-        d[`RXD_ETHERTYPE_LO +: 16] = be16(h, 12);
+        d[`RXD_ETH_DST_LO +: 48]   = `ROCE_RX_BE48(h, 0);
+        d[`RXD_ETH_SRC_LO +: 48]   = `ROCE_RX_BE48(h, 6);
+        d[`RXD_ETHERTYPE_LO +: 16] = `ROCE_RX_BE16(h, 12);
         if (v6_q) begin
-          d[`RXD_IP_SRC_LO +: 128]    = be128(h, 22);
-          d[`RXD_IP_DST_LO +: 128]    = be128(h, 38);
+          d[`RXD_IP_SRC_LO +: 128]    = `ROCE_RX_BE128(h, 22);
+          d[`RXD_IP_DST_LO +: 128]    = `ROCE_RX_BE128(h, 38);
           d[`RXD_TOS_LO +: 8]         = {h[14*8 +: 4], h[15*8+4 +: 4]};
           d[`RXD_TTL_LO +: 8]         = h[21*8 +: 8];
           d[`RXD_FLOW_LABEL_LO +: 20] = {h[15*8 +: 4], h[16*8 +: 8], h[17*8 +: 8]};
-          d[`RXD_IP_LEN_LO +: 16]     = be16(h, 18);
-          d[`RXD_UDP_SPORT_LO +: 16]  = be16(h, 54);
-          d[`RXD_UDP_DPORT_LO +: 16]  = be16(h, 56);
-          d[`RXD_UDP_LEN_LO +: 16]    = be16(h, 58);
-          d[`RXD_UDP_CSUM_LO +: 16]   = be16(h, 60);
+          d[`RXD_IP_LEN_LO +: 16]     = `ROCE_RX_BE16(h, 18);
+          d[`RXD_UDP_SPORT_LO +: 16]  = `ROCE_RX_BE16(h, 54);
+          d[`RXD_UDP_DPORT_LO +: 16]  = `ROCE_RX_BE16(h, 56);
+          d[`RXD_UDP_LEN_LO +: 16]    = `ROCE_RX_BE16(h, 58);
+          d[`RXD_UDP_CSUM_LO +: 16]   = `ROCE_RX_BE16(h, 60);
           d[`RXD_OPCODE_LO +: 8]      = h[62*8 +: 8];
           d[`RXD_SE_LO]               = h[63*8 + 7];
           d[`RXD_MIG_LO]              = h[63*8 + 6];
           d[`RXD_PAD_CNT_LO +: 2]     = h[63*8 + 4 +: 2];
           d[`RXD_TVER_LO +: 4]        = h[63*8 +: 4];
-          d[`RXD_PKEY_LO +: 16]       = be16(h, 64);
+          d[`RXD_PKEY_LO +: 16]       = `ROCE_RX_BE16(h, 64);
           d[`RXD_BTH_B4_LO +: 8]      = h[66*8 +: 8];
-          d[`RXD_DEST_QP_LO +: 24]    = be24(h, 67);
+          d[`RXD_DEST_QP_LO +: 24]    = `ROCE_RX_BE24(h, 67);
           d[`RXD_ACK_REQ_LO]          = h[70*8 + 7];
           d[`RXD_RESV7_LO +: 7]       = h[70*8 +: 7];
-          d[`RXD_PSN_LO +: 24]        = be24(h, 71);
+          d[`RXD_PSN_LO +: 24]        = `ROCE_RX_BE24(h, 71);
           for (int i = 0; i < 28; i++)
             if (i < {27'd0, elen_q}) d[`RXD_EXT_LO + 8*i +: 8] = h[(74+i)*8 +: 8];
         end else begin
-          d[`RXD_IP_SRC_LO +: 32]     = be32(h, 26);
-          d[`RXD_IP_DST_LO +: 32]     = be32(h, 30);
+          d[`RXD_IP_SRC_LO +: 32]     = `ROCE_RX_BE32(h, 26);
+          d[`RXD_IP_DST_LO +: 32]     = `ROCE_RX_BE32(h, 30);
           d[`RXD_TOS_LO +: 8]         = h[15*8 +: 8];
           d[`RXD_TTL_LO +: 8]         = h[22*8 +: 8];
-          d[`RXD_IP_LEN_LO +: 16]     = be16(h, 16);
-          d[`RXD_IP_ID_LO +: 16]      = be16(h, 18);
-          d[`RXD_IP_FRAG_LO +: 16]    = be16(h, 20);
-          d[`RXD_IP_CSUM_LO +: 16]    = be16(h, 24);
-          d[`RXD_UDP_SPORT_LO +: 16]  = be16(h, 34);
-          d[`RXD_UDP_DPORT_LO +: 16]  = be16(h, 36);
-          d[`RXD_UDP_LEN_LO +: 16]    = be16(h, 38);
-          d[`RXD_UDP_CSUM_LO +: 16]   = be16(h, 40);
+          d[`RXD_IP_LEN_LO +: 16]     = `ROCE_RX_BE16(h, 16);
+          d[`RXD_IP_ID_LO +: 16]      = `ROCE_RX_BE16(h, 18);
+          d[`RXD_IP_FRAG_LO +: 16]    = `ROCE_RX_BE16(h, 20);
+          d[`RXD_IP_CSUM_LO +: 16]    = `ROCE_RX_BE16(h, 24);
+          d[`RXD_UDP_SPORT_LO +: 16]  = `ROCE_RX_BE16(h, 34);
+          d[`RXD_UDP_DPORT_LO +: 16]  = `ROCE_RX_BE16(h, 36);
+          d[`RXD_UDP_LEN_LO +: 16]    = `ROCE_RX_BE16(h, 38);
+          d[`RXD_UDP_CSUM_LO +: 16]   = `ROCE_RX_BE16(h, 40);
           d[`RXD_OPCODE_LO +: 8]      = h[42*8 +: 8];
           d[`RXD_SE_LO]               = h[43*8 + 7];
           d[`RXD_MIG_LO]              = h[43*8 + 6];
           d[`RXD_PAD_CNT_LO +: 2]     = h[43*8 + 4 +: 2];
           d[`RXD_TVER_LO +: 4]        = h[43*8 +: 4];
-          d[`RXD_PKEY_LO +: 16]       = be16(h, 44);
+          d[`RXD_PKEY_LO +: 16]       = `ROCE_RX_BE16(h, 44);
           d[`RXD_BTH_B4_LO +: 8]      = h[46*8 +: 8];
-          d[`RXD_DEST_QP_LO +: 24]    = be24(h, 47);
+          d[`RXD_DEST_QP_LO +: 24]    = `ROCE_RX_BE24(h, 47);
           d[`RXD_ACK_REQ_LO]          = h[50*8 + 7];
           d[`RXD_RESV7_LO +: 7]       = h[50*8 +: 7];
-          d[`RXD_PSN_LO +: 24]        = be24(h, 51);
+          d[`RXD_PSN_LO +: 24]        = `ROCE_RX_BE24(h, 51);
           for (int i = 0; i < 28; i++)
             if (i < {27'd0, elen_q}) d[`RXD_EXT_LO + 8*i +: 8] = h[(54+i)*8 +: 8];
         end
@@ -469,5 +461,12 @@ module roce_rx (
   // by the frame's end; bytes 104.. of beat 1 are never needed.
   logic unused_ok;
   assign unused_ok = &{1'b0, icrc_s_ready, icrc_valid, 1'b0};
+
+`undef ROCE_RX_BE16
+`undef ROCE_RX_BE24
+`undef ROCE_RX_BE32
+`undef ROCE_RX_BE48
+`undef ROCE_RX_BE64
+`undef ROCE_RX_BE128
 
 endmodule
