@@ -44,12 +44,14 @@
 //     2 a fact a step produced, 3 a memory read request, 4 its reply, 5 the
 //     sender's run is over (b: its exit code; data: why it failed, when a
 //     peer of its failed it, as text), before its TERMINATE, 6 an
-//     event for a wire monitor in another process: model/system/split.h),
-//     node u8 @5 (a read's node, a watch's monitor's node, by scenario
-//     index), time_ps u64 @8 (the
+//     event for a wire monitor in another process: model/system/split.h,
+//     7 a watchdog progress request, 8 its reply), node u8 @5 (a read's
+//     node, a watch's monitor's node, by scenario index; a progress
+//     request's: 0xFF the process that gets it), time_ps u64 @8 (the
 //     sender's simulated time: the step's end, the read's instant), id u64
 //     @16 (the step's sequence number; a read's number), a u64 @24 and b u64
-//     @32 (a read's address and length), timestamp @48 = the sender's
+//     @32 (a read's address and length; a progress reply's a: the latest
+//     progress in ps before the request's instant), timestamp @48 = the sender's
 //     latest stamp (a CONTROL makes no promise of its own), data after the
 //     header (a fact's bytes, a reply's bytes).
 // SimBricks' own components use 1536 + 64-byte queue entries; ERNIC's
@@ -86,11 +88,19 @@ struct NetSyncInfo {
 
 // A CONTROL message's fields (above).
 struct NetControl {
-  enum Kind : uint8_t { StepEnd = 1, Fact = 2, ReadRequest = 3, ReadReply = 4, RunEnd = 5, Watch = 6 };
-  // A read's node kNodeHere: the process that gets it answers (a star's
-  // switch process too). A read of length 0 asks for the answering
-  // process's latest watchdog progress before the read's instant (8 bytes,
-  // little-endian ps), not for memory.
+  enum Kind : uint8_t {
+    StepEnd = 1,
+    Fact = 2,
+    ReadRequest = 3,
+    ReadReply = 4,
+    RunEnd = 5,
+    Watch = 6,
+    ProgressRequest = 7,  // the watchdog's: the answering process's latest progress
+    ProgressReply = 8,    // a = that progress (ps); b = 1: refused, data the reason
+  };
+  // A progress request's node kNodeHere: the process that gets it answers
+  // (a star's switch process too); a node's index: that node's process
+  // (relayed by the switch's).
   static constexpr uint8_t kNodeHere = 0xFF;
   Kind kind = StepEnd;
   uint8_t node = 0;

@@ -87,6 +87,9 @@ struct NetLinkStats {
 // at `addr` (a split run's remote read); throws std::runtime_error when the
 // node is not this process's or the range is outside its memory.
 using NetMemReader = std::function<std::vector<uint8_t>(uint8_t node, uint64_t addr, uint64_t len)>;
+// This process's latest watchdog progress before the current instant, in
+// ps (a split run's ProgressRequest, model/system/split.cpp).
+using NetProgressReader = std::function<uint64_t()>;
 
 class NetLink : public sc_core::sc_module {
  public:
@@ -115,7 +118,7 @@ class NetLink : public sc_core::sc_module {
   std::string peer_name() const;
   NetLinkStats stats() const;
   // Split-run control (above). Before sc_start.
-  void enable_control(NetMemReader reader);
+  void enable_control(NetMemReader reader, NetProgressReader progress);
   // The control policy (above; without it every peer's control horizon
   // binds). passive(): this process sends no CONTROL a peer must take at its
   // instant, and does not end its run at once, before a peer's CONTROL
@@ -150,6 +153,11 @@ class NetLink : public sc_core::sc_module {
   // time, for the answer). Throws NetPeerError when the peer refuses (its
   // message) or goes away.
   std::vector<uint8_t> read_remote(size_t peer, uint8_t node, uint64_t addr, uint64_t len);
+  // The latest watchdog progress (ps) of node `node`'s process, or with
+  // NetControl::kNodeHere of the peer's own process, before this instant
+  // (a ProgressRequest; the kernel waits for the answer). Throws
+  // NetPeerError as read_remote.
+  uint64_t read_progress(size_t peer, uint8_t node);
   // Test only: sleep a random 0..max_us of wall time before each message
   // sent and each blocking read (results must not change).
   void set_chaos(uint64_t seed, uint32_t max_us);
@@ -157,8 +165,9 @@ class NetLink : public sc_core::sc_module {
   // is node i's process, each with this process its only peer): after the
   // peers are added, with control. A peer's CONTROLs are relayed to the
   // others at their instant (a Fact and a StepEnd to every other, the
-  // StepEnd's node set to the sender's index; a ReadRequest and a Watch to
-  // the peer of its node, a ReadReply back), and each peer is promised what this
+  // StepEnd's node set to the sender's index; a ReadRequest, a
+  // ProgressRequest and a Watch to the peer of its node, their replies
+  // back; a ProgressRequest for kNodeHere answered here), and each peer is promised what this
   // process may do without it: min(its own next activity, every other
   // peer's next activity and input from here), so no relay comes in a
   // node's past and the nodes' conversation through here needs no cycle.
@@ -202,6 +211,7 @@ class NetLink : public sc_core::sc_module {
   uint64_t next_relay_id_ = 0;
   void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
   void serve_reads(uint64_t now);     // requests stamped now answered
+  NetControl ask(size_t peer, NetControl r, const char* what);  // a request; its reply (the kernel waits)
   std::vector<std::unique_ptr<Peer>> peers_;
   WallTimeout timeout_;
   std::string error_;
@@ -211,11 +221,12 @@ class NetLink : public sc_core::sc_module {
   bool finished_ = false;
   bool control_ = false;
   NetMemReader reader_;
+  NetProgressReader progress_;
   std::deque<NetControl> ctl_q_;                       // StepEnds and Facts for the System
   std::deque<NetControl> watch_q_;                     // Watch controls for the System's wire monitors
   sc_core::sc_event watch_ev_;
-  std::deque<std::pair<Peer*, NetControl>> reads_;     // requests to serve, by time
-  std::map<uint64_t, std::pair<bool, std::vector<uint8_t>>> replies_;  // read id -> (refused, bytes or why)
+  std::deque<std::pair<Peer*, NetControl>> reads_;     // requests (memory, progress) to serve, by time
+  std::map<uint64_t, NetControl> replies_;             // request id -> its reply
   uint64_t next_read_id_ = 0;
   sc_core::sc_event ctl_ev_;
   sc_core::sc_event sent_ev_;

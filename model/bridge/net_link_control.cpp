@@ -92,10 +92,12 @@ void NetLink::take_controls(uint64_t now) {
       if (hub_ && !route(k, *c)) continue;
       switch (c->kind) {
         case NetControl::ReadRequest:
+        case NetControl::ProgressRequest:
           reads_.emplace_back(p.get(), std::move(*c));
           break;
         case NetControl::ReadReply:
-          replies_[c->id] = {c->b != 0, std::move(c->data)};
+        case NetControl::ProgressReply:
+          replies_[c->id] = std::move(*c);
           break;
         case NetControl::RunEnd:
           peer_run_end_ = int(c->b);
@@ -123,15 +125,21 @@ void NetLink::serve_reads(uint64_t now) {
       ++it;
       continue;
     }
+    const NetControl& q = it->second;
     NetControl r;
-    r.kind = NetControl::ReadReply;
+    r.kind = q.kind == NetControl::ProgressRequest ? NetControl::ProgressReply : NetControl::ReadReply;
     r.time_ps = now;
-    r.id = it->second.id;
+    r.id = q.id;
     try {
-      if (it->second.b > kMaxRead)
-        throw std::runtime_error("a read of " + std::to_string(it->second.b) + " bytes (at most " +
-                                 std::to_string(kMaxRead) + " a message)");
-      r.data = reader_(it->second.node, it->second.a, it->second.b);
+      if (q.kind == NetControl::ProgressRequest) {
+        if (!progress_) throw std::runtime_error("this process keeps no watchdog progress");
+        r.a = progress_();
+      } else {
+        if (q.b > kMaxRead)
+          throw std::runtime_error("a read of " + std::to_string(q.b) + " bytes (at most " +
+                                   std::to_string(kMaxRead) + " a message)");
+        r.data = reader_(q.node, q.a, q.b);
+      }
       r.b = 0;
     } catch (const std::exception& e) {
       const std::string w = e.what();
@@ -145,9 +153,10 @@ void NetLink::serve_reads(uint64_t now) {
   }
 }
 
-void NetLink::enable_control(NetMemReader reader) {
+void NetLink::enable_control(NetMemReader reader, NetProgressReader progress) {
   control_ = true;
   reader_ = std::move(reader);
+  progress_ = std::move(progress);
 }
 
 void NetLink::send_control(NetControl c) {
@@ -180,16 +189,11 @@ std::optional<NetControl> NetLink::take_control() {
 
 std::deque<NetControl> NetLink::take_watches() { return std::exchange(watch_q_, {}); }
 
-std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr, uint64_t len) {
+NetControl NetLink::ask(size_t i, NetControl r, const char* what) {
   Peer& p = *peers_.at(i);
   const uint64_t now = ClockDomain::now_ps();
-  NetControl r;
-  r.kind = NetControl::ReadRequest;
-  r.node = node;
   r.time_ps = now;
   r.id = next_read_id_++;
-  r.a = addr;
-  r.b = len;
   // Our frames due by now go first: the peer answers at now, after them.
   // (No SYNC here: our promise must not pass now while this process acts
   // at now; the request itself lets the peer reach now.)
@@ -198,15 +202,37 @@ std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr,
   ++st_.controls_sent;
   ++st_.reads_asked;
   while (!replies_.count(r.id)) {
-    if (p.peer->peer_ended()) throw NetPeerError(p.peer->name() + ": ended before answering a memory read");
+    if (p.peer->peer_ended()) throw NetPeerError(p.peer->name() + ": ended before answering a " + what);
     p.peer->recv_one(timeout_);
     take_controls(now);
     serve_reads(now);
   }
-  auto [refused, d] = std::move(replies_[r.id]);
+  NetControl a = std::move(replies_[r.id]);
   replies_.erase(r.id);
-  if (refused) throw NetPeerError(p.peer->name() + " refused a memory read: " + std::string(d.begin(), d.end()));
-  return d;
+  if (a.b != 0)
+    throw NetPeerError(p.peer->name() + " refused a " + what + ": " + std::string(a.data.begin(), a.data.end()));
+  return a;
+}
+
+std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr, uint64_t len) {
+  NetControl r;
+  r.kind = NetControl::ReadRequest;
+  r.node = node;
+  r.a = addr;
+  r.b = len;
+  NetControl a = ask(i, std::move(r), "memory read");
+  if (a.kind != NetControl::ReadReply) throw NetPeerError(peers_.at(i)->peer->name() + ": a memory read answered with another kind");
+  return std::move(a.data);
+}
+
+uint64_t NetLink::read_progress(size_t i, uint8_t node) {
+  NetControl r;
+  r.kind = NetControl::ProgressRequest;
+  r.node = node;
+  const NetControl a = ask(i, std::move(r), "progress request");
+  if (a.kind != NetControl::ProgressReply)
+    throw NetPeerError(peers_.at(i)->peer->name() + ": a progress request answered with another kind");
+  return a.a;
 }
 
 }  // namespace ernic::bridge

@@ -56,21 +56,24 @@ bool NetLink::route(size_t from, NetControl& c) {
                            std::to_string(c.node) + ", which no process here runs");
       relays_.emplace(c.time_ps, std::make_pair(size_t(c.node), c));
       return false;
-    case NetControl::ReadRequest: {
-      if (c.node == NetControl::kNodeHere) return true;  // this process answers
+    case NetControl::ReadRequest:
+    case NetControl::ProgressRequest: {
+      if (c.kind == NetControl::ProgressRequest && c.node == NetControl::kNodeHere) return true;  // ours to answer
       if (c.node >= peers_.size())
-        throw NetPeerError(peers_[from]->peer->name() + ": a memory read of node index " + std::to_string(c.node) +
-                           ", which no process here runs");
+        throw NetPeerError(peers_[from]->peer->name() + ": a " +
+                           (c.kind == NetControl::ReadRequest ? "memory read" : "progress request") +
+                           " of node index " + std::to_string(c.node) + ", which no process here runs");
       NetControl f = c;
       f.id = next_relay_id_++;
       relayed_reads_[f.id] = {from, c.id};
       relays_.emplace(f.time_ps, std::make_pair(size_t(c.node), f));
       return false;
     }
-    case NetControl::ReadReply: {
+    case NetControl::ReadReply:
+    case NetControl::ProgressReply: {
       auto it = relayed_reads_.find(c.id);
       if (it == relayed_reads_.end())
-        throw NetPeerError(peers_[from]->peer->name() + ": an answer to memory read " + std::to_string(c.id) +
+        throw NetPeerError(peers_[from]->peer->name() + ": an answer to request " + std::to_string(c.id) +
                            ", which was not asked");
       NetControl r = c;
       r.id = it->second.second;

@@ -97,7 +97,7 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
   out->out = &net_link_->out(0);
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
   sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
-  net_link_->enable_control(local_reader());
+  net_link_->enable_control(local_reader(), local_progress());
   set_split_policy();
 }
 
@@ -123,18 +123,11 @@ void System::set_split_policy() {
   net_link_->set_control_policy(passive, scenario.limits.after_error_us * 1000000ull, unjudged);
 }
 
-// The other processes' reads of this process's node's host memory, and of
-// its watchdog progress (length 0).
+// The other processes' reads of this process's node's host memory.
 bridge::NetMemReader System::local_reader() {
   const size_t i = split_local_;
   Node* me = i < nodes.size() && !split_hub_ ? nodes[i].get() : nullptr;
-  return [this, me, i](uint8_t node, uint64_t addr, uint64_t len) {
-    if (len == 0) {
-      std::vector<uint8_t> v(8);
-      const uint64_t p = ctx.progress_before(sc_time_stamp().value());
-      for (size_t k = 0; k < 8; ++k) v[k] = uint8_t(p >> (8 * k));
-      return v;
-    }
+  return [me, i](uint8_t node, uint64_t addr, uint64_t len) {
     if (!me || node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
     if (!me->mem->in_range(addr, len))
       throw std::runtime_error(fmt::format("[0x{:x}, +{}) lies outside {}'s host memory", addr, len, me->cfg.name));
@@ -143,14 +136,16 @@ bridge::NetMemReader System::local_reader() {
   };
 }
 
+// ... and of its watchdog progress (a ProgressRequest).
+bridge::NetProgressReader System::local_progress() {
+  return [this] { return ctx.progress_before(sc_time_stamp().value()); };
+}
+
 uint64_t System::split_progress() {
   uint64_t most = 0;
   auto ask = [&](size_t peer, uint8_t node) {
     try {
-      const std::vector<uint8_t> d = net_link_->read_remote(peer, node, 0, 0);
-      uint64_t p = 0;
-      for (size_t k = 0; k < 8 && k < d.size(); ++k) p |= uint64_t(d[k]) << (8 * k);
-      most = std::max(most, p);
+      most = std::max(most, net_link_->read_progress(peer, node));
     } catch (const bridge::NetPeerError&) {
       // gone or ended: it makes no more progress (watch_peer_end says how it ended)
     }

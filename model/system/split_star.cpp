@@ -90,7 +90,7 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   }
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
   if (!split_hub_) sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
-  net_link_->enable_control(local_reader());
+  net_link_->enable_control(local_reader(), local_progress());
   if (split_hub_) net_link_->enable_hub();
   set_split_policy();
 }

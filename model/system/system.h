@@ -459,8 +459,9 @@ class System : public sc_core::sc_module {
   void star_link_up(size_t i);  // node i's QP-setup block's cmac_link_up
   bool split_hub_ = false;      // this process runs the switch (and no node)
   bridge::NetMemReader local_reader();
+  bridge::NetProgressReader local_progress();
   // The latest progress of every other process of the run before this
-  // instant (reads at this instant, NetControl::kNodeHere and length 0):
+  // instant (ProgressRequests at this instant, NetLink::read_progress):
   // the watchdog counts the whole run's progress, as in one process.
   uint64_t split_progress();
   bool split_star() const { return split() && scenario.topology_switch.has_value(); }

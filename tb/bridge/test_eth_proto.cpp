@@ -179,11 +179,51 @@ TEST(EthProto, ControlBytes) {
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
   EXPECT_EQ(why, "CONTROL says len 3 but carries 2 bytes");
   want[0] = 2;
-  want[4] = 7;
+  want[4] = 9;
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
-  EXPECT_EQ(why, "CONTROL of unknown kind 7");
+  EXPECT_EQ(why, "CONTROL of unknown kind 9");
   m.control.kind = NetControl::Kind(0);
   EXPECT_THROW(encode_net(m), std::invalid_argument);
+}
+
+// The watchdog's progress request (kind 7, node 0xFF: the process that
+// gets it) and its reply (kind 8, a: the progress in ps), by hand.
+TEST(EthProto, ProgressControlBytes) {
+  NetMsg q;
+  q.kind = NetMsg::Control;
+  q.timestamp_ps = 0x2000;
+  q.control.kind = NetControl::ProgressRequest;
+  q.control.node = NetControl::kNodeHere;
+  q.control.time_ps = 3796637;
+  q.control.id = 4;
+  std::vector<uint8_t> want = zeros(64);
+  want[40] = 'E', want[41] = 'R', want[42] = 'N', want[43] = 'C';
+  want[4] = 7;
+  want[5] = 0xFF;
+  le(want, 8, 3796637, 8);
+  le(want, 16, 4, 8);
+  le(want, 48, 0x2000, 8);
+  want[63] = 0x7E;
+  EXPECT_EQ(encode_net(q), want);
+  std::string why;
+  auto d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->control.kind, NetControl::ProgressRequest);
+  EXPECT_EQ(d->control.node, 0xFF);
+  EXPECT_EQ(d->control.time_ps, 3796637u);
+  NetMsg r = q;
+  r.control.kind = NetControl::ProgressReply;
+  r.control.node = 0;
+  r.control.a = 1796001;
+  want[4] = 8;
+  want[5] = 0;
+  le(want, 24, 1796001, 8);
+  EXPECT_EQ(encode_net(r), want);
+  d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->control.kind, NetControl::ProgressReply);
+  EXPECT_EQ(d->control.a, 1796001u);
+  EXPECT_EQ(d->control.b, 0u);
 }
 
 TEST(EthProto, IntroBytes) {
