@@ -9,12 +9,13 @@
 // Each writes the output beats in one text format, so equal outputs are
 // equal files (`ernic-sim icarus`, tools/icarus_compare.h).
 //
-// Stimulus file: one line per delta cycle in which a clock of the top rose:
+// Stimulus file: one line per evaluation of the top in which a clock rose
+// (one per instant with a rising edge, plus tx_take's):
 //   <domains> <t_ps> <n> (<input index> <hex value>) x n
-// domains: 1 core_clk, 2 cmac_clk, 3 both in that delta; t_ps the simulated
+// domains: 1 core_clk, 2 cmac_clk, 3 both in that evaluation; t_ps the simulated
 // time in ps; then the inputs (indices below) whose values changed since the
 // previous line, as the edge sees them. Lines with equal t_ps were separate
-// delta cycles, in file order. Inputs start at 0; clocks start low. The clocks
+// evaluations, in file order. Inputs start at 0; clocks start low. The clocks
 // are gated (they stop while the datapath is idle), so lines are edges, not
 // a free-running clock.
 //

@@ -47,7 +47,7 @@
 //     event for a wire monitor in another process: model/system/split.h,
 //     7 a watchdog progress request, 8 its reply), node u8 @5 (a read's
 //     node, a watch's monitor's node, by scenario index; a progress
-//     request's: 0xFF the process that gets it), time_ps u64 @8 (the
+//     request's: that node's process, or 0xFF the process that gets it), time_ps u64 @8 (the
 //     sender's simulated time: the step's end, the read's instant), id u64
 //     @16 (the step's sequence number; a read's number), a u64 @24 and b u64
 //     @32 (a read's address and length; a progress reply's a: the latest

@@ -88,8 +88,10 @@ struct NetLinkStats {
 // node is not this process's or the range is outside its memory.
 using NetMemReader = std::function<std::vector<uint8_t>(uint8_t node, uint64_t addr, uint64_t len)>;
 // This process's latest watchdog progress before the current instant, in
-// ps (a split run's ProgressRequest, model/system/split.cpp).
-using NetProgressReader = std::function<uint64_t()>;
+// ps (a split run's ProgressRequest for `node`: NetControl::kNodeHere or a
+// node's index, model/system/split.cpp); throws std::runtime_error for a
+// node that is not this process's (refused).
+using NetProgressReader = std::function<uint64_t(uint8_t node)>;
 
 class NetLink : public sc_core::sc_module {
  public:
@@ -208,7 +210,10 @@ class NetLink : public sc_core::sc_module {
   bool hub_ = false;
   std::multimap<uint64_t, std::pair<size_t, NetControl>> relays_;    // time -> (to peer, control)
   std::map<uint64_t, std::pair<size_t, uint64_t>> relayed_reads_;   // our read id -> (asking peer, its id)
-  uint64_t next_relay_id_ = 0;
+  // Relayed requests' ids, apart from this process's own (next_read_id_ counts
+  // up from 0): a reply with a relay id goes back to its asker, any other is ours.
+  static constexpr uint64_t kRelayIdBase = uint64_t(1) << 63;
+  uint64_t next_relay_id_ = kRelayIdBase;
   void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
   void serve_reads(uint64_t now);     // requests stamped now answered
   NetControl ask(size_t peer, NetControl r, const char* what);  // a request; its reply (the kernel waits)

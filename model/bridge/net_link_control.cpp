@@ -133,7 +133,7 @@ void NetLink::serve_reads(uint64_t now) {
     try {
       if (q.kind == NetControl::ProgressRequest) {
         if (!progress_) throw std::runtime_error("this process keeps no watchdog progress");
-        r.a = progress_();
+        r.a = progress_(q.node);
       } else {
         if (q.b > kMaxRead)
           throw std::runtime_error("a read of " + std::to_string(q.b) + " bytes (at most " +

@@ -58,7 +58,7 @@ bool NetLink::route(size_t from, NetControl& c) {
       return false;
     case NetControl::ReadRequest:
     case NetControl::ProgressRequest: {
-      if (c.kind == NetControl::ProgressRequest && c.node == NetControl::kNodeHere) return true;  // ours to answer
+      if (c.node == NetControl::kNodeHere) return true;  // this process answers (a read of it is refused)
       if (c.node >= peers_.size())
         throw NetPeerError(peers_[from]->peer->name() + ": a " +
                            (c.kind == NetControl::ReadRequest ? "memory read" : "progress request") +
@@ -71,6 +71,7 @@ bool NetLink::route(size_t from, NetControl& c) {
     }
     case NetControl::ReadReply:
     case NetControl::ProgressReply: {
+      if (c.id < kRelayIdBase) return true;  // the answer to this process's own request
       auto it = relayed_reads_.find(c.id);
       if (it == relayed_reads_.end())
         throw NetPeerError(peers_[from]->peer->name() + ": an answer to request " + std::to_string(c.id) +

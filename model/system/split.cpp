@@ -138,7 +138,11 @@ bridge::NetMemReader System::local_reader() {
 
 // ... and of its watchdog progress (a ProgressRequest).
 bridge::NetProgressReader System::local_progress() {
-  return [this] { return ctx.progress_before(sc_time_stamp().value()); };
+  return [this](uint8_t node) {
+    if (node != bridge::NetControl::kNodeHere && (split_hub_ || node != split_local_))
+      throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
+    return ctx.progress_before(sc_time_stamp().value());
+  };
 }
 
 uint64_t System::split_progress() {

@@ -28,7 +28,8 @@
 //   with every initial value (model initial values and changes at time 0;
 //   the RTL's values at time 0, "x" for RTL signals first dumped later),
 //   then one "#t" block per time with the model's changes (in declaration
-//   order) followed by the RTL's. Model vectors are written without leading
+//   order) followed by the RTL's (in declaration order too, whatever order
+//   Verilator wrote them in). Model vectors are written without leading
 //   zeros ("b101 !"; VCD zero-extends), RTL values are copied as written.
 //
 // Clocks (add_clock) are not recorded: their edges are synthesised when the

@@ -7,11 +7,11 @@
 // tools/rtl_stim.h) and write the output beats in one format, so the two
 // files must be byte-identical (`ernic-sim icarus`, ctest rtl.icarus.*).
 //
-// Stimulus: one line per delta cycle in which a clock of the top rose,
+// Stimulus: one line per evaluation of the top in which a clock rose,
 //   <domains> <t_ps> <n> (<input index> <hex value>) x n
 // domains 1 = core_clk, 2 = cmac_clk, 3 = both; the inputs that changed
 // since the previous line (index: tools/rtl_stim.h, kInputs). Lines at the
-// same t_ps were separate delta cycles, in file order.
+// same t_ps were separate evaluations, in file order.
 // Per line, with E its edge time (t_ps in fs, plus 4 fs per earlier line at
 // the same t_ps) and E0 the previous line's: at (E0 + E) / 2 the rising
 // clocks go low and the inputs change; at E - 1 fs the outputs are sampled

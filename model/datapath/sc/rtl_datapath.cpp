@@ -47,8 +47,18 @@ RtlDatapath::RtlDatapath(sc_module_name name, const ClockDomain& core, const Clo
 // ---------------------------------------------------------------- clocks
 
 void RtlDatapath::start() {
-  // Time 0: both resets asserted, the constant inputs; the first rising
-  // edges at half a period.
+  // Time 0: every input 0 (as Verilator's reset values only are while
+  // Verilated::randReset is 0), both resets asserted, the constant inputs;
+  // the first rising edges at half a period.
+  for (auto* b : {&p_.core_clk, &p_.cmac_clk, &p_.s_desc_valid, &p_.s_pay_tvalid, &p_.s_pay_tlast, &p_.m_cmac_tready,
+                  &p_.s_cmac_tvalid, &p_.s_cmac_tlast, &p_.s_cmac_tuser})
+    b->write(0);
+  for (auto& w : p_.s_desc_w) w.write(0);
+  for (auto& w : p_.s_pay_tdata_w) w.write(0);
+  for (auto& w : p_.s_cmac_tdata_w) w.write(0);
+  p_.s_pay_tkeep.write(0);
+  p_.s_cmac_tkeep.write(0);
+  p_.cfg_udp_sport.write(0);
   p_.core_rst_n.write(false);
   p_.cmac_rst_n.write(false);
   p_.seed.write(uint32_t(cfg_.seed ^ (cfg_.seed >> 32)));
@@ -70,18 +80,21 @@ void RtlDatapath::edges() {
     arm(now);
     return;
   }
-  // A clock woken by new input resumes at its next rising edge (now, if on one).
-  if (core_idle_ && core_woken_) {
+  // A clock woken by new input resumes at its next rising edge (now, if on
+  // one), from the delta after the wake (wake_ev_), whichever process ran
+  // first in the delta of the wake.
+  const bool woken = wake_ev_.triggered();
+  if (woken && core_idle_ && core_woken_) {
     core_idle_ = false;
     core_rise_next_ = true;
     core_next_ps_ = next_rise(now, core_.period_ps());
   }
-  if (cmac_idle_ && cmac_woken_) {
+  if (woken && cmac_idle_ && cmac_woken_) {
     cmac_idle_ = false;
     cmac_rise_next_ = true;
     cmac_next_ps_ = next_rise(now, cmac_.period_ps());
   }
-  core_woken_ = cmac_woken_ = false;
+  if (woken) core_woken_ = cmac_woken_ = false;
   const bool core_due = !core_idle_ && core_next_ps_ == now;
   const bool cmac_due = !cmac_idle_ && cmac_next_ps_ == now;
   const bool core_model = core_due && !core_rise_next_, cmac_model = cmac_due && !cmac_rise_next_;

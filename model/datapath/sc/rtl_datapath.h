@@ -141,7 +141,6 @@ class RtlDatapath : public RoceDatapath {
   void trace(VerilatedVcdSc* t, int levels) override;
   std::string status() const override;
   Unchecked unchecked() const override { return {tx_exp_.size(), rx_exp_.size(), byp_exp_.size()}; }
-  RoceDatapathPorts& ports() { return p_; }
 
  private:
   struct TxItem {
