@@ -7,6 +7,7 @@
 #include "model/ernic/qp_ctx_cache.h"
 #include "model/regs/fatal.h"
 #include "model/roce/psn.h"
+#include "model/sim/settle.h"
 
 namespace ernic {
 
@@ -105,6 +106,7 @@ qp::QpContext* QpMgr::next_qp() {
 
 void QpMgr::dispatch_thread() {
   for (;;) {
+    settle::wait_settled(settle::Stage::kDispatch);
     apply_doorbells();
     qp::QpContext* next = next_qp();
     if (!next) {
