@@ -176,7 +176,10 @@ void write_header(detail::MergeState& m, const Node& root) {
 }
 
 // The RTL VCD's body, streamed: its values at time 0, then its changes one
-// time stamp at a time.
+// time stamp at a time. A time stamp without changes is passed over:
+// Verilator's writer stamps every time step the kernel makes (its dump runs
+// at each), and which steps the kernel makes besides the ones with changes
+// (a thread woken to find nothing to do) is no part of the waveform.
 class RtlBody {
  public:
   explicit RtlBody(detail::MergeState& m) : m_(m) {
@@ -189,22 +192,24 @@ class RtlBody {
     if (!rb_) return;
     for (;;) {
       rb_->next(ev_);
-      if (ev_.kind == BodyEvent::kEnd) break;
+      if (ev_.kind == BodyEvent::kEnd) return;
       if (ev_.kind == BodyEvent::kTime) {
         if (ev_.time_ps == 0) continue;
-        time_ = ev_.time_ps;
+        stamp_ = ev_.time_ps;
         break;
       }
       init[var_of(ev_.code)] = ev_.value;
     }
+    seek();
   }
   // The changes at t == time(), to c, in the merged declaration order (a
   // variable changed twice keeps its two changes in the order written): the
   // order in which Verilator numbers its signals (--sc or --cc, its version)
   // does not show in the merged file.
   void read_changes(uint64_t t, detail::MergeConsumer& c) {
-    time_ = kNoTime;
     changes_.clear();
+    changes_.emplace_back(m_.rtl_ord[var_of(ev_.code)], ev_.value);  // the change seek() stopped at
+    time_ = kNoTime;
     for (;;) {
       rb_->next(ev_);
       if (ev_.kind == BodyEvent::kEnd) break;
@@ -212,7 +217,8 @@ class RtlBody {
         if (ev_.time_ps == t) continue;
         if (ev_.time_ps < t)
           m_.rtl->fail(fmt::format("time goes backwards ({} ps after {} ps)", ev_.time_ps, t));
-        time_ = ev_.time_ps;
+        stamp_ = ev_.time_ps;
+        seek();
         break;
       }
       changes_.emplace_back(m_.rtl_ord[var_of(ev_.code)], ev_.value);
@@ -229,9 +235,28 @@ class RtlBody {
     return it->second;
   }
 
+  // From the stamp just read (stamp_) to the first change after it: time_
+  // is its stamp (kNoTime at the end), ev_ holds the change.
+  void seek() {
+    time_ = kNoTime;
+    for (;;) {
+      rb_->next(ev_);
+      if (ev_.kind == BodyEvent::kEnd) return;
+      if (ev_.kind == BodyEvent::kTime) {
+        if (ev_.time_ps < stamp_)
+          m_.rtl->fail(fmt::format("time goes backwards ({} ps after {} ps)", ev_.time_ps, stamp_));
+        stamp_ = ev_.time_ps;
+        continue;
+      }
+      time_ = stamp_;
+      return;
+    }
+  }
+
   detail::MergeState& m_;
   std::unique_ptr<BodyReader> rb_;
   BodyEvent ev_;
+  uint64_t stamp_ = 0;      // the last time stamp read
   uint64_t time_ = kNoTime;
   std::vector<std::pair<size_t, std::string>> changes_;  // of one time stamp
 };

@@ -432,6 +432,39 @@ TEST(VcdMerge, RtlChangesOfOneTimeAreInDeclarationOrder) {
   EXPECT_EQ(merged[0].substr(t20, 12), "#20\n0#\n1#\n");
 }
 
+TEST(VcdMerge, RtlTimeStampsWithoutChangesAreDropped) {
+  // Verilator stamps every time step the kernel makes, changes or not
+  // (model/trace/vcd_merge.cpp, RtlBody): the merged file has a time stamp
+  // only where some value changes, so a kernel step more or less (a thread
+  // woken to find nothing to do) leaves the waveform's bytes alone.
+  const auto dir = test_dir();
+  const std::string head =
+      "$timescale 1ps $end\n$scope module top.node_a.blk $end\n$var wire 1 ! a $end\n"
+      "$upscope $end\n$enddefinitions $end\n#0\n0!\n";
+  spit(dir / "r.vcd", head + "#10\n#15\n1!\n#20\n#25\n#25\n#40\n0!\n#50\n");
+  spit(dir / "r_dense.vcd", head + "#15\n1!\n#40\n0!\n");
+  std::string merged[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto out = (dir / ("o" + std::to_string(i) + ".vcd")).string();
+    {
+      VcdWriter w((dir / "body.tmp").string());
+      const int x = w.add_var("top.node_a.ernic", "x", 1, 0);
+      w.change(x, 1, 25);
+      w.finish_merged(out, (dir / (i ? "r_dense.vcd" : "r.vcd")).string(), 60);
+    }
+    merged[i] = slurp(out);
+  }
+  EXPECT_EQ(merged[0], merged[1]);
+  const std::string& m = merged[0];
+  const size_t body = m.find("$dumpvars");
+  ASSERT_NE(body, std::string::npos);
+  // Stamps after #0's $dumpvars: 15 (a rises), 25 (the model's x), 40 (a falls), 60 (the run's end).
+  std::vector<std::string> stamps;
+  for (size_t p = m.find("\n#", body); p != std::string::npos; p = m.find("\n#", p + 1))
+    stamps.push_back(m.substr(p + 1, m.find('\n', p + 1) - p - 1));
+  EXPECT_EQ(stamps, (std::vector<std::string>{"#15", "#25", "#40", "#60"}));
+}
+
 TEST(VcdMerge, ModelNameClashingWithRtlIsRenamed) {
   const auto dir = test_dir();
   const auto out = (dir / "o.vcd").string();
