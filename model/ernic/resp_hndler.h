@@ -37,6 +37,7 @@
 #include "model/ernic/wqe_cache.h"
 #include "model/qp/round_robin_set.h"
 #include "model/roce/packet.h"
+#include "model/sim/deadline.h"
 
 namespace ernic {
 
@@ -110,6 +111,7 @@ class RespHndler : public sc_core::sc_module {
   // the timer thread finds it has none left; so the thread costs the QPs
   // with a deadline plus a word scan, not num_qp (see timer_thread).
   qp::RoundRobinSet timed_;
+  Deadline timer_wait_{&s_.timer_ev};  // the timer thread's sleep (model/sim/deadline.h)
 };
 
 }  // namespace ernic

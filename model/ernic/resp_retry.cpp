@@ -135,7 +135,7 @@ void RespHndler::timer_thread() {
       continue;
     }
     if (next > now) {
-      wait(ps(next - now), s_.timer_ev);
+      timer_wait_.wait_until(next);  // deadlines move at every packet: no timeout left per wait
       continue;
     }
     timed_.find_from(1, [&](uint32_t n) {

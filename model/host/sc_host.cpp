@@ -55,9 +55,17 @@ void ScHost::sleep_until(uint64_t deadline_ps, unsigned on) {
     else wait();  // nothing to wake on, for ever: as the driver asked
     return;
   }
-  const sc_time t(double(deadline_ps - now), SC_PS);
-  if (some) wait(t, any);
-  else wait(t);
+  // The deadline through a Deadline (model/sim/deadline.h): a poll woken
+  // by each completion leaves no timeout behind in the timed queue.
+  any |= deadline_.arm(deadline_ps);
+  for (;;) {
+    wait(any);
+    if (now_ps() >= deadline_ps) return;
+    if ((on & kMemory) && mem_.write_event().triggered()) return;
+    for (unsigned b = 1; b < kEvents; ++b)
+      if ((on & (1u << b)) && events_[b].triggered()) return;
+    deadline_.arm(deadline_ps);  // woken by an earlier deadline's notification (another wait's)
+  }
 }
 
 void ScHost::log_state(uint32_t qpn, const char* what, const char* value) {

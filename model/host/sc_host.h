@@ -19,6 +19,7 @@
 #include "model/link/axil.h"
 #include "model/link/sideband.h"
 #include "model/sim/clock.h"
+#include "model/sim/deadline.h"
 #include "model/sim/sim_context.h"
 
 namespace ernic::host {
@@ -70,6 +71,7 @@ class ScHost : public sc_core::sc_module, public HostBus {
   SidebandPort* sideband_ = nullptr;
   uint64_t brk_ = 0x100000;  // bump allocator (bus addresses); the first MiB stays unused
   std::array<sc_core::sc_event, kEvents> events_;
+  Deadline deadline_;  // sleep_until's timeout
   std::unique_ptr<Driver> driver_;
   sc_core::sc_process_handle irq_;
 };

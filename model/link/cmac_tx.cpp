@@ -5,6 +5,7 @@
 
 #include "model/link/cmac.h"
 #include "model/link/cmac_describe.h"
+#include "model/sim/deadline.h"
 
 namespace ernic {
 
@@ -24,6 +25,9 @@ void Cmac::tx_push(FrameBytes frame) {
 
 void Cmac::tx_thread() {
   if (tx_source) return tx_thread_src();
+  // The next pause refresh is a deadline that frames push back: a Deadline
+  // leaves no timeout in the timed queue per frame (model/sim/deadline.h).
+  Deadline idle{&fifo_push_ev_, &pause_ev_};
   for (;;) {
     // Idle until a data frame is queued or a pause frame is due.
     for (;;) {
@@ -33,7 +37,7 @@ void Cmac::tx_thread() {
       if (r == UINT64_MAX)
         wait(fifo_push_ev_ | pause_ev_);
       else
-        wait(ps(r - now), fifo_push_ev_ | pause_ev_);
+        idle.wait_until(r);
     }
     tx_busy_ = true;
     // Async FIFO crossing: a data frame is visible to the CMAC domain after
@@ -73,6 +77,7 @@ void Cmac::tx_thread() {
 void Cmac::tx_thread_src() {
   bool prefer_host = false;
   auto host_visible = [this](uint64_t now) { return !fifo_.empty() && fifo_ready_.front() <= now; };
+  Deadline idle{&tx_source->tx_head_event(), &fifo_push_ev_, &pause_ev_};  // as in tx_thread
   for (;;) {
     for (;;) {
       const uint64_t now = ClockDomain::now_ps();
@@ -84,7 +89,7 @@ void Cmac::tx_thread_src() {
       if (w == UINT64_MAX)
         wait(tx_source->tx_head_event() | fifo_push_ev_ | pause_ev_);
       else
-        wait(ps(w - now), tx_source->tx_head_event() | fifo_push_ev_ | pause_ev_);
+        idle.wait_until(w);
     }
     tx_busy_ = true;
     cmac_clk_.sync();
