@@ -7,7 +7,6 @@
 #include "model/ernic/qp_ctx_cache.h"
 #include "model/regs/fatal.h"
 #include "model/roce/psn.h"
-#include "model/sim/settle.h"
 
 namespace ernic {
 
@@ -106,7 +105,7 @@ qp::QpContext* QpMgr::next_qp() {
 
 void QpMgr::dispatch_thread() {
   for (;;) {
-    settle::wait_settled(settle::Stage::kDispatch);
+    s_.at_settled_point();  // the instant's ACKs and prefetched WQEs first (shared.h)
     apply_doorbells();
     qp::QpContext* next = next_qp();
     if (!next) {

@@ -21,6 +21,7 @@
 #include "model/qp/qp_context.h"
 #include "model/regs/register_file.h"
 #include "model/sim/clock.h"
+#include "model/sim/instant_order.h"
 #include "model/sim/sim_context.h"
 
 namespace ernic {
@@ -68,6 +69,15 @@ struct ErnicShared {
   // The timer thread (resp_hndler) re-reads its deadlines; the RX thread
   // (rx_pkt_hndler) has a coalescing ACK to send.
   sc_core::sc_event timer_ev, rx_ev;
+  // The requester's decisions that what the instant brings can change (the
+  // QP manager's pick of the next QP; whether a packet still goes, after a
+  // NAK that made its QP fatal) wait for the instant's settled point
+  // through this order (at_settled_point), so they see every ACK, NAK and
+  // prefetched WQE of the instant, whichever process the kernel ran first
+  // (model/sim/instant_order.h; a client of the settled point like the
+  // PCIe link's order, so it goes before the runner's steps).
+  InstantOrder requester_instant;
+  void at_settled_point() { const InstantOrder::Turn turn(&requester_instant, 0); }
   uint64_t next_osq_id = 1;        // Outstanding::id
   // QPs whose coalescing ACK timeout passed, in order: the timer thread
   // (resp_hndler) queues them, the RX packet handler sends the ACKs.

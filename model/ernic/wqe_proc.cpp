@@ -9,7 +9,6 @@
 #include "model/regs/fatal.h"
 #include "model/roce/opcodes.h"
 #include "model/roce/psn.h"
-#include "model/sim/settle.h"
 
 namespace ernic {
 
@@ -192,7 +191,7 @@ void WqeProc::send_packets(qp::QpContext& qp, const qp::Outstanding& o, uint32_t
     else s_.core.sync();
     // What the instant brings (a NAK that makes the QP fatal, an ACK) is
     // seen before the packet goes, whichever process the kernel ran first.
-    settle::wait_settled(settle::Stage::kDispatch);
+    s_.at_settled_point();
     if (s_.fatal(n)) return;
     s_.Q(n, R::q::SQPSNi) = roce::psn_add(f.bth.psn, 1);
     const uint32_t lst = ErnicShared::last_packet(op, n, f.bth.psn);
@@ -260,7 +259,7 @@ void WqeProc::send_read_request(qp::QpContext& qp, uint32_t first_psn, bool retr
   f.reth = roce::Reth{e->roffset + skip, e->rtag, e->length - skip};
   const uint64_t id = e->id;
   s_.core.wait_cycles(s_.cfg.timing.hdr_build_cycles);
-  settle::wait_settled(settle::Stage::kDispatch);  // as in send_packets
+  s_.at_settled_point();  // as in send_packets
   if (s_.fatal(n)) return;
   s_.Q(n, R::q::SQPSNi) = roce::psn_add(last_psn, 1);
   const uint32_t lst = ErnicShared::last_packet(roce::op::RC_READ_REQUEST, n, psn);

@@ -30,10 +30,9 @@ namespace ernic::settle {
 
 // Who goes first among the threads released at one instant's settled points.
 enum class Stage : uint8_t {
-  kStep = 0,      // the scenario runner starts a step (model/system/runner.cpp)
-  kDispatch = 1,  // a QP manager picks its next QP (model/ernic/qp_mgr.cpp)
-  kPeerEnd = 2,   // a split run takes the other process's end (model/system/split.cpp)
-  kLink = 3,      // the split link's thread blocks for its peers (model/bridge/net_link.cpp)
+  kStep = 0,     // the scenario runner starts a step (model/system/runner.cpp)
+  kPeerEnd = 1,  // a split run takes the other process's end (model/system/split.cpp)
+  kLink = 2,     // the split link's thread blocks for its peers (model/bridge/net_link.cpp)
 };
 
 class Client {
