@@ -41,7 +41,12 @@ RtlDatapath::RtlDatapath(sc_module_name name, const ClockDomain& core, const Clo
   rnd_s_pay_valid_ = ctx.protocol.stall(scope + ".s_pay.tvalid", K::valid);
   rnd_m_cmac_ready_ = ctx.protocol.stall(scope + ".m_cmac.tready", K::ready);
   rnd_s_cmac_valid_ = ctx.protocol.stall(scope + ".s_cmac.tvalid", K::valid);
+  // Statically sensitive (a timed notification of edge_ev_ per edge): no
+  // dynamic sensitivity to build and tear down at every edge, and an edge
+  // still pending when wake_ev_ comes first stays valid instead of leaving
+  // a cancelled timeout in the kernel's queue.
   SC_METHOD(edges);
+  sensitive << edge_ev_ << wake_ev_;
 }
 
 // ---------------------------------------------------------------- clocks
@@ -112,10 +117,9 @@ void RtlDatapath::arm(uint64_t now) {
   uint64_t next = ~uint64_t(0);
   if (!core_idle_) next = core_next_ps_;
   if (!cmac_idle_) next = std::min(next, cmac_next_ps_);
-  if (next == ~uint64_t(0))
-    next_trigger(wake_ev_);
-  else
-    next_trigger(sc_time::from_value(next - now), wake_ev_);
+  // An earlier pending notification stays (an activation with no edge due
+  // does nothing but arm again).
+  if (next != ~uint64_t(0)) edge_ev_.notify(sc_time::from_value(next - now));
 }
 
 // ------------------------------------------------------------- monitors

@@ -165,7 +165,7 @@ class RtlDatapath : public RoceDatapath {
   // one eval() of the top (file comment).
   void edges();
   void start();                    // time 0: resets low, constant inputs
-  void arm(uint64_t now);          // the next activation: the next edge of a running clock, or a wake
+  void arm(uint64_t now);          // the next activation: the next edge of a running clock (edge_ev_), or a wake
   static uint64_t next_rise(uint64_t now, uint64_t period);  // the first rising edge at or after now
   void core_rise(uint64_t now);    // the core clock's rising edge
   void core_model_edge();          // the model edge after it
@@ -203,6 +203,7 @@ class RtlDatapath : public RoceDatapath {
   monitor::HandshakeStall rnd_s_desc_valid_, rnd_s_pay_valid_, rnd_m_cmac_ready_, rnd_s_cmac_valid_;
   bool started_ = false;
   sc_core::sc_event wake_ev_;      // an idle clock has new input
+  sc_core::sc_event edge_ev_;      // the next edge of a running clock (arm)
 
   // core domain
   bool core_rise_next_ = true;     // next edge: the RTL's rising edge (else the model edge)
