@@ -63,6 +63,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <systemc>
@@ -233,6 +234,7 @@ class NetLink : public sc_core::sc_module {
   std::deque<std::pair<Peer*, NetControl>> reads_;     // requests (memory, progress) to serve, by time
   std::map<uint64_t, NetControl> replies_;             // request id -> its reply
   uint64_t next_read_id_ = 0;
+  std::optional<uint64_t> asking_;                     // the id ask() waits for the answer to
   sc_core::sc_event ctl_ev_;
   sc_core::sc_event sent_ev_;
   sc_core::sc_event end_ev_;

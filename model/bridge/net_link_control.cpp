@@ -97,6 +97,12 @@ void NetLink::take_controls(uint64_t now) {
           break;
         case NetControl::ReadReply:
         case NetControl::ProgressReply:
+          // Only the answer to the request being asked (ask blocks the
+          // kernel: one at a time); any other would be taken for a later
+          // request's answer.
+          if (asking_ != c->id)
+            throw NetPeerError(p->peer->name() + ": an answer to request " + std::to_string(c->id) +
+                               ", which was not asked");
           replies_[c->id] = std::move(*c);
           break;
         case NetControl::RunEnd:
@@ -201,11 +207,28 @@ NetControl NetLink::ask(size_t i, NetControl r, const char* what) {
   p.peer->send_control(r);
   ++st_.controls_sent;
   ++st_.reads_asked;
-  while (!replies_.count(r.id)) {
+  asking_ = r.id;
+  struct Done {
+    std::optional<uint64_t>& a;
+    ~Done() { a.reset(); }
+  } done{asking_};
+  // Before blocking for a message, what is already here for now is served
+  // and relayed: a peer asking us at this instant while we ask it (through
+  // a switch's process or not) gets its answer, or both would wait out the
+  // wall-clock timeout.
+  for (;;) {
+    try {
+      take_controls(now);
+    } catch (const NetPeerError& e) {  // a peer broke the protocol: the run fails, as in the thread
+      if (error_.empty()) error_ = e.what();
+      sc_stop();
+      throw;
+    }
+    serve_reads(now);
+    if (hub_) send_relays(now);
+    if (replies_.count(r.id)) break;
     if (p.peer->peer_ended()) throw NetPeerError(p.peer->name() + ": ended before answering a " + what);
     p.peer->recv_one(timeout_);
-    take_controls(now);
-    serve_reads(now);
   }
   NetControl a = std::move(replies_[r.id]);
   replies_.erase(r.id);

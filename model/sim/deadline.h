@@ -33,7 +33,10 @@ class Deadline {
 
   // As sc_core::wait(t_ps - now, events...): returns at t_ps (simulated
   // ps, > now) or in the delta one of the events triggers in, whichever is
-  // first.
+  // first. That equivalence holds for delta and timed notifications of the
+  // events (tb/sim/test_deadline.cpp); after an immediate notify() the
+  // delta it returns in may differ from wait(t, ev)'s: notify events a
+  // Deadline waits on with SC_ZERO_TIME or later (every user does).
   void wait_until(uint64_t t_ps) {
     for (;;) {
       if (sc_core::sc_time_stamp().value() >= t_ps) return;
