@@ -121,6 +121,10 @@ void System::run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_
 }
 
 void System::snapshot_qps(bool with_datapath) {
+  // A step's failure: a split run's other processes take their nodes' too
+  // at its end (split_barrier).
+  if (auto it = lanes_.find(sc_get_current_process_handle().get_process_object()); it != lanes_.end())
+    it->second.snapped = true;
   stall_report.clear();
   for (auto& n : nodes) {
     if (!n->ernic) continue;  // kind: peer: no ERNIC

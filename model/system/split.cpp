@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <utility>
 
 #include "model/bridge/net_address.h"
 #include "model/bridge/net_link.h"
@@ -360,11 +361,18 @@ void System::split_barrier() {
   // has: its end, sent last, is the latest; a node's process waits for it.
   const size_t ends_due = split_hub_ ? nodes.size() : 1;
   std::set<uint8_t> ended;
-  bool snap = false;  // the switch's process: a node's failure took its QPs' status (so do all the others)
+  // This step's failure took the QPs' status (snapshot_qps, as one process
+  // takes every node's at that instant): here (the lane's flag), or in
+  // another process (its end says so; the switch's process passes on any
+  // node's). Every process whose nodes' status this step did not take
+  // takes it at the step's end, whatever failed before: one process's
+  // stall_report is the last snapshot's, every node in it.
+  const bool snapped_here = std::exchange(lane().snapped, false);
+  bool snap = false;  // another process's part of this step took its QPs' status
   auto send = [&] {
     e.node = split_hub_ ? bridge::NetLink::kHubNode : 0;
     e.b = uint64_t(lane().id == 0 || lane().failed ? exit_code : 0);  // a branch: its own step's failure
-    e.a = stall_report.empty() && !snap ? 0 : 1;  // its failure took the QPs' status: so does the other
+    e.a = snapped_here || snap ? 1 : 0;
     net_link_->send_control(e);
   };
   if (!split_hub_) send();
@@ -393,8 +401,11 @@ void System::split_barrier() {
       const bool from_node = split_hub_ && c->node < nodes.size();
       peer_failed(peer_exit_code(c->b), "its step failed",
                   from_node ? "node " + nodes[c->node]->cfg.name + "'s process" : "");
-      if (c->a) snapshot_qps();
     }
+  }
+  if (snap && !snapped_here) {
+    snapshot_qps();
+    lane().snapped = false;  // taken for this step's end, not the next one's
   }
   if (split_hub_) send();
 }

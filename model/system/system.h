@@ -504,6 +504,7 @@ class System : public sc_core::sc_module {
     // repeat's rounds, a parallel's branches) + "1" + their index.
     std::string path;
     bool failed = false;       // the step under way failed (its own failure, or its part in the other process)
+    bool snapped = false;      // the step under way took the QPs' status (snapshot_qps) in this process
   };
   // The instant of the run's first failure (this process's, or the other's
   // told by a fact at that instant); a branch's step starts unless it lies
