@@ -93,7 +93,7 @@ struct NetControl {
     Fact = 2,
     ReadRequest = 3,
     ReadReply = 4,
-    RunEnd = 5,
+    RunEnd = 5,           // b = the exit code, data = why; a = how it stopped (RunEndHow)
     Watch = 6,
     ProgressRequest = 7,  // the watchdog's: the answering process's latest progress
     ProgressReply = 8,    // a = that progress (ps); b = 1: refused, data the reason
@@ -102,6 +102,14 @@ struct NetControl {
   // (a star's switch process too); a node's index: that node's process
   // (relayed by the switch's).
   static constexpr uint8_t kNodeHere = 0xFF;
+  // A RunEnd's a: how its run stopped. Early stops end the other processes
+  // at that instant even where the run has failed already, as one process
+  // stops there.
+  enum RunEndHow : uint8_t {
+    kEndedItself = 0,   // its steps ended, or its time limit (every process stops there by itself)
+    kStopAfterError = 1,  // limits.after_error_us after a model error
+    kStopWatchdog = 2,    // its watchdog, or a livelock
+  };
   Kind kind = StepEnd;
   uint8_t node = 0;
   uint64_t time_ps = 0, id = 0, a = 0, b = 0;

@@ -300,7 +300,7 @@ void NetLink::thread() {
   }
 }
 
-void NetLink::finish(int exit_code, const std::string& why) {
+void NetLink::finish(int exit_code, const std::string& why, uint8_t how) {
   if (finished_) return;
   finished_ = true;
   const uint64_t now = ClockDomain::now_ps();
@@ -312,6 +312,7 @@ void NetLink::finish(int exit_code, const std::string& why) {
         e.kind = NetControl::RunEnd;
         e.time_ps = now;
         e.b = uint64_t(exit_code);
+        e.a = how;
         if (exit_code != 0) e.data.assign(why.begin(), why.begin() + long(std::min<size_t>(why.size(), 1024)));
         p->peer->send_control(e);
       }

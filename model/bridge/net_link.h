@@ -113,8 +113,9 @@ class NetLink : public sc_core::sc_module {
   // once every peer has sent its own or closed (a peer still running is
   // waited for, its frames dropped; a silent one for the timeout at most).
   // control mode: a RunEnd with the code goes first, with `why` (text: what
-  // failed the run, when this process learned it from one of its peers).
-  void finish(int exit_code = 0, const std::string& why = {});
+  // failed the run, when this process learned it from one of its peers)
+  // and `how` it stopped (NetControl::RunEndHow).
+  void finish(int exit_code = 0, const std::string& why = {}, uint8_t how = NetControl::kEndedItself);
   const std::string& error() const { return error_; }
   // Some peer has ended (TERMINATE) or gone; the first peer's name.
   bool peer_gone() const;
@@ -150,6 +151,7 @@ class NetLink : public sc_core::sc_module {
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
   int peer_run_end() const { return peer_run_end_; }
   const std::string& peer_run_end_why() const { return peer_run_end_why_; }  // its RunEnd's text (<= 1 KiB, printable)
+  uint8_t peer_run_end_how() const { return peer_run_end_how_; }  // its RunEnd's NetControl::RunEndHow
   sc_core::sc_event& peer_end_event() { return end_ev_; }
   static constexpr uint64_t kMaxRead = 32768;  // bytes a read may ask for (a message carries at most 65,535)
   // The peer's host memory at this instant (the kernel waits, in wall
@@ -240,6 +242,7 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event end_ev_;
   int peer_run_end_ = -1;
   std::string peer_run_end_why_;
+  uint8_t peer_run_end_how_ = NetControl::kEndedItself;
   bool end_told_ = false;  // a CONTROL went out: the thread's promise changed
 };
 

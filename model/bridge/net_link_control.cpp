@@ -107,6 +107,7 @@ void NetLink::take_controls(uint64_t now) {
           break;
         case NetControl::RunEnd:
           peer_run_end_ = int(c->b);
+          peer_run_end_how_ = c->a <= NetControl::kStopWatchdog ? uint8_t(c->a) : uint8_t(NetControl::kEndedItself);
           // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
           peer_run_end_why_.clear();
           for (size_t i = 0; i < c->data.size() && i < 1024; ++i)

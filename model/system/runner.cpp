@@ -187,6 +187,7 @@ void System::watchdog() {
                                       scenario.limits.watchdog_us),
              3);
       snapshot_qps(true);
+      stop_how_ = bridge::NetControl::kStopWatchdog;
       end_checks();
       sc_stop();
       return;
@@ -213,6 +214,7 @@ void System::stop_after_error() {
   stopped_after_error = true;
   if (exit_code == 0) exit_code = 1;
   snapshot_qps();
+  stop_how_ = bridge::NetControl::kStopAfterError;
   end_checks();
   sc_stop();
 }

@@ -454,9 +454,20 @@ void System::watch_peer_end() {
   wait(net_link_->peer_end_event());
   // Both runs end at one instant when all is well: this one's runner first.
   settle::wait_settled(settle::Stage::kPeerEnd);
-  // Done already, or failing by itself: the other's end (which may be
-  // this run's failure, passed back) changes nothing.
-  if (finished || split_peer_failed_ || exit_code != 0) return;
+  if (finished) return;
+  // Failing already: the other's end (which may be this run's failure,
+  // passed back) changes nothing, unless its run stopped early (its
+  // watchdog, a livelock, a model error's after_error_us): one process
+  // stops there whatever failed before, every node's status taken.
+  const uint8_t how = net_link_->peer_run_end() > 0 ? net_link_->peer_run_end_how() : 0;
+  if (split_peer_failed_ || exit_code != 0) {
+    if (how == bridge::NetControl::kEndedItself) return;
+    stop_how_ = how;
+    snapshot_qps(how == bridge::NetControl::kStopWatchdog);
+    end_checks();
+    sc_stop();
+    return;
+  }
   // A failed step's end that came with the RunEnd is the runner's to take
   // (split_barrier): it ends this run as the other's failure says.
   split_drain();
@@ -474,14 +485,15 @@ void System::watch_peer_end() {
   // Exit code 3 from another process is its watchdog's or a livelock's
   // (both processes stop at a time limit by themselves): its report has
   // the datapaths' status too, as one process's has.
-  snapshot_qps(code == 3);
+  stop_how_ = how;  // a star's switch process passes it on
+  snapshot_qps(code == 3 || how == bridge::NetControl::kStopWatchdog);
   end_checks();
   sc_stop();
 }
 
 // After the run (ernic-sim): the other process is told how it ended, and heard.
 void System::end_split() {
-  if (net_link_) net_link_->finish(exit_code, net_link_->error());
+  if (net_link_) net_link_->finish(exit_code, net_link_->error(), stop_how_);
 }
 
 }  // namespace ernic
