@@ -68,8 +68,17 @@ void NetLink::await_watches() {
   const uint64_t now = ClockDomain::now_ps();
   if (watch_floor() >= now) return;
   acting_now_ = true;
-  block(now, true);
+  try {
+    block(now, true);
+  } catch (const NetPeerError& e) {  // called from the System's threads: the run fails, as in the link thread
+    fail_run(e);
+  }
   acting_now_ = false;
+}
+
+void NetLink::fail_run(const NetPeerError& e) {
+  if (error_.empty()) error_ = e.what();
+  sc_stop();
 }
 
 void NetLink::take_controls(uint64_t now) {
@@ -187,7 +196,14 @@ void NetLink::send_control(NetControl c) {
 std::optional<NetControl> NetLink::take_control() {
   // What the peers' conversations already hold comes first, without the
   // thread: a step's end must start the next step in the same delta cycle.
-  if (ctl_q_.empty() && control_) take_controls(ClockDomain::now_ps());
+  if (ctl_q_.empty() && control_) {
+    try {
+      take_controls(ClockDomain::now_ps());
+    } catch (const NetPeerError& e) {  // a peer broke the protocol: the run fails, as in the link thread
+      fail_run(e);
+      return std::nullopt;
+    }
+  }
   if (ctl_q_.empty()) return std::nullopt;
   NetControl c = std::move(ctl_q_.front());
   ctl_q_.pop_front();
@@ -220,13 +236,12 @@ NetControl NetLink::ask(size_t i, NetControl r, const char* what) {
   for (;;) {
     try {
       take_controls(now);
-    } catch (const NetPeerError& e) {  // a peer broke the protocol: the run fails, as in the thread
-      if (error_.empty()) error_ = e.what();
-      sc_stop();
+      serve_reads(now);
+      if (hub_) send_relays(now);
+    } catch (const NetPeerError& e) {  // a peer broke the protocol or went: the run fails, as in the thread
+      fail_run(e);
       throw;
     }
-    serve_reads(now);
-    if (hub_) send_relays(now);
     if (replies_.count(r.id)) break;
     if (p.peer->peer_ended()) throw NetPeerError(p.peer->name() + ": ended before answering a " + what);
     p.peer->recv_one(timeout_);

@@ -175,7 +175,9 @@ void System::watchdog() {
         others_ps = o;
         continue;
       }
-      if (finished) return;
+      // The link failed meanwhile (a peer broke the protocol): that is the
+      // run's failure, not this watchdog's.
+      if (finished || !net_link_->error().empty()) return;
     }
     {
       if (livelock)
