@@ -52,8 +52,7 @@ void NetLink::Out::carry(LineFrame lf) {
   try {
     link->send_due(*peer, sat_add(ClockDomain::now_ps(), peer->lookahead + peer->preamble));
   } catch (const NetPeerError& e) {
-    link->error_ = e.what();
-    sc_stop();
+    link->fail_run(e);
   }
 }
 
@@ -295,8 +294,7 @@ void NetLink::thread() {
       block(now);
     }
   } catch (const NetPeerError& e) {
-    error_ = e.what();
-    sc_stop();
+    fail_run(e);  // the first error stays the run's (an ask may have failed it already)
   }
 }
 

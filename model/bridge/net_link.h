@@ -219,7 +219,7 @@ class NetLink : public sc_core::sc_module {
   uint64_t next_relay_id_ = kRelayIdBase;
   void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
   void serve_reads(uint64_t now);     // requests stamped now answered
-  void fail_run(const NetPeerError& e);  // the run fails with e (error(), sc_stop): from outside the link thread
+  void fail_run(const NetPeerError& e);  // the run fails with e (error(): the first one; sc_stop), from any process
   NetControl ask(size_t peer, NetControl r, const char* what);  // a request; its reply (the kernel waits)
   std::vector<std::unique_ptr<Peer>> peers_;
   WallTimeout timeout_;
