@@ -110,6 +110,16 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
       prev = id;
     }
   }
+  // A model error's stop (limits.after_error_us) is the process's where the
+  // first error happened; another process stopped with it (its RunEnd's
+  // how) does not say so. One process's report names the earliest error.
+  r.erase("stopped_after_error");
+  for (const json& p : parts)
+    if (p.contains("stopped_after_error") &&
+        (!r.contains("stopped_after_error") ||
+         p["stopped_after_error"].value("first_error_ps", uint64_t(0)) <
+             r["stopped_after_error"].value("first_error_ps", uint64_t(0))))
+      r["stopped_after_error"] = p["stopped_after_error"];
   r["exit_code"] = code;
   for (const json& p : parts)
     if (p.value("exit_code", 0) == code) r["result"] = p["result"];
