@@ -115,8 +115,13 @@ void NetLink::take_controls(uint64_t now) {
           replies_[c->id] = std::move(*c);
           break;
         case NetControl::RunEnd:
+          // A how this version does not know cannot be followed (stop here
+          // too, or not): a protocol violation, named, never read as one.
+          if (c->a > NetControl::kStopWatchdog)
+            throw NetPeerError(p->peer->name() + ": a RunEnd whose how is " + std::to_string(c->a) +
+                               " (known: 0 to " + std::to_string(int(NetControl::kStopWatchdog)) + ")");
           peer_run_end_ = int(c->b);
-          peer_run_end_how_ = c->a <= NetControl::kStopWatchdog ? uint8_t(c->a) : uint8_t(NetControl::kEndedItself);
+          peer_run_end_how_ = uint8_t(c->a);
           // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
           peer_run_end_why_.clear();
           for (size_t i = 0; i < c->data.size() && i < 1024; ++i)

@@ -15,7 +15,9 @@
 //     process it reaches by name (never taken for a later request's
 //     answer); two processes asking each other at one instant, directly or
 //     through the switch, both get their answers at that instant; a peer
-//     that ends before answering is named: never a crash or a hang.
+//     that ends before answering is named: never a crash or a hang;
+//   - a RunEnd whose how (NetControl::RunEndHow) is unknown fails the run
+//     of the process it reaches by name (never read as "ended itself").
 // Every process is a forked child (a SystemC kernel each, or a peer written
 // by hand over NetPeer); they meet over Unix sockets.
 #include <gtest/gtest.h>
@@ -433,5 +435,32 @@ TEST(NetLinkProgress, AReplyToTheNextRequestsIdFailsTheRunInsteadOfAnsweringIt) 
   EXPECT_EQ(lines(r[1].log, "request "), std::vector<std::string>{"request id=0"}) << r[1].log;
   EXPECT_EQ(lines(r[1].log, "runend"), std::vector<std::string>{"runend 1 " + why}) << r[1].log;
   EXPECT_EQ(r[0].reads_asked, 1u);
+  EXPECT_LT(r[0].wall_s, 10.0);
+}
+
+// 4. Two processes, B written by hand: B ends its run with a RunEnd whose
+// how is 7 (RunEndHow knows 0 to 2). A cannot tell whether to stop there:
+// its run fails at once naming B and the value, and B hears A's RunEnd with
+// that reason; A's watchdog never asks.
+TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
+  const std::string s = sock("how");
+  Proc a;
+  a.listen = {s}, a.names = {"node B"}, a.node = 0, a.progress = 1;
+  RawAct b = [&](NetPeer& p, std::ostream& log) {
+    NetControl e;
+    e.kind = NetControl::RunEnd, e.time_ps = 2 * kUs, e.a = 7, e.b = 0;
+    try {
+      p.promise(2 * kUs);
+      p.send_control(e);
+    } catch (const NetPeerError&) {
+    }
+    raw_serve(p, log);
+  };
+  const auto r = run_all("how", {proc(a), raw(s, false, b)});
+  const std::string why = "node B: a RunEnd whose how is 7 (known: 0 to 2)";
+  EXPECT_EQ(r[0].rc, 3);
+  EXPECT_EQ(r[0].err, why);
+  EXPECT_EQ(lines(r[1].log, "runend"), std::vector<std::string>{"runend 1 " + why}) << r[1].log;
+  EXPECT_EQ(r[0].reads_asked, 0u);
   EXPECT_LT(r[0].wall_s, 10.0);
 }
