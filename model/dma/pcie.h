@@ -50,7 +50,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <map>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -169,43 +169,37 @@ class PcieLink {
   uint64_t send(Dir d, uint64_t ready_ps, uint32_t payload, uint64_t now_ps) {
     Lane& l = lanes_[d];
     const uint64_t dur = tlp_ps(payload);
-    // Forget what ended before now: nothing can be placed there.
-    // (Their nodes are kept for the next bookings: no allocation a TLP.)
-    while (!l.busy.empty() && l.busy.begin()->second <= now_ps) l.keep(l.busy.extract(l.busy.begin()));
-    uint64_t t = ready_ps;
-    auto it = l.busy.upper_bound(t);
-    if (it != l.busy.begin()) {
-      auto prev = std::prev(it);
-      if (prev->second > t) t = prev->second;
+    // Forget what ended before now: nothing can be placed there. The live
+    // stretches are busy[head..]; the vector is compacted now and then, so
+    // a stream of TLPs (booked at its end) allocates nothing.
+    while (l.head < l.busy.size() && l.busy[l.head].end <= now_ps) ++l.head;
+    if (l.head >= 64 && 2 * l.head >= l.busy.size()) {
+      l.busy.erase(l.busy.begin(), l.busy.begin() + std::ptrdiff_t(l.head));
+      l.head = 0;
     }
-    while (it != l.busy.end() && it->first < t + dur) {
-      t = std::max(t, it->second);
+    const auto first = l.busy.begin() + std::ptrdiff_t(l.head);
+    uint64_t t = ready_ps;
+    auto it = std::upper_bound(first, l.busy.end(), t, [](uint64_t v, const Stretch& s) { return v < s.start; });
+    if (it != first && std::prev(it)->end > t) t = std::prev(it)->end;
+    while (it != l.busy.end() && it->start < t + dur) {
+      t = std::max(t, it->end);
       ++it;
     }
-    // Insert [t, t+dur), merged with its neighbours when they touch. [t,
+    // Book [t, t+dur), merged with its neighbours when they touch. [t,
     // t+dur) is idle, so the first stretch from t on starts at t+dur or
-    // later. Merging into the previous stretch extends it in place (no node
-    // freed and allocated a TLP: a stream of TLPs grows one stretch).
+    // later; merging into the previous stretch extends it in place.
     uint64_t e = t + dur;
-    auto nx = l.busy.lower_bound(t);
-    if (nx != l.busy.end() && nx->first == e) {
-      e = nx->second;
-      const auto after = std::next(nx);
-      l.keep(l.busy.extract(nx));
-      nx = after;
+    size_t nx = size_t(std::lower_bound(first, l.busy.end(), t,
+                                        [](const Stretch& s, uint64_t v) { return s.start < v; }) -
+                       l.busy.begin());
+    if (nx < l.busy.size() && l.busy[nx].start == e) {
+      e = l.busy[nx].end;
+      l.busy.erase(l.busy.begin() + std::ptrdiff_t(nx));
     }
-    auto pv = nx == l.busy.begin() ? l.busy.end() : std::prev(nx);
-    if (pv != l.busy.end() && pv->second == t) {
-      pv->second = e;
-    } else if (!l.spares.empty()) {
-      auto& n = l.spares.back();
-      n.key() = t;
-      n.mapped() = e;
-      l.busy.insert(nx, std::move(n));
-      l.spares.pop_back();
-    } else {
-      l.busy.emplace_hint(nx, t, e);
-    }
+    if (nx > l.head && l.busy[nx - 1].end == t)
+      l.busy[nx - 1].end = e;
+    else
+      l.busy.insert(l.busy.begin() + std::ptrdiff_t(nx), Stretch{t, e});
     ++l.tlps;
     l.payload_bytes += payload;
     l.busy_ps += dur;
@@ -216,13 +210,12 @@ class PcieLink {
   uint64_t busy_ps(Dir d) const { return lanes_[d].busy_ps; }
 
  private:
+  struct Stretch {
+    uint64_t start, end;  // ps, [start, end)
+  };
   struct Lane {
-    std::map<uint64_t, uint64_t> busy;  // start -> end of booked stretches (disjoint)
-    using StretchNode = std::map<uint64_t, uint64_t>::node_type;
-    std::vector<StretchNode> spares;  // nodes of forgotten stretches, reused by the next bookings
-    void keep(StretchNode&& n) {
-      if (spares.size() < 256) spares.push_back(std::move(n));
-    }
+    std::vector<Stretch> busy;  // booked stretches, disjoint, by start; those before head are forgotten
+    size_t head = 0;
     uint64_t tlps = 0, payload_bytes = 0, busy_ps = 0;
   };
   PcieParams p_;
