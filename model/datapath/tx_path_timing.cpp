@@ -48,8 +48,8 @@ void TxPathTiming::advance() {
       }
       if (f_load_ >= cfg_.max_frames) {
         const uint64_t i = f_load_ - cfg_.max_frames;  // its rd_start frees a record
-        if (i >= s_base_ + S_.size()) break;
-        l = std::max(l, S_[size_t(i - s_base_)] + 1);
+        if (i >= S_.end()) break;
+        l = std::max(l, S_.at(i) + 1);
       }
       r.load = prev_load_ = l;
       ++f_load_;
@@ -61,8 +61,8 @@ void TxPathTiming::advance() {
       uint64_t w = (i_asm_ ? w_prev_ : r.load) + 1;
       if (g_asm_ >= cfg_.buf_beats) {
         const uint64_t i = g_asm_ - cfg_.buf_beats;  // its pop frees a slot
-        if (i >= p_base_ + P_.size()) break;
-        w = std::max(w, P_[size_t(i - p_base_)] + 1);
+        if (i >= P_.end()) break;
+        w = std::max(w, P_.at(i) + 1);
       }
       w_prev_ = w;
       ++g_asm_;
@@ -89,8 +89,8 @@ void TxPathTiming::advance() {
       uint64_t t = l_cur_ + 1;
       if (n_out_ >= cfg_.fifo_depth) {
         const uint64_t i = n_out_ - cfg_.fifo_depth;  // its read frees a FIFO entry
-        if (i >= r_base_ + R_.size()) break;
-        t = std::max(t, core_edge_after(cmac_edge_ps(R_[size_t(i - r_base_)])) + N);
+        if (i >= R_.end()) break;
+        t = std::max(t, core_edge_after(cmac_edge_ps(R_.at(i))) + N);
       }
       t_prev_ = t;
       any_out_ = true;
@@ -118,20 +118,11 @@ void TxPathTiming::advance() {
 }
 
 void TxPathTiming::trim() {
-  auto cut = [](std::deque<uint64_t>& q, uint64_t& base, uint64_t keep_from) {
-    while (!q.empty() && base < keep_from) {
-      q.pop_front();
-      ++base;
-    }
-  };
-  if (f_load_ > cfg_.max_frames) cut(S_, s_base_, f_load_ - cfg_.max_frames);
-  if (g_asm_ > cfg_.buf_beats) cut(P_, p_base_, g_asm_ - cfg_.buf_beats);
-  if (n_out_ > cfg_.fifo_depth) cut(R_, r_base_, n_out_ - cfg_.fifo_depth);
-  const uint64_t keep = std::min(f_out_, f_take_);
-  while (!recs_.empty() && rec_base_ < keep && rec_base_ + 1 < frames()) {
-    recs_.pop_front();
-    ++rec_base_;
-  }
+  if (f_load_ > cfg_.max_frames) S_.drop_below(f_load_ - cfg_.max_frames);
+  if (g_asm_ > cfg_.buf_beats) P_.drop_below(g_asm_ - cfg_.buf_beats);
+  if (n_out_ > cfg_.fifo_depth) R_.drop_below(n_out_ - cfg_.fifo_depth);
+  // The newest frame is always kept (accept() reads it).
+  recs_.drop_below(std::min({f_out_, f_take_, frames() - 1}));
 }
 
 }  // namespace ernic::seam

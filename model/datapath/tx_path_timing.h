@@ -48,10 +48,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 
 #include "model/datapath/roce_tx_ref.h"
 #include "model/datapath/seam.h"
+#include "model/sim/indexed_ring.h"
 
 namespace ernic::seam {
 
@@ -81,8 +81,8 @@ class TxPathTiming {
   uint64_t accept(uint64_t f) const { return rec(f).acc; }
   uint64_t head(uint64_t f) const { return rec(f).head; }
   uint64_t last_write(uint64_t f) const { return rec(f).tlast; }  // core edge of its last FIFO write
-  uint64_t frames() const { return rec_base_ + recs_.size(); }
-  uint64_t first_kept() const { return rec_base_; }  // older frames' results are dropped
+  uint64_t frames() const { return recs_.end(); }
+  uint64_t first_kept() const { return recs_.base(); }  // older frames' results are dropped
   uint64_t taken() const { return f_take_; }
   size_t out_beats(uint64_t f) const { return rec(f).O; }
 
@@ -99,17 +99,15 @@ class TxPathTiming {
     uint64_t acc = kUnknown, load = kUnknown, end = kUnknown, tlast = kUnknown, head = kUnknown;
   };
   static uint64_t edge_after(uint64_t t, uint64_t p) { return t < p / 2 ? 0 : (t - p / 2) / p + 1; }
-  const Rec& rec(uint64_t f) const { return recs_[size_t(f - rec_base_)]; }
-  Rec& rec(uint64_t f) { return recs_[size_t(f - rec_base_)]; }
+  const Rec& rec(uint64_t f) const { return recs_.at(f); }
+  Rec& rec(uint64_t f) { return recs_.at(f); }
   void advance();
   void trim();
 
   Config cfg_;
-  std::deque<Rec> recs_;  // frames from min(f_out_, f_take_) on
-  uint64_t rec_base_ = 0;
+  IndexedRing<Rec> recs_;  // frames from min(f_out_, f_take_) on
   // Values looked up 32 frames / 256 beats back.
-  std::deque<uint64_t> S_, P_, R_;  // rd_start per frame; pop per body beat; FIFO load per beat
-  uint64_t s_base_ = 0, p_base_ = 0, r_base_ = 0;
+  IndexedRing<uint64_t> S_, P_, R_;  // rd_start per frame; pop per body beat; FIFO load per beat
   // Cursors: next frame to load, to assemble (body beat i_asm_, global
   // g_asm_), to read out (output beat j_out_, global n_out_), to take.
   uint64_t f_load_ = 0, prev_load_ = 0;
