@@ -162,7 +162,11 @@ class PcieLink {
 
   // Link time of a TLP with `payload` bytes, in ps.
   uint64_t tlp_ps(uint32_t payload) const {
-    return uint64_t(std::llround(double(payload + kTlpOverhead) * ps_per_byte_));
+    if (payload != memo_payload_) {  // a stream's TLPs are mostly of one size (MPS)
+      memo_payload_ = payload;
+      memo_ps_ = uint64_t(std::llround(double(payload + kTlpOverhead) * ps_per_byte_));
+    }
+    return memo_ps_;
   }
   // Sends one TLP that is ready at ready_ps (>= now_ps); returns when its
   // last byte has left (the earliest idle stretch of its length).
@@ -176,6 +180,18 @@ class PcieLink {
     if (l.head >= 64 && 2 * l.head >= l.busy.size()) {
       l.busy.erase(l.busy.begin(), l.busy.begin() + std::ptrdiff_t(l.head));
       l.head = 0;
+    }
+    ++l.tlps;
+    l.payload_bytes += payload;
+    l.busy_ps += dur;
+    // Ready after everything booked (a stream's usual case): booked at
+    // ready_ps, at the end, as the search below would.
+    if (l.head == l.busy.size() || l.busy.back().end <= ready_ps) {
+      if (l.head < l.busy.size() && l.busy.back().end == ready_ps)
+        l.busy.back().end = ready_ps + dur;
+      else
+        l.busy.push_back(Stretch{ready_ps, ready_ps + dur});
+      return ready_ps + dur;
     }
     const auto first = l.busy.begin() + std::ptrdiff_t(l.head);
     uint64_t t = ready_ps;
@@ -200,9 +216,6 @@ class PcieLink {
       l.busy[nx - 1].end = e;
     else
       l.busy.insert(l.busy.begin() + std::ptrdiff_t(nx), Stretch{t, e});
-    ++l.tlps;
-    l.payload_bytes += payload;
-    l.busy_ps += dur;
     return t + dur;
   }
   uint64_t tlps(Dir d) const { return lanes_[d].tlps; }
@@ -220,6 +233,8 @@ class PcieLink {
   };
   PcieParams p_;
   double ps_per_byte_;
+  mutable uint32_t memo_payload_ = UINT32_MAX;  // tlp_ps's last payload and its time
+  mutable uint64_t memo_ps_ = 0;
   Lane lanes_[2];
 };
 
