@@ -149,6 +149,8 @@ class NetLink : public sc_core::sc_module {
   std::deque<NetControl> take_watches();
   sc_core::sc_event& watch_event() { return watch_ev_; }  // notified at the instant of each as it comes in
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
+  // Of several peers' RunEnds at one instant, the one with the larger how
+  // (NetControl::RunEndHow), then the lower peer index, gives all three.
   int peer_run_end() const { return peer_run_end_; }
   const std::string& peer_run_end_why() const { return peer_run_end_why_; }  // its RunEnd's text (<= 1 KiB, printable)
   uint8_t peer_run_end_how() const { return peer_run_end_how_; }  // its RunEnd's NetControl::RunEndHow
@@ -244,6 +246,8 @@ class NetLink : public sc_core::sc_module {
   int peer_run_end_ = -1;
   std::string peer_run_end_why_;
   uint8_t peer_run_end_how_ = NetControl::kEndedItself;
+  uint64_t peer_run_end_ps_ = 0;  // its instant, and the peer (index) it came from
+  size_t peer_run_end_from_ = 0;
   bool end_told_ = false;  // a CONTROL went out: the thread's promise changed
 };
 

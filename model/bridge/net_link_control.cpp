@@ -120,12 +120,20 @@ void NetLink::take_controls(uint64_t now) {
           if (c->a > NetControl::kStopWatchdog)
             throw NetPeerError(p->peer->name() + ": a RunEnd whose how is " + std::to_string(c->a) +
                                " (known: 0 to " + std::to_string(int(NetControl::kStopWatchdog)) + ")");
-          peer_run_end_ = int(c->b);
-          peer_run_end_how_ = uint8_t(c->a);
-          // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
-          peer_run_end_why_.clear();
-          for (size_t i = 0; i < c->data.size() && i < 1024; ++i)
-            peer_run_end_why_ += c->data[i] >= 0x20 && c->data[i] < 0x7F ? char(c->data[i]) : '?';
+          // Several peers' ends at one instant (a star's switch process):
+          // the one that stops early wins (the larger how), then the lower
+          // peer, whichever came in first.
+          if (peer_run_end_ < 0 || peer_run_end_ps_ != c->time_ps || c->a > peer_run_end_how_ ||
+              (c->a == peer_run_end_how_ && k < peer_run_end_from_)) {
+            peer_run_end_ = int(c->b);
+            peer_run_end_how_ = uint8_t(c->a);
+            peer_run_end_ps_ = c->time_ps;
+            peer_run_end_from_ = k;
+            // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
+            peer_run_end_why_.clear();
+            for (size_t i = 0; i < c->data.size() && i < 1024; ++i)
+              peer_run_end_why_ += c->data[i] >= 0x20 && c->data[i] < 0x7F ? char(c->data[i]) : '?';
+          }
           end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
           break;
         case NetControl::Watch:

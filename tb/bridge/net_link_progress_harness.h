@@ -118,6 +118,7 @@ inline int run_proc(const Proc& o, const std::string& f) {
   sc_core::sc_start(ps(kRunTo));
   link.finish(link.error().empty() ? 0 : 1, link.error());
   log << "peer_run_end " << link.peer_run_end() << " " << link.peer_run_end_why() << "\n";
+  log << "run_end_how " << int(link.peer_run_end_how()) << "\n";
   const NetLinkStats s = link.stats();
   write_file(f + ".log", log.str());
   write_file(f + ".error", link.error());

@@ -17,13 +17,17 @@
 //     through the switch, both get their answers at that instant; a peer
 //     that ends before answering is named: never a crash or a hang;
 //   - a RunEnd whose how (NetControl::RunEndHow) is unknown fails the run
-//     of the process it reaches by name (never read as "ended itself").
+//     of the process it reaches by name (never read as "ended itself");
+//     of two nodes' RunEnds at one instant the switch keeps the early stop
+//     whichever came in first.
 // Every process is a forked child (a SystemC kernel each, or a peer written
 // by hand over NetPeer); they meet over Unix sockets.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tb/bridge/net_link_progress_harness.h"
@@ -464,3 +468,37 @@ TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
   EXPECT_EQ(r[0].reads_asked, 0u);
   EXPECT_LT(r[0].wall_s, 10.0);
 }
+
+// 5. A star, both nodes written by hand: at one instant node 0's run ends
+// by itself (how 0, exit code 1) and node 1's is stopped by its watchdog
+// (how 2, exit code 3). The switch's process keeps node 1's end, the early
+// stop it must pass on, whether node 0's RunEnd reaches it first or last
+// (each node waits `lag` of wall time before sending).
+void same_instant_ends(int lag0_ms, int lag1_ms) {
+  const std::string tag = "ends" + std::to_string(lag0_ms), s0 = sock(tag + "0"), s1 = sock(tag + "1");
+  Proc sw;
+  sw.listen = {s0, s1}, sw.hub = true, sw.progress = 1;
+  auto node = [&](uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
+    return [=](NetPeer& p, std::ostream& log) {
+      NetControl e;
+      e.kind = NetControl::RunEnd, e.time_ps = 2 * kUs, e.a = how, e.b = code;
+      e.data.assign(why.begin(), why.end());
+      try {
+        p.promise(2 * kUs);
+        std::this_thread::sleep_for(std::chrono::milliseconds(lag_ms));
+        p.send_control(e);
+        p.promise(kFar);
+      } catch (const NetPeerError&) {
+      }
+      raw_serve(p, log);
+    };
+  };
+  const auto r = run_all(tag, {proc(sw), raw(s0, false, node(0, 1, "ended itself", lag0_ms)),
+                               raw(s1, false, node(2, 3, "its watchdog", lag1_ms))});
+  EXPECT_EQ(r[0].rc, 0) << r[0].err;
+  EXPECT_EQ(lines(r[0].log, "peer_run_end"), (std::vector<std::string>{"peer_run_end 3 its watchdog"})) << r[0].log;
+  EXPECT_EQ(lines(r[0].log, "run_end_how"), (std::vector<std::string>{"run_end_how 2"})) << r[0].log;
+  EXPECT_LT(r[0].wall_s, 10.0);
+}
+TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesLast) { same_instant_ends(0, 300); }
+TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesFirst) { same_instant_ends(300, 0); }
