@@ -233,7 +233,9 @@ class PcieLink {
   };
   PcieParams p_;
   double ps_per_byte_;
-  mutable uint32_t memo_payload_ = UINT32_MAX;  // tlp_ps's last payload and its time
+  // tlp_ps's last payload (none is UINT32_MAX bytes) and its time. A
+  // PcieLink is one node's, used from its SystemC kernel's thread only.
+  mutable uint32_t memo_payload_ = UINT32_MAX;
   mutable uint64_t memo_ps_ = 0;
   Lane lanes_[2];
 };

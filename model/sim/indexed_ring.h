@@ -6,8 +6,10 @@
 // when full: once it has grown to its working size, pushing and forgetting
 // allocate nothing and cost a few instructions (std::deque's cost more).
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ernic {
@@ -19,12 +21,20 @@ class IndexedRing {
   uint64_t end() const { return base_ + n_; }  // index the next push gets
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  // Entry i, base() <= i < end().
-  T& at(uint64_t i) { return buf_[(head_ + size_t(i - base_)) & mask_]; }
-  const T& at(uint64_t i) const { return buf_[(head_ + size_t(i - base_)) & mask_]; }
-  void push_back(const T& v) {
+  // Entry i, base() <= i < end() (unchecked in a release build). A push
+  // that grows the ring moves its entries: references into it do not
+  // survive a push.
+  T& at(uint64_t i) {
+    assert(i - base_ < n_);
+    return buf_[(head_ + size_t(i - base_)) & mask_];
+  }
+  const T& at(uint64_t i) const {
+    assert(i - base_ < n_);
+    return buf_[(head_ + size_t(i - base_)) & mask_];
+  }
+  void push_back(T v) {  // by value: v may be one of its own entries
     if (n_ == buf_.size()) grow();
-    buf_[(head_ + n_) & mask_] = v;
+    buf_[(head_ + n_) & mask_] = std::move(v);
     ++n_;
   }
   // Forgets the entries below index i (as many as are kept).

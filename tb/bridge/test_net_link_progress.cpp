@@ -443,7 +443,7 @@ TEST(NetLinkProgress, AReplyToTheNextRequestsIdFailsTheRunInsteadOfAnsweringIt) 
 }
 
 // 4. Two processes, B written by hand: B ends its run with a RunEnd whose
-// how is 7 (RunEndHow knows 0 to 2). A cannot tell whether to stop there:
+// how is 3 (RunEndHow knows 0 to 2). A cannot tell whether to stop there:
 // its run fails at once naming B and the value, and B hears A's RunEnd with
 // that reason; A's watchdog never asks.
 TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
@@ -452,7 +452,7 @@ TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
   a.listen = {s}, a.names = {"node B"}, a.node = 0, a.progress = 1;
   RawAct b = [&](NetPeer& p, std::ostream& log) {
     NetControl e;
-    e.kind = NetControl::RunEnd, e.time_ps = 2 * kUs, e.a = 7, e.b = 0;
+    e.kind = NetControl::RunEnd, e.time_ps = 2 * kUs, e.a = 3, e.b = 0;
     try {
       p.promise(2 * kUs);
       p.send_control(e);
@@ -461,7 +461,7 @@ TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
     raw_serve(p, log);
   };
   const auto r = run_all("how", {proc(a), raw(s, false, b)});
-  const std::string why = "node B: a RunEnd whose how is 7 (known: 0 to 2)";
+  const std::string why = "node B: a RunEnd whose how is 3 (known: 0 to 2)";
   EXPECT_EQ(r[0].rc, 3);
   EXPECT_EQ(r[0].err, why);
   EXPECT_EQ(lines(r[1].log, "runend"), std::vector<std::string>{"runend 1 " + why}) << r[1].log;

@@ -173,30 +173,23 @@ TEST(Pcie, LinkSharesADirectionAndFillsGaps) {
 
 // Every booking against a reference written from the rule alone: a TLP
 // leaves at the earliest t >= ready where [t, t + its time) overlaps no
-// booked stretch (checked against all of them, none ever merged). 20,000
-// TLPs of 0-512 bytes in both directions, ready up to 2 us after a `now`
-// that only moves on: back-to-back streams (the appending path), TLPs
-// booked ahead, gaps filled later, stretches forgotten as now passes them.
+// booked stretch (checked against all of them, none ever merged); a TLP's
+// time from A-PCIE-1's formula (Gen3 x8: (P + 24) x 126.953125 ps, to the
+// nearest ps). 20,000 TLPs of 0-512 bytes in both directions with `now`
+// jumping up to 400 ns: TLPs ready at the end of what is booked (a stream:
+// appended, extending the last stretch), ready up to 2 us ahead (gaps left,
+// filled later, a gap filled exactly joins both neighbours), and stretches
+// forgotten as now passes them (the vector compacted). Then one directed
+// case of each kind.
 TEST(Pcie, LinkBookingsMatchABruteForceReference) {
   PcieLink l(gen3x8(256));
+  auto dur_of = [](uint64_t p) { return ((p + 24) * 8 * 130 * 1000 * 2 + 8192) / (2 * 8192); };
   struct Iv {
     uint64_t s, e;
   };
   std::vector<Iv> ref[2];
-  std::mt19937_64 rng(17);
-  uint64_t now = 0;
-  const uint32_t sizes[] = {0, 64, 128, 256, 512};
-  for (int k = 0; k < 20000; ++k) {
-    now += rng() % 4 == 0 ? rng() % 40000 : 0;
-    const int d = int(rng() % 2);
-    const uint32_t payload = sizes[rng() % 5];
-    uint64_t ready = now;
-    switch (rng() % 4) {
-      case 0: break;
-      case 1: ready += rng() % 2000000; break;
-      default: ready += rng() % 50000; break;
-    }
-    const uint64_t dur = l.tlp_ps(payload);
+  auto book = [&](int d, uint64_t ready, uint32_t payload, uint64_t now) {
+    const uint64_t dur = dur_of(payload);
     uint64_t t = ready;
     for (bool moved = true; moved;) {
       moved = false;
@@ -208,9 +201,36 @@ TEST(Pcie, LinkBookingsMatchABruteForceReference) {
       if (v.e > now) kept.push_back(v);
     kept.push_back({t, t + dur});
     ref[d] = std::move(kept);
-    ASSERT_EQ(l.send(d ? PcieLink::kDown : PcieLink::kUp, ready, payload, now), t + dur) << "TLP " << k;
+    return t + dur;
+  };
+  std::mt19937_64 rng(17);
+  uint64_t now = 0, last_end[2] = {0, 0};
+  const uint32_t sizes[] = {0, 64, 128, 256, 512};
+  for (int k = 0; k < 20000; ++k) {
+    now += rng() % 2 == 0 ? rng() % 400000 : 0;
+    const int d = int(rng() % 2);
+    const uint32_t payload = sizes[rng() % 5];
+    uint64_t ready = now;
+    switch (rng() % 4) {
+      case 0: ready = std::max(now, last_end[d]); break;  // a stream
+      case 1: ready += rng() % 2000000; break;
+      case 2: ready += rng() % 50000; break;
+      default: break;
+    }
+    const uint64_t want = book(d, ready, payload, now);
+    last_end[d] = std::max(last_end[d], want);
+    ASSERT_EQ(l.send(d ? PcieLink::kDown : PcieLink::kUp, ready, payload, now), want) << "TLP " << k;
   }
   EXPECT_EQ(l.tlps(PcieLink::kUp) + l.tlps(PcieLink::kDown), 20000u);
+  // Directed, on a fresh link: A at 0, C booked 2 TLP-times later, B then
+  // fills the gap exactly (one stretch from 0 to 3 TLP-times), D after it.
+  PcieLink g(gen3x8(256));
+  const uint64_t t = dur_of(256);
+  EXPECT_EQ(g.send(PcieLink::kUp, 0, 256, 0), t);
+  EXPECT_EQ(g.send(PcieLink::kUp, 2 * t, 256, 0), 3 * t);
+  EXPECT_EQ(g.send(PcieLink::kUp, 0, 256, 0), 2 * t);
+  EXPECT_EQ(g.send(PcieLink::kUp, 0, 256, 0), 4 * t);
+  EXPECT_EQ(g.send(PcieLink::kUp, 4 * t, 256, 4 * t), 5 * t);  // appended after all, the rest forgotten
 }
 
 // ---- reference timings -----------------------------------------------------
