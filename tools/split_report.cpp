@@ -40,6 +40,20 @@ json by_time(const std::vector<json>& parts, const char* key) {
   return list;
 }
 
+// A model error's stop (limits.after_error_us) is the process's where the
+// first error happened; another process stopped with it (its RunEnd's how)
+// does not say so. One process's report names the earliest error; of equal
+// ones, the lower part's. Null when no part stopped so.
+const json* first_stop_after_error(const std::vector<json>& parts) {
+  const json* first = nullptr;
+  for (const json& p : parts)
+    if (p.contains("stopped_after_error") &&
+        (!first || p["stopped_after_error"].value("first_error_ps", uint64_t(0)) <
+                       (*first).value("first_error_ps", uint64_t(0))))
+      first = &p["stopped_after_error"];
+  return first;
+}
+
 }  // namespace
 
 void merge_split_reports(const std::vector<std::string>& paths, const std::string& out, const std::string& transport) {
@@ -110,16 +124,8 @@ void merge_split_reports(const std::vector<std::string>& paths, const std::strin
       prev = id;
     }
   }
-  // A model error's stop (limits.after_error_us) is the process's where the
-  // first error happened; another process stopped with it (its RunEnd's
-  // how) does not say so. One process's report names the earliest error.
   r.erase("stopped_after_error");
-  for (const json& p : parts)
-    if (p.contains("stopped_after_error") &&
-        (!r.contains("stopped_after_error") ||
-         p["stopped_after_error"].value("first_error_ps", uint64_t(0)) <
-             r["stopped_after_error"].value("first_error_ps", uint64_t(0))))
-      r["stopped_after_error"] = p["stopped_after_error"];
+  if (const json* s = first_stop_after_error(parts)) r["stopped_after_error"] = *s;
   r["exit_code"] = code;
   for (const json& p : parts)
     if (p.value("exit_code", 0) == code) r["result"] = p["result"];
