@@ -135,8 +135,7 @@ roce::Bytes tx_frame(const TxDesc& d, const uint8_t* payload, size_t len, uint16
   if (e == table_ext) {
     // The usual case: the opcode's own extension headers.
     if (info) read_ext(d.ext.data(), info->ext, f);
-    f.payload.assign(payload, payload + len);
-    return roce::encode(f);
+    return roce::encode(f, payload, len);
   }
   // ext_len differs from the opcode's table entry: the RTL still places
   // ext_len bytes after the BTH. Encode them as the payload of an opcode

@@ -2,6 +2,7 @@
 #include "model/roce/packet.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "model/roce/icrc.h"
 #include "model/roce/opcodes.h"
@@ -139,18 +140,28 @@ uint16_t ipv4_checksum(const uint8_t* h) {
   return uint16_t(~sum);
 }
 
-Bytes encode(const Frame& f, const EncodeOptions& opt) {
+Bytes encode(const Frame& f, const EncodeOptions& opt) { return encode(f, f.payload.data(), f.payload.size(), opt); }
+
+Bytes encode(const Frame& f, const uint8_t* payload, size_t len, const EncodeOptions& opt) {
   Bth bth = f.bth;
-  Bytes pad = f.pad;
+  const uint8_t* pad = f.pad.data();
+  size_t pad_len = f.pad.size();
+  static constexpr uint8_t kZeroPad[4] = {};
   if (opt.fill_pad) {
-    bth.pad_cnt = uint8_t((4 - f.payload.size() % 4) % 4);
-    pad.assign(bth.pad_cnt, 0);
+    bth.pad_cnt = uint8_t((4 - len % 4) % 4);
+    pad = kZeroPad;
+    pad_len = bth.pad_cnt;
   }
   const size_t ip_len = f.ipv6 ? kIpv6HdrLen : kIpv4HdrLen;
   const size_t ext_len = ext_len_of(bth.opcode);
-  const size_t udp_payload = kBthLen + ext_len + f.payload.size() + pad.size() + kIcrcLen;
-  const size_t total = kEthHdrLen + ip_len + kUdpHdrLen + udp_payload;
-  Bytes out(total, 0);
+  const size_t udp_payload = kBthLen + ext_len + len + pad_len + kIcrcLen;
+  const size_t headers = kEthHdrLen + ip_len + kUdpHdrLen + kBthLen + ext_len;
+  // The headers zeroed (a field not written stays 0, the IPv4 checksum is
+  // summed over a zero checksum), the payload, pad and ICRC appended: no
+  // zero fill of the payload's bytes first.
+  Bytes out;
+  out.reserve(headers + len + pad_len + kIcrcLen);
+  out.resize(headers, 0);
   uint8_t* p = out.data();
 
   // Ethernet II
@@ -198,13 +209,15 @@ Bytes encode(const Frame& f, const EncodeOptions& opt) {
   // BTH, extension headers, payload, pad
   write_bth(p, bth);
   p += kBthLen;
-  p += write_ext(p, ext_of(bth.opcode), f);
-  p = std::copy(f.payload.begin(), f.payload.end(), p);
-  p = std::copy(pad.begin(), pad.end(), p);
+  [[maybe_unused]] const size_t ext_written = write_ext(p, ext_of(bth.opcode), f);
+  assert(ext_written == ext_len);
+  out.insert(out.end(), payload, payload + len);
+  out.insert(out.end(), pad, pad + pad_len);
 
   // ICRC, least-significant byte first
-  const size_t icrc_at = size_t(p - out.data());
-  put_le32(p, opt.fill_icrc ? compute_icrc(out.data(), icrc_at) : f.icrc);
+  const size_t icrc_at = out.size();
+  out.resize(icrc_at + kIcrcLen);
+  put_le32(out.data() + icrc_at, opt.fill_icrc ? compute_icrc(out.data(), icrc_at) : f.icrc);
   return out;
 }
 

@@ -151,6 +151,10 @@ struct EncodeOptions {
 // header is written as zeros. An IP EtherType (0x0800/0x86DD) is written to
 // match f.ipv6; any other EtherType is written as given.
 Bytes encode(const Frame& f, const EncodeOptions& opt = {});
+// The same with the payload at payload[0, len) instead of f.payload (which
+// is not read): a frame built around bytes that are elsewhere is not copied
+// twice.
+Bytes encode(const Frame& f, const uint8_t* payload, size_t len, const EncodeOptions& opt = {});
 
 // Why a decode failed.
 enum class DecodeError {
