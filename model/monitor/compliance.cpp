@@ -41,8 +41,11 @@ void ComplianceChecker::report(uint64_t t, const std::string& dir, uint32_t qp, 
 }
 
 void ComplianceChecker::on_frame(const std::vector<uint8_t>& frame, uint64_t t, const std::string& dir) {
-  auto f = roce::decode(frame);
-  if (!f) return;
+  if (auto f = roce::decode(frame)) on_frame(*f, t, dir);
+}
+
+void ComplianceChecker::on_frame(const roce::Frame& frame, uint64_t t, const std::string& dir) {
+  const roce::Frame* const f = &frame;
   const roce::OpcodeInfo* oi = roce::opcode_info(f->bth.opcode);
   if (!oi || (f->bth.opcode >> 5) != 0) return;  // RC requests only (QP1 is UD)
   const uint32_t qp = f->bth.dest_qp, psn = f->bth.psn;

@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+namespace roce {
+struct Frame;
+}
+
 namespace ernic {
 
 struct ComplianceReport {
@@ -37,6 +41,8 @@ class ComplianceChecker {
   static const char* rule_text(const std::string& rule);
   // A frame as transmitted on direction `dir` (tx tap).
   void on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir);
+  // The same frame decoded (roce::decode of its bytes).
+  void on_frame(const roce::Frame& f, uint64_t t_ps, const std::string& dir);
   const std::vector<ComplianceReport>& reports() const { return reports_; }
   uint64_t count(const std::string& rule) const;
 

@@ -96,18 +96,23 @@ void WireMonitor::reset_qp(const std::string& dir, uint32_t dest_qp) {
 }
 
 void WireMonitor::on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir,
-                           std::optional<uint64_t> t_committed) {
+                           std::optional<uint64_t> t_committed, const roce::Frame* decoded) {
   cur_t_ = t_ps;
   cur_index_ = index_[dir]++;
   ++frames_;
   if (!roce::is_roce(frame.data(), frame.size())) return;
-  roce::DecodeError err = roce::DecodeError::None;
-  auto f = roce::decode(frame, &err);
-  if (!f) {
-    flag(dir, "decode", fmt_s("RoCEv2 frame of %zu bytes does not decode: %s", frame.size(),
-                              roce::decode_error_name(err)));
-    return;
+  std::optional<roce::Frame> own;
+  if (!decoded) {
+    roce::DecodeError err = roce::DecodeError::None;
+    own = roce::decode(frame, &err);
+    if (!own) {
+      flag(dir, "decode", fmt_s("RoCEv2 frame of %zu bytes does not decode: %s", frame.size(),
+                                roce::decode_error_name(err)));
+      return;
+    }
+    decoded = &*own;
   }
+  const roce::Frame* const f = decoded;
   const uint8_t op = f->bth.opcode;
   const roce::OpcodeInfo* oi = roce::opcode_info(op);
   if (!oi || op == roce::op::CNP) return;

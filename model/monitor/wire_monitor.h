@@ -87,8 +87,10 @@ class WireMonitor {
   // direction in time order. t_committed (<= t_ps): when its sender
   // committed to it; requests are judged against the answers taken before
   // then (default: t_ps).
+  // decoded: roce::decode(frame) when the caller has it already (else
+  // decoded here).
   void on_frame(const std::vector<uint8_t>& frame, uint64_t t_ps, const std::string& dir,
-                std::optional<uint64_t> t_committed = std::nullopt);
+                std::optional<uint64_t> t_committed = std::nullopt, const roce::Frame* decoded = nullptr);
   // A frame taken at the far end of dir at t_ps (used only with
   // acks_from_delivery: what the requester has seen acknowledged). Calls in
   // time order per direction; an answer taken at t counts for requests

@@ -39,11 +39,15 @@ std::optional<uint64_t> System::commit_time(Node& n, const FrameRec& r) {
 }
 
 FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
+  return summarize(f, roce::decode(f), t_ps, index);
+}
+
+FrameRec System::summarize(const FrameBytes& f, const std::optional<roce::Frame>& d, uint64_t t_ps, uint64_t index) {
   FrameRec r;
   r.t_ps = t_ps;
   r.index = index;
   r.len = uint32_t(f.size());
-  if (auto d = roce::decode(f)) {
+  if (d) {
     r.roce = true;
     r.opcode = d->bth.opcode;
     r.psn = d->bth.psn;
@@ -80,10 +84,11 @@ int System::peer_of(size_t i, const uint8_t* frame, size_t len, bool tx) const {
 void System::on_tx_frame(Node* me, size_t from, size_t to, DirFrames* out, LinkTrace* lt, const FrameBytes& f,
                          uint64_t t) {
   lt->on_tx(f, t);
-  out->tx.push_back(summarize(f, t, out->tx.size()));
-  monitor_frame(from, to, f, t, commit_time(*me, out->tx.back()));
+  const std::optional<roce::Frame> d = roce::decode(f);  // once, for the record and both checkers
+  out->tx.push_back(summarize(f, d, t, out->tx.size()));
+  monitor_frame(from, to, f, d ? &*d : nullptr, t, commit_time(*me, out->tx.back()));
   const size_t reported = compliance.reports().size();
-  compliance.on_frame(f, t, out->name);
+  if (d) compliance.on_frame(*d, t, out->name);
   for (size_t k = reported; k < compliance.reports().size(); ++k) {
     const ComplianceReport& c = compliance.reports()[k];
     ctx.event("compliance " + c.dir, fmt::format("{}: {} (QP{} PSN 0x{:06x}; {})", c.rule, c.detail, c.dest_qp,

@@ -50,7 +50,16 @@ void System::monitor_report(monitor::WireMonitor& wm, size_t seen, uint64_t at_p
   }
 }
 
-void System::monitor_frame(size_t from, size_t to, const FrameBytes& f, uint64_t t, std::optional<uint64_t> committed) {
+void System::monitor_frame(size_t from, size_t to, const FrameBytes& f, const roce::Frame* decoded, uint64_t t,
+                           std::optional<uint64_t> committed) {
+  if (!split()) {  // at once, as watch() would, without a copy of the frame
+    if (auto* wm = monitor_of(from, to)) {
+      const size_t seen = wm->violations().size();
+      wm->on_frame(f, t, dir_name(from, to), committed, decoded);
+      monitor_report(*wm, seen, sc_core::sc_time_stamp().value());
+    }
+    return;
+  }
   WatchEvent e{WatchEvent::Frame, from, to, t, committed, f, {}, 0, {}, 0};
   watch(std::move(e));
 }

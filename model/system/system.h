@@ -268,6 +268,8 @@ class System : public sc_core::sc_module {
   // byte against what the completed operations imply, and the canaries.
   monitor::Scoreboard scoreboard;
   static FrameRec summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index);
+  // The same with d = roce::decode(f) done by the caller.
+  static FrameRec summarize(const FrameBytes& f, const std::optional<roce::Frame>& d, uint64_t t_ps, uint64_t index);
   static std::optional<uint64_t> commit_time(Node& n, const FrameRec& r);
   // RTL waveform (Verilator's writer, merged later with the model's VCD).
   // Call after elaboration (sc_start(SC_ZERO_TIME)); close before merging.
@@ -328,7 +330,9 @@ class System : public sc_core::sc_module {
     std::string dir_sc;
     uint32_t qp_c = 0;
   };
-  void monitor_frame(size_t from, size_t to, const FrameBytes& f, uint64_t t, std::optional<uint64_t> committed);
+  // decoded: roce::decode(f) when it decodes (else nullptr).
+  void monitor_frame(size_t from, size_t to, const FrameBytes& f, const roce::Frame* decoded, uint64_t t,
+                     std::optional<uint64_t> committed);
   void monitor_delivered(size_t from, size_t to, const roce::Frame& f);
   void watch(WatchEvent e);
   void monitor_feed(uint64_t upto_ps);  // split: the home's events before upto_ps into its monitors
