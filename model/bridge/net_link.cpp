@@ -155,7 +155,7 @@ void NetLink::promise(uint64_t now) {
   // error or monitor event (one not judged yet included).
   // Not once a peer's run has ended: this one ends too, at that instant
   // (a hub's end then reaches every other peer).
-  const bool passive = control_ && passive_ && ctl_q_.empty() && peer_run_end_ < 0 && !peer_gone() && passive_();
+  const bool passive = control_ && passive_ && ctl_q_.empty() && peer_ends_.empty() && !peer_gone() && passive_();
   const uint64_t unjudged = control_ && unjudged_ ? unjudged_() : kInf;
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
@@ -239,7 +239,7 @@ void NetLink::thread() {
         take_controls(now);
         serve_reads(now);
         send_relays(now);
-        if (!end_told_ && peer_gone() && peer_run_end_ < 0) {  // a TERMINATE without a RunEnd
+        if (!end_told_ && peer_gone() && peer_ends_.empty()) {  // a TERMINATE without a RunEnd
           end_told_ = true;
           end_ev_.notify(SC_ZERO_TIME);
         }

@@ -149,12 +149,22 @@ class NetLink : public sc_core::sc_module {
   std::deque<NetControl> take_watches();
   sc_core::sc_event& watch_event() { return watch_ev_; }  // notified at the instant of each as it comes in
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
-  // Of several peers' RunEnds at one instant, the one with the larger how
-  // (NetControl::RunEndHow), then the lower peer index, gives all three.
-  int peer_run_end() const { return peer_run_end_; }
-  const std::string& peer_run_end_why() const { return peer_run_end_why_; }  // its RunEnd's text (<= 1 KiB, printable)
-  uint8_t peer_run_end_how() const { return peer_run_end_how_; }  // its RunEnd's NetControl::RunEndHow
+  // RunEnds are kept by instant (a star's switch process hears one from
+  // each node, not in time order); these three give the earliest not passed
+  // over (pass_peer_end), else the last. Of several peers' RunEnds at one
+  // instant, the one with the larger how (NetControl::RunEndHow), then the
+  // lower peer index, gives all three.
+  int peer_run_end() const { return current_end() ? current_end()->code : -1; }
+  // Its RunEnd's text (<= 1 KiB, printable).
+  const std::string& peer_run_end_why() const { return current_end() ? current_end()->why : no_why_; }
+  // Its RunEnd's NetControl::RunEndHow.
+  uint8_t peer_run_end_how() const { return current_end() ? current_end()->how : NetControl::kEndedItself; }
+  // Notified at the instant of each RunEnd (the earliest not passed over).
   sc_core::sc_event& peer_end_event() { return end_ev_; }
+  // The caller is done with the current RunEnd: the next one's (a later
+  // instant) becomes current and peer_end_event() is notified at its
+  // instant. False when there is none yet (one that comes is notified).
+  bool pass_peer_end();
   static constexpr uint64_t kMaxRead = 32768;  // bytes a read may ask for (a message carries at most 65,535)
   // The peer's host memory at this instant (the kernel waits, in wall
   // time, for the answer). Throws NetPeerError when the peer refuses (its
@@ -220,6 +230,7 @@ class NetLink : public sc_core::sc_module {
   static constexpr uint64_t kRelayIdBase = uint64_t(1) << 63;
   uint64_t next_relay_id_ = kRelayIdBase;
   void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
+  void take_run_end(size_t peer, const NetControl& c, uint64_t now);  // into peer_ends_
   void serve_reads(uint64_t now);     // requests stamped now answered
   void fail_run(const NetPeerError& e);  // the run fails with e (error(): the first one; sc_stop), from any process
   NetControl ask(size_t peer, NetControl r, const char* what);  // a request; its reply (the kernel waits)
@@ -243,11 +254,16 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event ctl_ev_;
   sc_core::sc_event sent_ev_;
   sc_core::sc_event end_ev_;
-  int peer_run_end_ = -1;
-  std::string peer_run_end_why_;
-  uint8_t peer_run_end_how_ = NetControl::kEndedItself;
-  uint64_t peer_run_end_ps_ = 0;  // its instant, and the peer (index) it came from
-  size_t peer_run_end_from_ = 0;
+  struct PeerEnd {
+    int code = 0;
+    uint8_t how = NetControl::kEndedItself;
+    size_t from = 0;  // the peer (index) it came from
+    std::string why;
+  };
+  std::map<uint64_t, PeerEnd> peer_ends_;  // every RunEnd taken in, by instant (ps)
+  uint64_t end_cursor_ = 0;               // those before this instant are passed over
+  const PeerEnd* current_end() const;
+  static inline const std::string no_why_;
   bool end_told_ = false;  // a CONTROL went out: the thread's promise changed
 };
 

@@ -120,21 +120,7 @@ void NetLink::take_controls(uint64_t now) {
           if (c->a > NetControl::kStopWatchdog)
             throw NetPeerError(p->peer->name() + ": a RunEnd whose how is " + std::to_string(c->a) +
                                " (known: 0 to " + std::to_string(int(NetControl::kStopWatchdog)) + ")");
-          // Several peers' ends at one instant (a star's switch process):
-          // the one that stops early wins (the larger how), then the lower
-          // peer, whichever came in first.
-          if (peer_run_end_ < 0 || peer_run_end_ps_ != c->time_ps || c->a > peer_run_end_how_ ||
-              (c->a == peer_run_end_how_ && k < peer_run_end_from_)) {
-            peer_run_end_ = int(c->b);
-            peer_run_end_how_ = uint8_t(c->a);
-            peer_run_end_ps_ = c->time_ps;
-            peer_run_end_from_ = k;
-            // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
-            peer_run_end_why_.clear();
-            for (size_t i = 0; i < c->data.size() && i < 1024; ++i)
-              peer_run_end_why_ += c->data[i] >= 0x20 && c->data[i] < 0x7F ? char(c->data[i]) : '?';
-          }
-          end_ev_.notify(ps(c->time_ps - now));  // at the instant its run ended
+          take_run_end(k, *c, now);
           break;
         case NetControl::Watch:
           watch_ev_.notify(ps(c->time_ps > now ? c->time_ps - now : 0));
@@ -146,6 +132,44 @@ void NetLink::take_controls(uint64_t now) {
       }
     }
   }
+}
+
+// A RunEnd into peer_ends_ at its instant (a failed run's clamped to now,
+// take_controls; one that would land among those passed over, after them).
+// Several peers' ends at one instant (a star's switch process): the one
+// that stops early wins (the larger how), then the lower peer, whichever
+// came in first. One stamped later than another not yet reached is kept
+// for its own instant, not written over the earlier one.
+void NetLink::take_run_end(size_t k, const NetControl& c, uint64_t now) {
+  const uint64_t at = std::max(c.time_ps, end_cursor_);
+  auto [it, fresh] = peer_ends_.try_emplace(at);
+  PeerEnd& e = it->second;
+  if (fresh || c.a > e.how || (c.a == e.how && k < e.from)) {
+    e.code = int(c.b);
+    e.how = uint8_t(c.a);
+    e.from = k;
+    // Text from another process: at most 1 KiB, printable ASCII (it goes into reports).
+    e.why.clear();
+    for (size_t i = 0; i < c.data.size() && i < 1024; ++i)
+      e.why += c.data[i] >= 0x20 && c.data[i] < 0x7F ? char(c.data[i]) : '?';
+  }
+  if (current_end() == &e) end_ev_.notify(ps(at - now));  // at the instant its run ended
+}
+
+const NetLink::PeerEnd* NetLink::current_end() const {
+  if (peer_ends_.empty()) return nullptr;
+  auto it = peer_ends_.lower_bound(end_cursor_);
+  return it != peer_ends_.end() ? &it->second : &peer_ends_.rbegin()->second;
+}
+
+bool NetLink::pass_peer_end() {
+  auto it = peer_ends_.lower_bound(end_cursor_);
+  if (it == peer_ends_.end()) return false;
+  end_cursor_ = it->first + 1;
+  if (++it == peer_ends_.end()) return false;
+  const uint64_t now = ClockDomain::now_ps();
+  end_ev_.notify(ps(it->first > now ? it->first - now : 0));
+  return true;
 }
 
 void NetLink::serve_reads(uint64_t now) {

@@ -450,29 +450,38 @@ void System::peer_failed(int code, const std::string& why, const std::string& wh
 // The other process ended its run while this one had not: with a failure
 // (its watchdog, its time limit, a model error) this one stops too, at
 // once; after a pass (never in step with this one) it is a failure here.
+// Each RunEnd at its instant (a star's switch process hears every node's):
+// one that changes nothing here leaves this watching for the next.
 void System::watch_peer_end() {
+  for (;; net_link_->pass_peer_end())
+    if (take_peer_end()) return;
+}
+
+// The current RunEnd (or the peer gone without one), once its instant has
+// settled: true when it ended this run or left the end to the runner.
+bool System::take_peer_end() {
   wait(net_link_->peer_end_event());
   // Both runs end at one instant when all is well: this one's runner first.
   settle::wait_settled(settle::Stage::kPeerEnd);
-  if (finished) return;
+  if (finished) return true;
   // Failing already: the other's end (which may be this run's failure,
   // passed back) changes nothing, unless its run stopped early (its
   // watchdog, a livelock, a model error's after_error_us): one process
   // stops there whatever failed before, every node's status taken.
   const uint8_t how = net_link_->peer_run_end() > 0 ? net_link_->peer_run_end_how() : 0;
   if (split_peer_failed_ || exit_code != 0) {
-    if (how == bridge::NetControl::kEndedItself) return;
+    if (how == bridge::NetControl::kEndedItself) return false;
     stop_how_ = how;
     snapshot_qps(how == bridge::NetControl::kStopWatchdog);
     end_checks();
     sc_stop();
-    return;
+    return true;
   }
   // A failed step's end that came with the RunEnd is the runner's to take
   // (split_barrier): it ends this run as the other's failure says.
   split_drain();
   for (const auto& c : split_pending_)
-    if (c.kind == bridge::NetControl::StepEnd && c.b) return;
+    if (c.kind == bridge::NetControl::StepEnd && c.b) return true;
   const int code = net_link_->peer_run_end() > 0 ? peer_exit_code(uint64_t(net_link_->peer_run_end())) : 0;
   if (code > 0) {
     const std::string& why = net_link_->peer_run_end_why();
@@ -489,6 +498,7 @@ void System::watch_peer_end() {
   snapshot_qps(code == 3 || how == bridge::NetControl::kStopWatchdog);
   end_checks();
   sc_stop();
+  return true;
 }
 
 // After the run (ernic-sim): the other process is told how it ended, and heard.

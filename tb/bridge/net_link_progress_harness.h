@@ -52,6 +52,7 @@ struct Proc {
   int node = -1;
   uint64_t progress = 0;  // ps: what its watchdog reports
   std::vector<Ask> asks;
+  bool watch_ends = false;  // log each RunEnd at its instant ("end_at"), passing over each (as System does)
 };
 
 inline std::string refusal(uint8_t node) { return "node index " + std::to_string(int(node)) + " is not this process's"; }
@@ -81,6 +82,23 @@ struct Asker : sc_core::sc_module {
       } catch (const NetPeerError& e) {
         *log << "ask " << k << " error: " << e.what() << "\n";
       }
+    }
+  }
+};
+
+// Logs "end_at <ps> <code> <how> <why>" at each peer end event, then
+// passes over that RunEnd (System::watch_peer_end's loop).
+struct EndWatcher : sc_core::sc_module {
+  SC_HAS_PROCESS(EndWatcher);
+  NetLink* link = nullptr;
+  std::ostringstream* log = nullptr;
+  explicit EndWatcher(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
+  void run() {
+    for (;;) {
+      wait(link->peer_end_event());
+      *log << "end_at " << ClockDomain::now_ps() << " " << link->peer_run_end() << " "
+           << int(link->peer_run_end_how()) << " " << link->peer_run_end_why() << "\n";
+      link->pass_peer_end();
     }
   }
 };
@@ -115,6 +133,11 @@ inline int run_proc(const Proc& o, const std::string& f) {
   if (o.hub) link.enable_hub();
   Asker asker("asker");
   asker.link = &link, asker.asks = o.asks, asker.log = &log;
+  std::unique_ptr<EndWatcher> ends;
+  if (o.watch_ends) {
+    ends = std::make_unique<EndWatcher>("ends");
+    ends->link = &link, ends->log = &log;
+  }
   sc_core::sc_start(ps(kRunTo));
   link.finish(link.error().empty() ? 0 : 1, link.error());
   log << "peer_run_end " << link.peer_run_end() << " " << link.peer_run_end_why() << "\n";

@@ -501,4 +501,40 @@ void same_instant_ends(int lag0_ms, int lag1_ms) {
   EXPECT_LT(r[0].wall_s, 10.0);
 }
 TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesLast) { same_instant_ends(0, 300); }
+
+// 6. A star, both nodes written by hand: node 0's run stops at 2 us (its
+// watchdog), node 1's at 3 us (after an error). Node 0's RunEnd reaches
+// the switch's process first; node 1 holds the switch before 2 us (it
+// promises 1 us and waits 300 ms of wall time), then sends its own. Each
+// RunEnd is the link's at its own instant: node 0's at 2 us, node 1's at
+// 3 us once the first is passed over. (The link kept one RunEnd: the later
+// one wrote over the earlier, which was then reported at 2 us.)
+TEST(NetLinkProgress, ALaterStampedRunEndWaitsForItsInstantInsteadOfOverwritingAnEarlierOne) {
+  const std::string s0 = sock("later0"), s1 = sock("later1");
+  Proc sw;
+  sw.listen = {s0, s1}, sw.hub = true, sw.progress = 1, sw.watch_ends = true;
+  auto node = [&](uint64_t at, uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
+    return [=](NetPeer& p, std::ostream& log) {
+      NetControl e;
+      e.kind = NetControl::RunEnd, e.time_ps = at, e.a = how, e.b = code;
+      e.data.assign(why.begin(), why.end());
+      try {
+        p.promise(1 * kUs);
+        std::this_thread::sleep_for(std::chrono::milliseconds(lag_ms));
+        p.promise(at);
+        p.send_control(e);
+        p.promise(kFar);
+      } catch (const NetPeerError&) {
+      }
+      raw_serve(p, log);
+    };
+  };
+  const auto r = run_all("later", {proc(sw), raw(s0, false, node(2 * kUs, 2, 3, "its watchdog", 0)),
+                                   raw(s1, false, node(3 * kUs, 1, 1, "after its error", 300))});
+  EXPECT_EQ(r[0].rc, 0) << r[0].err;
+  EXPECT_EQ(lines(r[0].log, "end_at"), (std::vector<std::string>{"end_at 2000000 3 2 its watchdog",
+                                                                   "end_at 3000000 1 1 after its error"}))
+      << r[0].log;
+  EXPECT_LT(r[0].wall_s, 10.0);
+}
 TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesFirst) { same_instant_ends(300, 0); }
