@@ -469,6 +469,26 @@ TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
   EXPECT_LT(r[0].wall_s, 10.0);
 }
 
+// A star's node written by hand: it promises `hold`, waits lag_ms of wall
+// time, then sends a RunEnd stamped `at` (how, exit code, reason) and
+// promises far ahead.
+RawAct ending_node(uint64_t hold, uint64_t at, uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
+  return [=](NetPeer& p, std::ostream& log) {
+    NetControl e;
+    e.kind = NetControl::RunEnd, e.time_ps = at, e.a = how, e.b = code;
+    e.data.assign(why.begin(), why.end());
+    try {
+      p.promise(hold);
+      std::this_thread::sleep_for(std::chrono::milliseconds(lag_ms));
+      p.promise(at);
+      p.send_control(e);
+      p.promise(kFar);
+    } catch (const NetPeerError&) {
+    }
+    raw_serve(p, log);
+  };
+}
+
 // 5. A star, both nodes written by hand: at one instant node 0's run ends
 // by itself (how 0, exit code 1) and node 1's is stopped by its watchdog
 // (how 2, exit code 3). The switch's process keeps node 1's end, the early
@@ -479,19 +499,7 @@ void same_instant_ends(int lag0_ms, int lag1_ms) {
   Proc sw;
   sw.listen = {s0, s1}, sw.hub = true, sw.progress = 1;
   auto node = [&](uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
-    return [=](NetPeer& p, std::ostream& log) {
-      NetControl e;
-      e.kind = NetControl::RunEnd, e.time_ps = 2 * kUs, e.a = how, e.b = code;
-      e.data.assign(why.begin(), why.end());
-      try {
-        p.promise(2 * kUs);
-        std::this_thread::sleep_for(std::chrono::milliseconds(lag_ms));
-        p.send_control(e);
-        p.promise(kFar);
-      } catch (const NetPeerError&) {
-      }
-      raw_serve(p, log);
-    };
+    return ending_node(2 * kUs, 2 * kUs, how, code, why, lag_ms);
   };
   const auto r = run_all(tag, {proc(sw), raw(s0, false, node(0, 1, "ended itself", lag0_ms)),
                                raw(s1, false, node(2, 3, "its watchdog", lag1_ms))});
@@ -514,20 +522,7 @@ TEST(NetLinkProgress, ALaterStampedRunEndWaitsForItsInstantInsteadOfOverwritingA
   Proc sw;
   sw.listen = {s0, s1}, sw.hub = true, sw.progress = 1, sw.watch_ends = true;
   auto node = [&](uint64_t at, uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
-    return [=](NetPeer& p, std::ostream& log) {
-      NetControl e;
-      e.kind = NetControl::RunEnd, e.time_ps = at, e.a = how, e.b = code;
-      e.data.assign(why.begin(), why.end());
-      try {
-        p.promise(1 * kUs);
-        std::this_thread::sleep_for(std::chrono::milliseconds(lag_ms));
-        p.promise(at);
-        p.send_control(e);
-        p.promise(kFar);
-      } catch (const NetPeerError&) {
-      }
-      raw_serve(p, log);
-    };
+    return ending_node(1 * kUs, at, how, code, why, lag_ms);
   };
   const auto r = run_all("later", {proc(sw), raw(s0, false, node(2 * kUs, 2, 3, "its watchdog", 0)),
                                    raw(s1, false, node(3 * kUs, 1, 1, "after its error", 300))});
