@@ -134,17 +134,20 @@ void NetLink::take_controls(uint64_t now) {
   }
 }
 
-// A RunEnd into peer_ends_ at its instant (a failed run's clamped to now,
-// take_controls; one that would land among those passed over, after them).
-// Several peers' ends at one instant (a star's switch process): the one
-// that stops early wins (the larger how), then the lower peer, whichever
-// came in first. One stamped later than another not yet reached is kept
-// for its own instant, not written over the earlier one.
+// A RunEnd into peer_ends_ at its instant (at or after now: a failed
+// run's is clamped to now, take_controls). Several peers' ends at one
+// instant (a star's switch process): the one that stops early wins (the
+// larger how), then the lower peer, whichever came in first; one that wins
+// after the System passed over that instant (now: another peer's end came
+// first and changed nothing there) opens it again, so the System takes it
+// at that instant, not later. One stamped later than another not yet
+// reached is kept for its own instant, not written over the earlier one.
 void NetLink::take_run_end(size_t k, const NetControl& c, uint64_t now) {
-  const uint64_t at = std::max(c.time_ps, end_cursor_);
+  const uint64_t at = c.time_ps;
   auto [it, fresh] = peer_ends_.try_emplace(at);
   PeerEnd& e = it->second;
   if (fresh || c.a > e.how || (c.a == e.how && k < e.from)) {
+    end_cursor_ = std::min(end_cursor_, at);
     e.code = int(c.b);
     e.how = uint8_t(c.a);
     e.from = k;
@@ -152,8 +155,8 @@ void NetLink::take_run_end(size_t k, const NetControl& c, uint64_t now) {
     e.why.clear();
     for (size_t i = 0; i < c.data.size() && i < 1024; ++i)
       e.why += c.data[i] >= 0x20 && c.data[i] < 0x7F ? char(c.data[i]) : '?';
+    if (current_end() == &e) end_ev_.notify(ps(at - now));  // at the instant its run ended
   }
-  if (current_end() == &e) end_ev_.notify(ps(at - now));  // at the instant its run ended
 }
 
 const NetLink::PeerEnd* NetLink::current_end() const {

@@ -469,18 +469,19 @@ TEST(NetLinkProgress, ARunEndWithAnUnknownHowFailsTheRunByName) {
   EXPECT_LT(r[0].wall_s, 10.0);
 }
 
-// A star's node written by hand: it promises `hold`, waits lag_ms of wall
-// time, then sends a RunEnd stamped `at` (how, exit code, reason) and
-// promises far ahead.
+// A star's node written by hand, promising as a node's process does (a
+// SYNC with NetSyncInfo: its next activity `hold`, so the switch's process
+// may reach `hold` while a CONTROL stamped then may still come): it waits
+// lag_ms of wall time, then sends a RunEnd stamped `at` (how, exit code,
+// reason) and promises far ahead.
 RawAct ending_node(uint64_t hold, uint64_t at, uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
   return [=](NetPeer& p, std::ostream& log) {
     NetControl e;
     e.kind = NetControl::RunEnd, e.time_ps = at, e.a = how, e.b = code;
     e.data.assign(why.begin(), why.end());
     try {
-      p.promise(hold);
+      p.promise(hold + kDelay, NetSyncInfo{hold, p.taken_in(), kDelay, std::nullopt, std::nullopt});
       std::this_thread::sleep_for(std::chrono::milliseconds(lag_ms));
-      p.promise(at);
       p.send_control(e);
       p.promise(kFar);
     } catch (const NetPeerError&) {
@@ -493,11 +494,14 @@ RawAct ending_node(uint64_t hold, uint64_t at, uint8_t how, uint64_t code, const
 // by itself (how 0, exit code 1) and node 1's is stopped by its watchdog
 // (how 2, exit code 3). The switch's process keeps node 1's end, the early
 // stop it must pass on, whether node 0's RunEnd reaches it first or last
-// (each node waits `lag` of wall time before sending).
-void same_instant_ends(int lag0_ms, int lag1_ms) {
+// (each node waits `lag` of wall time before sending). Its watcher (as
+// System's, passing over an end that changes nothing) hears `heard` at
+// 2 us: node 1's end at that instant even when it came after node 0's had
+// been taken and passed over.
+void same_instant_ends(int lag0_ms, int lag1_ms, const std::vector<std::string>& heard) {
   const std::string tag = "ends" + std::to_string(lag0_ms), s0 = sock(tag + "0"), s1 = sock(tag + "1");
   Proc sw;
-  sw.listen = {s0, s1}, sw.hub = true, sw.progress = 1;
+  sw.listen = {s0, s1}, sw.hub = true, sw.progress = 1, sw.watch_ends = true;
   auto node = [&](uint8_t how, uint64_t code, const std::string& why, int lag_ms) {
     return ending_node(2 * kUs, 2 * kUs, how, code, why, lag_ms);
   };
@@ -506,9 +510,15 @@ void same_instant_ends(int lag0_ms, int lag1_ms) {
   EXPECT_EQ(r[0].rc, 0) << r[0].err;
   EXPECT_EQ(lines(r[0].log, "peer_run_end"), (std::vector<std::string>{"peer_run_end 3 its watchdog"})) << r[0].log;
   EXPECT_EQ(lines(r[0].log, "run_end_how"), (std::vector<std::string>{"run_end_how 2"})) << r[0].log;
+  EXPECT_EQ(lines(r[0].log, "end_at"), heard) << r[0].log;
   EXPECT_LT(r[0].wall_s, 10.0);
 }
-TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesLast) { same_instant_ends(0, 300); }
+TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesLast) {
+  same_instant_ends(0, 300, {"end_at 2000000 1 0 ended itself", "end_at 2000000 3 2 its watchdog"});
+}
+TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesFirst) {
+  same_instant_ends(300, 0, {"end_at 2000000 3 2 its watchdog"});
+}
 
 // 6. A star, both nodes written by hand: node 0's run stops at 2 us (its
 // watchdog), node 1's at 3 us (after an error). Node 0's RunEnd reaches
@@ -532,4 +542,3 @@ TEST(NetLinkProgress, ALaterStampedRunEndWaitsForItsInstantInsteadOfOverwritingA
       << r[0].log;
   EXPECT_LT(r[0].wall_s, 10.0);
 }
-TEST(NetLinkProgress, OfTwoEndsAtOneInstantTheSwitchKeepsTheEarlyStopWhenItComesFirst) { same_instant_ends(300, 0); }
