@@ -122,6 +122,14 @@ function(ernic_user_datapath)
   endforeach()
   list(APPEND _all ${_user})
   list(REMOVE_DUPLICATES _all)
+  # Relative to rtl/, where verilate() runs Verilator (as ernic_rtl_top's:
+  # the generated C++ quotes its top's path; relative, ccache hits from any
+  # clone).
+  set(_rel)
+  foreach(_a IN LISTS _all)
+    file(RELATIVE_PATH _r "${_rtl}" "${_a}")
+    list(APPEND _rel "${_r}")
+  endforeach()
 
   set(_prefix Vroce_datapath_${ARG_NAME})
   set(_trace)
@@ -131,7 +139,7 @@ function(ernic_user_datapath)
   verilate(ernic_rtl ${_trace}
     PREFIX ${_prefix}
     TOP_MODULE roce_datapath
-    SOURCES ${_all}
+    SOURCES ${_rel}
     VERILATOR_ARGS ${ERNIC_RTL_VERILATOR_ARGS} ${ERNIC_USER_DATAPATH_CHECK_ARGS} -I${_rtl}/include
                    ${_rtl}/datapath/cc_top.vlt
                    -D${_macro}=${ARG_TOP} ${ARG_VERILATOR_ARGS})

@@ -150,16 +150,16 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event& watch_event() { return watch_ev_; }  // notified at the instant of each as it comes in
   // The peer's run is over (its RunEnd came): its exit code; -1 until then.
   // RunEnds are kept by instant (a star's switch process hears one from
-  // each node, not in time order); these three give the earliest not passed
-  // over (pass_peer_end), else the last. Of several peers' RunEnds at one
-  // instant, the one with the larger how (NetControl::RunEndHow), then the
-  // lower peer index, gives all three.
+  // each node, not in time order; several at one instant: take_run_end's
+  // rule); these three give the earliest not passed over (pass_peer_end),
+  // else the last.
   int peer_run_end() const { return current_end() ? current_end()->code : -1; }
   // Its RunEnd's text (<= 1 KiB, printable).
   const std::string& peer_run_end_why() const { return current_end() ? current_end()->why : no_why_; }
   // Its RunEnd's NetControl::RunEndHow.
   uint8_t peer_run_end_how() const { return current_end() ? current_end()->how : NetControl::kEndedItself; }
-  // Notified at the instant of each RunEnd (the earliest not passed over).
+  // Notified at the instant of the current RunEnd (again when another
+  // peer's wins that instant), and when a peer is gone without one.
   sc_core::sc_event& peer_end_event() { return end_ev_; }
   // The caller is done with the current RunEnd: the next one's (a later
   // instant) becomes current and peer_end_event() is notified at its
