@@ -76,6 +76,7 @@ struct SwitchTopology {
   struct PortLink {
     uint32_t rate_gbps = 100;    // the node <-> switch link: `link`'s, or the port's own
     uint64_t delay_ns = 100;
+    SourceLoc delay_loc;         // the port's own `delay_ns` key (else none: `link`'s or the default)
   };
   std::vector<PortLink> ports;   // one per node, in node order
   uint64_t latency_ns = 300;     // last byte in -> queued at the egress port

@@ -156,8 +156,10 @@ std::string split_refusal(const Scenario& sc) {
   if (const auto& t = sc.topology_switch) {
     for (size_t i = 0; i < t->ports.size(); ++i)
       if (t->ports[i].delay_ns == 0)
-        return fmt::format("{}: node {}'s port delay_ns 0 cannot run split (a split run needs a propagation delay "
-                           "above 0: the lookahead)", t->loc.str(), sc.nodes[i].name);
+        return fmt::format("{}: topology.switch.ports.{}.delay_ns 0 cannot run split (a split run needs a "
+                           "propagation delay above 0: the lookahead)",
+                           (t->ports[i].delay_loc.file.empty() ? t->loc : t->ports[i].delay_loc).str(),
+                           sc.nodes[i].name);
   } else if (sc.link.delay_ns == 0) {
     return where + ": link.delay_ns 0 cannot run split (a split run needs a propagation delay above 0: the lookahead)";
   }

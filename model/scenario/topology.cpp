@@ -258,7 +258,10 @@ void Parser::parse_topology(const Field& f) {
             rf->fail(fmt::format("rate_gbps must be one of 10, 25, 40, 50, 100, got {}", v));
           t.ports[i].rate_gbps = uint32_t(v);
         }
-        t.ports[i].delay_ns = lr.u64("delay_ns", t.ports[i].delay_ns, 0, kMaxDelayNs);
+        if (auto df = lr.take("delay_ns")) {
+          t.ports[i].delay_ns = read_uint(*df, 0, kMaxDelayNs);
+          t.ports[i].delay_loc = df->loc();
+        }
         lr.finish();
       }
       pr.finish();

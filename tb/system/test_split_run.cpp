@@ -261,6 +261,18 @@ TEST_F(SplitRun, RefusedBeforeAnyNodeStarts) {
             std::string::npos)
       << err.str();
   err.str("");
+  // A star's port without one: named by its own key's line and path.
+  args.scenario = (dir / "port_no_delay.yaml").string();
+  std::ofstream(args.scenario) << "scenario: port_no_delay\ntopology:\n  switch:\n    ports:\n      B:\n"
+                                  "        delay_ns: 0\nnodes:\n"
+                                  "  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
+                                  "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n";
+  EXPECT_EQ(run_with("", ""), 2);
+  EXPECT_NE(err.str().find("port_no_delay.yaml:6:19: topology.switch.ports.B.delay_ns 0 cannot run split (a split "
+                           "run needs a propagation delay above 0: the lookahead)"),
+            std::string::npos)
+      << err.str();
+  err.str("");
   // A step phase 1 cannot split: named by file, line and kind (model/scenario/split_plan.h).
   args.scenario = (dir / "batch.yaml").string();
   std::ofstream(args.scenario) << "scenario: batch\nnodes:\n  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
