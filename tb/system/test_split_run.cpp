@@ -250,37 +250,27 @@ TEST_F(SplitRun, WallClockBoundKillsEveryNode) {
 }
 
 TEST_F(SplitRun, RefusedBeforeAnyNodeStarts) {
+  // Each file written, run split: exit 2 and `why` on stderr before any node starts.
+  const std::string nodes = "nodes:\n  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
+                            "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n";
+  auto refused = [&](const std::string& name, const std::string& text, const std::string& why) {
+    args.scenario = (dir / (name + ".yaml")).string();
+    std::ofstream(args.scenario) << "scenario: " << name << "\n" << text;
+    EXPECT_EQ(run_with("", ""), 2) << name;
+    EXPECT_NE(err.str().find(why), std::string::npos) << err.str();
+    err.str("");
+  };
   // No propagation delay: no lookahead (model/scenario/split_plan.h).
-  args.scenario = (dir / "no_delay.yaml").string();
-  std::ofstream(args.scenario) << "scenario: no_delay\nlink: { delay_ns: 0 }\nnodes:\n"
-                                  "  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
-                                  "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n";
-  EXPECT_EQ(run_with("", ""), 2);
-  EXPECT_NE(err.str().find("no_delay.yaml: link.delay_ns 0 cannot run split (a split run needs a propagation delay "
-                           "above 0: the lookahead)"),
-            std::string::npos)
-      << err.str();
-  err.str("");
+  refused("no_delay", "link: { delay_ns: 0 }\n" + nodes,
+          "no_delay.yaml: link.delay_ns 0 cannot run split (a split run needs a propagation delay above 0: the "
+          "lookahead)");
   // A star's port without one: named by its own key's line and path.
-  args.scenario = (dir / "port_no_delay.yaml").string();
-  std::ofstream(args.scenario) << "scenario: port_no_delay\ntopology:\n  switch:\n    ports:\n      B:\n"
-                                  "        delay_ns: 0\nnodes:\n"
-                                  "  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
-                                  "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n";
-  EXPECT_EQ(run_with("", ""), 2);
-  EXPECT_NE(err.str().find("port_no_delay.yaml:6:19: topology.switch.ports.B.delay_ns 0 cannot run split (a split "
-                           "run needs a propagation delay above 0: the lookahead)"),
-            std::string::npos)
-      << err.str();
-  err.str("");
+  refused("port_no_delay", "topology:\n  switch:\n    ports:\n      B:\n        delay_ns: 0\n" + nodes,
+          "port_no_delay.yaml:6:19: topology.switch.ports.B.delay_ns 0 cannot run split (a split run needs a "
+          "propagation delay above 0: the lookahead)");
   // A step phase 1 cannot split: named by file, line and kind (model/scenario/split_plan.h).
-  args.scenario = (dir / "batch.yaml").string();
-  std::ofstream(args.scenario) << "scenario: batch\nnodes:\n  A: { mac: \"02:00:00:00:00:0a\", ip: 10.0.0.1 }\n"
-                                  "  B: { mac: \"02:00:00:00:00:0b\", ip: 10.0.0.2 }\nsteps:\n  - init: [A, B]\n"
-                                  "  - connect: { name: c, client: A, server: B, cm: true, batch: 2 }\n";
-  EXPECT_EQ(run_with("", ""), 2);
-  EXPECT_NE(err.str().find("batch.yaml:7:5: the step `connect` with batch cannot run split yet"), std::string::npos)
-      << err.str();
+  refused("batch", nodes + "  - connect: { name: c, client: A, server: B, cm: true, batch: 2 }\n",
+          "batch.yaml:7:5: the step `connect` with batch cannot run split yet");
   args.scenario = (dir / "missing.yaml").string();
   EXPECT_EQ(run_with("", ""), 2);
   EXPECT_NE(err.str().find("missing.yaml"), std::string::npos) << err.str();
