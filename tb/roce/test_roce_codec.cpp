@@ -171,6 +171,36 @@ TEST(Encode, HeaderBytesAtFixedOffsets) {
   EXPECT_EQ(get_le32(&b[82]), compute_icrc(b.data(), 82));
 }
 
+// The payload given by pointer (f.payload not read: it holds other bytes
+// here) gives the bytes encode(f) gives with that payload in f: the same
+// frame as HeaderBytesAtFixedOffsets, and with the caller's pad kept.
+TEST(Encode, PayloadByPointerGivesTheSameBytes) {
+  Frame f = sample(op::RC_WRITE_ONLY_IMM);
+  f.reth = Reth{0x1122334455667788ull, 0x99AABBCC, 0x00000006};
+  f.immdt = 0xA1B2C3D4;
+  const Bytes payload = {1, 2, 3, 4, 5, 6};
+  Frame with = f;
+  with.payload = payload;
+  f.payload = {9, 9, 9};
+  const Bytes b = encode(f, payload.data(), payload.size());
+  ASSERT_EQ(b.size(), 86u);
+  EXPECT_EQ(b, encode(with));
+  EXPECT_EQ(Bytes(b.begin() + 74, b.begin() + 80), payload);  // after RETH and ImmDt
+  EXPECT_EQ(b[80], 0);                                         // pad
+  EXPECT_EQ(b[81], 0);
+  EXPECT_EQ(get_le32(&b[82]), compute_icrc(b.data(), 82));
+  EncodeOptions o;
+  o.fill_pad = false;
+  f.bth.pad_cnt = with.bth.pad_cnt = 3;
+  f.pad = with.pad = {0xAA, 0xBB, 0xCC};
+  const Bytes c = encode(f, payload.data(), payload.size(), o);
+  EXPECT_EQ(c, encode(with, o));
+  ASSERT_EQ(c.size(), 87u);
+  EXPECT_EQ(c[80], 0xAA);
+  EXPECT_EQ(c[82], 0xCC);
+  EXPECT_EQ(encode(f, nullptr, 0), [&] { Frame e = with; e.payload.clear(); return encode(e); }());
+}
+
 TEST(Encode, ExtensionHeaderLayouts) {
   {
     Frame f = sample(op::UD_SEND_ONLY_IMM);
