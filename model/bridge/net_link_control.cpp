@@ -189,7 +189,9 @@ void NetLink::serve_reads(uint64_t now) {
     try {
       if (q.kind == NetControl::ProgressRequest) {
         if (!progress_) throw std::runtime_error("this process keeps no watchdog progress");
-        r.a = progress_(q.node);
+        const NetProgress pr = progress_(q.node);
+        r.a = pr.latest_ps;
+        r.data = {uint8_t(pr.self_timed ? 1 : 0)};
       } else {
         if (q.b > kMaxRead)
           throw std::runtime_error("a read of " + std::to_string(q.b) + " bytes (at most " +
@@ -304,14 +306,19 @@ std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr,
   return std::move(a.data);
 }
 
-uint64_t NetLink::read_progress(size_t i, uint8_t node) {
+NetProgress NetLink::read_progress(size_t i, uint8_t node) {
   NetControl r;
   r.kind = NetControl::ProgressRequest;
   r.node = node;
   const NetControl a = ask(i, std::move(r), "progress request");
   if (a.kind != NetControl::ProgressReply)
     throw NetPeerError(peers_.at(i)->peer->name() + ": a progress request answered with another kind");
-  return a.a;
+  if (a.data.size() > 1 || (a.data.size() == 1 && a.data[0] > 1)) {  // a protocol violation: the run fails
+    const NetPeerError e(peers_.at(i)->peer->name() + ": a progress reply whose data is not one byte 0 or 1");
+    fail_run(e);
+    throw e;
+  }
+  return {a.a, !a.data.empty() && a.data[0] == 1};
 }
 
 }  // namespace ernic::bridge

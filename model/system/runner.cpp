@@ -156,28 +156,42 @@ void System::watchdog() {
   // a split run's other processes' progress counts too (split_progress).
   const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
   uint64_t others_ps = 0;  // the other processes' latest progress (a split run)
-  uint64_t from_ps = 0;    // a self-timed step was running then: counted from there
   for (;;) {
     const uint64_t now = sc_time_stamp().value();
-    const uint64_t deadline = std::max({ctx.progress_before(now), others_ps, from_ps}) + period_ps;
+    const uint64_t deadline = std::max({ctx.progress_before(now), others_ps, watchdog_from_ps_}) + period_ps;
     const bool livelock = !ctx.livelock.empty();
     if (deadline > now && !livelock) {
       wait(sc_time(double(deadline - now), SC_PS), ctx.livelock_ev);
       continue;
     }
     if (finished) return;
-    if (bounded_.ran_before(now) && !livelock) {  // a self-timed step was running: the watchdog counts from now
-      from_ps = now;
-      continue;
-    }
+    // A split run: the whole run's progress first (the other processes'),
+    // then, only where it is as old as one process's would be, whether a
+    // self-timed step ran anywhere. Each process so looks at the instants
+    // one process's watchdog looks at, whatever it knew before.
+    bool timed_elsewhere = false;
     if (!livelock && split()) {
-      if (const uint64_t o = split_progress(); o + period_ps > now) {
-        others_ps = o;
+      // A passive process promised the others no CONTROL of its own (no
+      // request, no end): the processes whose lanes run steps watch, each
+      // counting from what the others count from (local_progress).
+      if (split_passive()) {
+        wait(split_woke_ | ctx.livelock_ev | fail_ev_);
         continue;
       }
-      // The link failed meanwhile (a peer broke the protocol): that is the
-      // run's failure, not this watchdog's.
-      if (finished || !net_link_->error().empty()) return;
+      const std::optional<bridge::NetProgress> o = split_progress();
+      // The link failed meanwhile (a peer broke the protocol), or another
+      // process's run ended (a failed step there ends this one at its
+      // instant): that is the run's end, not this watchdog's.
+      if (finished || !net_link_->error().empty() || !o) return;
+      if (o->latest_ps + period_ps > now) {
+        others_ps = o->latest_ps;
+        continue;
+      }
+      timed_elsewhere = o->self_timed;
+    }
+    if ((bounded_.ran_before(now) || timed_elsewhere) && !livelock) {  // a self-timed step was running: the watchdog counts from now
+      watchdog_from_ps_ = now;
+      continue;
     }
     {
       if (livelock)

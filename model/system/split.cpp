@@ -112,16 +112,18 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
 // livelock ends the run at once). A model error ends the run
 // limits.after_error_us after it (at least 1 ps); the wire monitors judge
 // events up to that much behind (split_monitor.cpp).
+bool System::split_passive() const {
+  if (finished || lanes_.empty() || split_waiting_ != lanes_.size()) return false;
+  if (split_hub_) return true;  // the switch: its model errors end a run after after_error_us
+  const Node& n = *nodes[split_local_];
+  if (!n.ernic || !n.sc_host || n.qp_setup || n.peer) return false;
+  return ctx.livelock_retries == 0 || n.ernic->requester_idle();
+}
+
 void System::set_split_policy() {
-  auto passive = [this] {
-    if (finished || lanes_.empty() || split_waiting_ != lanes_.size()) return false;
-    if (split_hub_) return true;  // the switch: its model errors end a run after after_error_us
-    const Node& n = *nodes[split_local_];
-    if (!n.ernic || !n.sc_host || n.qp_setup || n.peer) return false;
-    return ctx.livelock_retries == 0 || n.ernic->requester_idle();
-  };
   auto unjudged = [this] { return watch_buf_.empty() ? ~uint64_t(0) : std::get<0>(watch_buf_.begin()->first); };
-  net_link_->set_control_policy(passive, scenario.limits.after_error_us * 1000000ull, unjudged);
+  net_link_->set_control_policy([this] { return split_passive(); }, scenario.limits.after_error_us * 1000000ull,
+                                unjudged);
 }
 
 // The other processes' reads of this process's node's host memory.
@@ -142,17 +144,24 @@ bridge::NetProgressReader System::local_progress() {
   return [this](uint8_t node) {
     if (node != bridge::NetControl::kNodeHere && (split_hub_ || node != split_local_))
       throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
-    return ctx.progress_before(sc_time_stamp().value());
+    // Where this process's watchdog counts from a self-timed step's
+    // instant, that instant is progress to the others' watchdogs too.
+    const uint64_t now = sc_time_stamp().value();
+    return bridge::NetProgress{std::max(ctx.progress_before(now), watchdog_from_ps_), bounded_.ran_before(now)};
   };
 }
 
-uint64_t System::split_progress() {
-  uint64_t most = 0;
+std::optional<bridge::NetProgress> System::split_progress() {
+  bridge::NetProgress most;
+  bool ended = false;
   auto ask = [&](size_t peer, uint8_t node) {
+    if (ended) return;
     try {
-      most = std::max(most, net_link_->read_progress(peer, node));
+      const bridge::NetProgress p = net_link_->read_progress(peer, node);
+      most.latest_ps = std::max(most.latest_ps, p.latest_ps);
+      most.self_timed |= p.self_timed;
     } catch (const bridge::NetPeerError&) {
-      // gone or ended: it makes no more progress (watch_peer_end says how it ended)
+      ended = true;  // gone or ended: this run ends with it (watch_peer_end says how)
     }
   };
   if (split_hub_) {
@@ -163,6 +172,7 @@ uint64_t System::split_progress() {
       for (size_t k = 0; k < nodes.size(); ++k)
         if (k != split_local_) ask(0, uint8_t(k));
   }
+  if (ended) return std::nullopt;
   return most;
 }
 
@@ -259,12 +269,14 @@ std::optional<bridge::NetControl> System::split_next() {
       fail(ln.loc, "split run: " + net_link_->peer_name() + " ended before step `" + ln.kind + "` ended");
       return std::nullopt;
     }
-    ++bounded_;  // the other process's part may take long: its own watchdog
-                 // watches it
+    // Not a self-timed wait: the step runs in another process, whose answer
+    // to the watchdog's ProgressRequest says whether it times out by itself
+    // (a lane waiting here must not hold off the watchdog of this process's
+    // other lanes).
     ++split_waiting_;
     wait(net_link_->control_event() | fail_ev_);
     --split_waiting_;
-    --bounded_;
+    split_woke_.notify(SC_ZERO_TIME);
   }
 }
 
@@ -338,14 +350,16 @@ bool System::split_await_request(Node& server, const host::Connection& c, const 
     split_drain();
     for (const auto& m : split_pending_)
       if (m.kind == bridge::NetControl::StepEnd && m.id == split_tag() &&
-          (!split_star() || m.node == client_ix)) {  // the client gave up (its step failed there)
+          (!split_star() || m.node == client_ix)) {
+        // The client gave up (its step failed there): its failure is the
+        // step's, as in one process, where the server's end adds none.
+        if (m.b) throw SplitPartnerFailed{};
         fail(lane().loc, fmt::format("connect: no ConnectRequest reached {} QP{}", server.cfg.name, c.qpn));
         return false;
       }
     if (!net_link_->error().empty() || net_link_->peer_gone() || sc_get_status() == SC_STOPPED) return false;
-    ++bounded_;
+    // As one process's connect: not self-timed (the client's retries are).
     wait(server.sc_host->event(W::kMemory) | server.sc_host->event(W::kEstablished) | net_link_->control_event());
-    --bounded_;
   }
   return true;
 }

@@ -464,10 +464,12 @@ class System : public sc_core::sc_module {
   bool split_hub_ = false;      // this process runs the switch (and no node)
   bridge::NetMemReader local_reader();
   bridge::NetProgressReader local_progress();
-  // The latest progress of every other process of the run before this
-  // instant (ProgressRequests at this instant, NetLink::read_progress):
-  // the watchdog counts the whole run's progress, as in one process.
-  uint64_t split_progress();
+  // Every other process of the run at this instant (ProgressRequests,
+  // NetLink::read_progress): the latest progress before it, and whether a
+  // self-timed step ran in any of them; the watchdog counts the whole run's
+  // progress and steps, as in one process. nullopt when one of them has
+  // ended its run or gone: this run ends there too (watch_peer_end).
+  std::optional<bridge::NetProgress> split_progress();
   bool split_star() const { return split() && scenario.topology_switch.has_value(); }
   std::string introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to,
                               const std::string& expect);
@@ -491,7 +493,9 @@ class System : public sc_core::sc_module {
   void split_barrier();
   std::optional<bridge::NetControl> split_next();
   // connect's server end: until the ConnectRequest came (the state left
-  // RESET); false (the step failed) when the client's step ended without.
+  // RESET); false when the run stops or the client's step ended without
+  // failing (then the step failed here); SplitPartnerFailed when the
+  // client's step failed (its failure is the step's).
   bool split_await_request(Node& server, const host::Connection& c, const std::string& client);
   // A lane: a sequence of steps that runs in step across the processes
   // (split.h): the scenario's steps (lane 0), each branch of a `parallel`
@@ -558,7 +562,10 @@ class System : public sc_core::sc_module {
   };
   BoundedSteps bounded_;
   size_t split_waiting_ = 0;    // lanes waiting for another process's word (split_next)
+  sc_core::sc_event split_woke_;  // a lane stopped waiting there
+  bool split_passive() const;   // this process promised no CONTROL of its own (set_split_policy)
   void set_split_policy();      // the link's control policy (split.cpp)
+  uint64_t watchdog_from_ps_ = 0;  // the watchdog counts from here: a self-timed step ran then
   sc_core::sc_event fail_ev_;
   std::unique_ptr<VerilatedVcdSc> rtl_vcd_;
 };
