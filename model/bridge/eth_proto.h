@@ -51,9 +51,7 @@
 //     sender's simulated time: the step's end, the read's instant), id u64
 //     @16 (the step's sequence number; a read's number), a u64 @24 and b u64
 //     @32 (a read's address and length; a progress reply's a: the latest
-//     progress in ps before the request's instant, and its data, when b is
-//     0, one byte: 1 when a step that times out by itself was running in
-//     the answering process at that instant, 0 when not), timestamp @48 = the sender's
+//     progress in ps before the request's instant), timestamp @48 = the sender's
 //     latest stamp (a CONTROL makes no promise of its own), data after the
 //     header (a fact's bytes, a reply's bytes).
 // SimBricks' own components use 1536 + 64-byte queue entries; ERNIC's
@@ -98,8 +96,7 @@ struct NetControl {
     RunEnd = 5,           // b = the exit code, data = why; a = how it stopped (RunEndHow)
     Watch = 6,
     ProgressRequest = 7,  // the watchdog's: the answering process's latest progress
-    ProgressReply = 8,    // a = that progress (ps); b = 1: refused, data the reason; else data
-                          // = {1} when a self-timed step ran there then (NetProgress)
+    ProgressReply = 8,    // a = that progress (ps); b = 1: refused, data the reason
   };
   // A progress request's node kNodeHere: the process that gets it answers
   // (a star's switch process too); a node's index: that node's process
@@ -117,15 +114,6 @@ struct NetControl {
   uint8_t node = 0;
   uint64_t time_ps = 0, id = 0, a = 0, b = 0;
   std::vector<uint8_t> data;
-};
-
-// A ProgressReply's answer: the answering process's latest watchdog
-// progress before the request's instant (ps), and whether a step that times
-// out by itself (a wait, a timeout_us) was running there at that instant
-// (one process's watchdog counts from such an instant; model/system/runner.cpp).
-struct NetProgress {
-  uint64_t latest_ps = 0;
-  bool self_timed = false;
 };
 
 struct NetMsg {

@@ -88,11 +88,11 @@ struct NetLinkStats {
 // at `addr` (a split run's remote read); throws std::runtime_error when the
 // node is not this process's or the range is outside its memory.
 using NetMemReader = std::function<std::vector<uint8_t>(uint8_t node, uint64_t addr, uint64_t len)>;
-// This process's watchdog progress at the current instant (NetProgress: a
-// split run's ProgressRequest for `node`: NetControl::kNodeHere or a
+// This process's latest watchdog progress before the current instant, in
+// ps (a split run's ProgressRequest for `node`: NetControl::kNodeHere or a
 // node's index, model/system/split.cpp); throws std::runtime_error for a
 // node that is not this process's (refused).
-using NetProgressReader = std::function<NetProgress(uint8_t node)>;
+using NetProgressReader = std::function<uint64_t(uint8_t node)>;
 
 class NetLink : public sc_core::sc_module {
  public:
@@ -170,11 +170,11 @@ class NetLink : public sc_core::sc_module {
   // time, for the answer). Throws NetPeerError when the peer refuses (its
   // message) or goes away.
   std::vector<uint8_t> read_remote(size_t peer, uint8_t node, uint64_t addr, uint64_t len);
-  // The watchdog progress of node `node`'s process, or with
-  // NetControl::kNodeHere of the peer's own process, at this instant (a
-  // ProgressRequest; the kernel waits for the answer). Throws
+  // The latest watchdog progress (ps) of node `node`'s process, or with
+  // NetControl::kNodeHere of the peer's own process, before this instant
+  // (a ProgressRequest; the kernel waits for the answer). Throws
   // NetPeerError as read_remote.
-  NetProgress read_progress(size_t peer, uint8_t node);
+  uint64_t read_progress(size_t peer, uint8_t node);
   // Test only: sleep a random 0..max_us of wall time before each message
   // sent and each blocking read (results must not change).
   void set_chaos(uint64_t seed, uint32_t max_us);

@@ -189,9 +189,7 @@ void NetLink::serve_reads(uint64_t now) {
     try {
       if (q.kind == NetControl::ProgressRequest) {
         if (!progress_) throw std::runtime_error("this process keeps no watchdog progress");
-        const NetProgress pr = progress_(q.node);
-        r.a = pr.latest_ps;
-        r.data = {uint8_t(pr.self_timed ? 1 : 0)};
+        r.a = progress_(q.node);
       } else {
         if (q.b > kMaxRead)
           throw std::runtime_error("a read of " + std::to_string(q.b) + " bytes (at most " +
@@ -306,19 +304,14 @@ std::vector<uint8_t> NetLink::read_remote(size_t i, uint8_t node, uint64_t addr,
   return std::move(a.data);
 }
 
-NetProgress NetLink::read_progress(size_t i, uint8_t node) {
+uint64_t NetLink::read_progress(size_t i, uint8_t node) {
   NetControl r;
   r.kind = NetControl::ProgressRequest;
   r.node = node;
   const NetControl a = ask(i, std::move(r), "progress request");
   if (a.kind != NetControl::ProgressReply)
     throw NetPeerError(peers_.at(i)->peer->name() + ": a progress request answered with another kind");
-  if (a.data.size() > 1 || (a.data.size() == 1 && a.data[0] > 1)) {  // a protocol violation: the run fails
-    const NetPeerError e(peers_.at(i)->peer->name() + ": a progress reply whose data is not one byte 0 or 1");
-    fail_run(e);
-    throw e;
-  }
-  return {a.a, !a.data.empty() && a.data[0] == 1};
+  return a.a;
 }
 
 }  // namespace ernic::bridge

@@ -149,65 +149,59 @@ void System::fail(const SourceLoc& loc, const std::string& what, int code) {
 
 void System::watchdog() {
   // Fires watchdog_us after the latest progress (frame, register access,
-  // DMA, completion), outside steps that time out by themselves; and at
-  // once when a QP livelocks (SimContext::livelock: progress that never
-  // completes the WQE, which resets the watchdog forever). Progress is
-  // the latest before the instant looked at (SimContext::progress_before);
-  // a split run's other processes' progress counts too (split_progress).
+  // DMA, completion) or the end of the latest step that times out by
+  // itself (none counts while one runs); and at once when a QP livelocks
+  // (SimContext::livelock: progress that never completes the WQE, which
+  // resets the watchdog forever). Both are the latest before the instant
+  // looked at (SimContext::progress_before, BoundedSteps::timed_at), so
+  // the instant it fires depends on the run alone, not on when it looked.
+  // A split run's other processes' count too (split_progress).
   const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
-  uint64_t others_ps = 0;  // the other processes' latest progress (a split run)
+  uint64_t others_ps = 0;  // the other processes' latest (a split run)
   for (;;) {
     const uint64_t now = sc_time_stamp().value();
-    const uint64_t deadline = std::max({ctx.progress_before(now), others_ps, watchdog_from_ps_}) + period_ps;
     const bool livelock = !ctx.livelock.empty();
+    if (bounded_.n > 0 && bounded_.ran_before(now) && !livelock) {  // counted from its end
+      wait(bounded_.ended | ctx.livelock_ev);
+      continue;
+    }
+    const uint64_t deadline =
+        std::max({ctx.progress_before(now), bounded_.timed_at(now), others_ps}) + period_ps;
     if (deadline > now && !livelock) {
       wait(sc_time(double(deadline - now), SC_PS), ctx.livelock_ev);
       continue;
     }
     if (finished) return;
-    // A split run: the whole run's progress first (the other processes'),
-    // then, only where it is as old as one process's would be, whether a
-    // self-timed step ran anywhere. Each process so looks at the instants
-    // one process's watchdog looks at, whatever it knew before.
-    bool timed_elsewhere = false;
     if (!livelock && split()) {
       // A passive process promised the others no CONTROL of its own (no
-      // request, no end): the processes whose lanes run steps watch, each
-      // counting from what the others count from (local_progress).
+      // request, no end): the processes whose lanes run steps watch.
       if (split_passive()) {
         wait(split_woke_ | ctx.livelock_ev | fail_ev_);
         continue;
       }
-      const std::optional<bridge::NetProgress> o = split_progress();
+      const std::optional<uint64_t> o = split_progress();
       // The link failed meanwhile (a peer broke the protocol), or another
       // process's run ended (a failed step there ends this one at its
       // instant): that is the run's end, not this watchdog's.
       if (finished || !net_link_->error().empty() || !o) return;
-      if (o->latest_ps + period_ps > now) {
-        others_ps = o->latest_ps;
+      if (*o + period_ps > now) {
+        others_ps = *o;
         continue;
       }
-      timed_elsewhere = o->self_timed;
     }
-    if ((bounded_.ran_before(now) || timed_elsewhere) && !livelock) {  // a self-timed step was running: the watchdog counts from now
-      watchdog_from_ps_ = now;
-      continue;
-    }
-    {
-      if (livelock)
-        fail(SourceLoc{}, fmt::format("{} (limits.livelock_retries: {})", ctx.livelock,
-                                      scenario.limits.livelock_retries),
-             3);
-      else
-        fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
-                                      scenario.limits.watchdog_us),
-             3);
-      snapshot_qps(true);
-      stop_how_ = bridge::NetControl::kStopWatchdog;
-      end_checks();
-      sc_stop();
-      return;
-    }
+    if (livelock)
+      fail(SourceLoc{}, fmt::format("{} (limits.livelock_retries: {})", ctx.livelock,
+                                    scenario.limits.livelock_retries),
+           3);
+    else
+      fail(SourceLoc{}, fmt::format("no progress for {} us of simulated time (watchdog)",
+                                    scenario.limits.watchdog_us),
+           3);
+    snapshot_qps(true);
+    stop_how_ = bridge::NetControl::kStopWatchdog;
+    end_checks();
+    sc_stop();
+    return;
   }
 }
 

@@ -144,22 +144,20 @@ bridge::NetProgressReader System::local_progress() {
   return [this](uint8_t node) {
     if (node != bridge::NetControl::kNodeHere && (split_hub_ || node != split_local_))
       throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
-    // Where this process's watchdog counts from a self-timed step's
-    // instant, that instant is progress to the others' watchdogs too.
+    // A self-timed step's end (now, while one runs here) counts as
+    // progress to the other processes' watchdogs too.
     const uint64_t now = sc_time_stamp().value();
-    return bridge::NetProgress{std::max(ctx.progress_before(now), watchdog_from_ps_), bounded_.ran_before(now)};
+    return std::max(ctx.progress_before(now), bounded_.timed_at(now));
   };
 }
 
-std::optional<bridge::NetProgress> System::split_progress() {
-  bridge::NetProgress most;
+std::optional<uint64_t> System::split_progress() {
+  uint64_t most = 0;
   bool ended = false;
   auto ask = [&](size_t peer, uint8_t node) {
     if (ended) return;
     try {
-      const bridge::NetProgress p = net_link_->read_progress(peer, node);
-      most.latest_ps = std::max(most.latest_ps, p.latest_ps);
-      most.self_timed |= p.self_timed;
+      most = std::max(most, net_link_->read_progress(peer, node));
     } catch (const bridge::NetPeerError&) {
       ended = true;  // gone or ended: this run ends with it (watch_peer_end says how)
     }

@@ -464,12 +464,12 @@ class System : public sc_core::sc_module {
   bool split_hub_ = false;      // this process runs the switch (and no node)
   bridge::NetMemReader local_reader();
   bridge::NetProgressReader local_progress();
-  // Every other process of the run at this instant (ProgressRequests,
-  // NetLink::read_progress): the latest progress before it, and whether a
-  // self-timed step ran in any of them; the watchdog counts the whole run's
-  // progress and steps, as in one process. nullopt when one of them has
-  // ended its run or gone: this run ends there too (watch_peer_end).
-  std::optional<bridge::NetProgress> split_progress();
+  // The latest progress of every other process of the run before this
+  // instant, a self-timed step's end included (ProgressRequests at this
+  // instant, NetLink::read_progress): the watchdog counts the whole run's
+  // progress, as in one process. nullopt when one of them has ended its
+  // run or gone: this run ends there too (watch_peer_end).
+  std::optional<uint64_t> split_progress();
   bool split_star() const { return split() && scenario.topology_switch.has_value(); }
   std::string introduce_split(bridge::NetPeer& peer, const SplitOptions& so, bridge::WallTimeout to,
                               const std::string& expect);
@@ -544,28 +544,33 @@ class System : public sc_core::sc_module {
   std::map<std::string, size_t> bypass_checked_;
   sc_core::sc_event frame_ev_;
   // Steps that time out by themselves: the watchdog stays out while one
-  // runs. It looks at whether one ran just before the instant it looks at
-  // (a step ending or starting at that instant may run before or after it,
-  // as the kernel picks).
+  // runs and counts from its end as from progress. It looks at whether one
+  // ran just before the instant it looks at (a step ending or starting at
+  // that instant may run before or after it, as the kernel picks): one that
+  // starts and ends within an instant does not count.
   struct BoundedSteps {
     int n = 0;
     uint64_t changed_ps = ~uint64_t(0);  // the instant of the latest change
     int n_before = 0;                     // n when that instant began
+    uint64_t ended_ps = 0;                // the latest instant the last running one ended
+    sc_core::sc_event ended;              // notified then
     void change(int d) {
       const uint64_t t = sc_core::sc_time_stamp().value();
       if (t != changed_ps) changed_ps = t, n_before = n;
       n += d;
+      if (n == 0 && n_before > 0) ended_ps = t, ended.notify(sc_core::SC_ZERO_TIME);
     }
     BoundedSteps& operator++() { return change(1), *this; }
     BoundedSteps& operator--() { return change(-1), *this; }
     bool ran_before(uint64_t t_ps) const { return (changed_ps == t_ps ? n_before : n) > 0; }
+    // The latest instant up to t one ran (t while one runs).
+    uint64_t timed_at(uint64_t t_ps) const { return ran_before(t_ps) ? t_ps : ended_ps; }
   };
   BoundedSteps bounded_;
   size_t split_waiting_ = 0;    // lanes waiting for another process's word (split_next)
   sc_core::sc_event split_woke_;  // a lane stopped waiting there
   bool split_passive() const;   // this process promised no CONTROL of its own (set_split_policy)
   void set_split_policy();      // the link's control policy (split.cpp)
-  uint64_t watchdog_from_ps_ = 0;  // the watchdog counts from here: a self-timed step ran then
   sc_core::sc_event fail_ev_;
   std::unique_ptr<VerilatedVcdSc> rtl_vcd_;
 };

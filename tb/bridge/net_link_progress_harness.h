@@ -50,8 +50,7 @@ struct Proc {
   std::string connect_name = "the switch";
   bool hub = false;
   int node = -1;
-  uint64_t progress = 0;     // ps: what its watchdog reports
-  bool self_timed = false;   // ... and whether a self-timed step runs there
+  uint64_t progress = 0;  // ps: what its watchdog reports
   std::vector<Ask> asks;
   bool watch_ends = false;  // log each RunEnd at its instant ("end_at"), passing over each (as System does)
 };
@@ -77,9 +76,8 @@ struct Asker : sc_core::sc_module {
           for (uint8_t x : b) *log << " " << int(x);
           *log << "\n";
         } else {
-          const NetProgress v = link->read_progress(a.peer, a.node);
-          *log << "ask " << k << " -> " << v.latest_ps << (v.self_timed ? " timed" : "") << " at "
-               << ClockDomain::now_ps() << "\n";
+          const uint64_t v = link->read_progress(a.peer, a.node);
+          *log << "ask " << k << " -> " << v << " at " << ClockDomain::now_ps() << "\n";
         }
       } catch (const NetPeerError& e) {
         *log << "ask " << k << " error: " << e.what() << "\n";
@@ -130,7 +128,7 @@ inline int run_proc(const Proc& o, const std::string& f) {
       [&](uint8_t node) {
         log << "progress node=" << int(node) << "\n";
         if (node != kHere && (o.hub || int(node) != o.node)) throw std::runtime_error(refusal(node));
-        return NetProgress{o.progress, o.self_timed};
+        return o.progress;
       });
   if (o.hub) link.enable_hub();
   Asker asker("asker");

@@ -16,10 +16,6 @@
 //     answer); two processes asking each other at one instant, directly or
 //     through the switch, both get their answers at that instant; a peer
 //     that ends before answering is named: never a crash or a hang;
-//   - a reply says whether a self-timed step ran in the answering process
-//     (its data byte, NetProgress::self_timed), through the switch too; a
-//     peer without it (no data) is read as not, any other data fails the
-//     asker's run by name;
 //   - a RunEnd whose how (NetControl::RunEndHow) is unknown fails the run
 //     of the process it reaches by name (never read as "ended itself");
 //     of two nodes' RunEnds at one instant the switch keeps the early stop
@@ -48,8 +44,7 @@ using namespace net_link_test;
 // relay's is refused as not asked, or the relay's is taken for the
 // switch's and node 1 never hears). Later, each while the other is idle,
 // node 1 asks the switch's own progress and the switch node 1's (test 1b
-// asks both ways at one instant). A self-timed step runs in node 0's
-// process: both its answers say so, the relayed one too.
+// asks both ways at one instant).
 TEST(NetLinkProgress, SwitchOwnRequestsAndARelayedOneEachReachTheirAsker) {
   constexpr uint64_t kP0 = 4'100'000, kP1 = 3'300'000, kPs = 2'900'000;  // each process's progress (ps)
   const std::string s0 = sock("own0"), s1 = sock("own1");
@@ -57,7 +52,7 @@ TEST(NetLinkProgress, SwitchOwnRequestsAndARelayedOneEachReachTheirAsker) {
   Proc sw, n0, n1;
   sw.listen = {s0, s1}, sw.hub = true, sw.progress = kPs;
   sw.asks = {{kAskAt, 0, kHere}, {t2, 1, kHere}};
-  n0.connect = s0, n0.node = 0, n0.progress = kP0, n0.self_timed = true;
+  n0.connect = s0, n0.node = 0, n0.progress = kP0;
   n1.connect = s1, n1.node = 1, n1.progress = kP1;
   n1.asks = {{kAskAt, 0, 0}, {t1, 0, kHere}};
   const auto r = run_all("own", {proc(sw), proc(n0), proc(n1)});
@@ -67,12 +62,12 @@ TEST(NetLinkProgress, SwitchOwnRequestsAndARelayedOneEachReachTheirAsker) {
   auto at = [](uint64_t t) { return " at " + std::to_string(t); };
   // The switch's own requests: node 0's progress, then node 1's, each at its instant.
   EXPECT_EQ(lines(r[0].log, "ask "),
-            (std::vector<std::string>{"ask 0 -> " + std::to_string(kP0) + " timed" + at(kAskAt),
+            (std::vector<std::string>{"ask 0 -> " + std::to_string(kP0) + at(kAskAt),
                                       "ask 1 -> " + std::to_string(kP1) + at(t2)}))
       << r[0].log;
   // Node 1's: node 0's progress (relayed), then the switch's (kNodeHere).
   EXPECT_EQ(lines(r[2].log, "ask "),
-            (std::vector<std::string>{"ask 0 -> " + std::to_string(kP0) + " timed" + at(kAskAt),
+            (std::vector<std::string>{"ask 0 -> " + std::to_string(kP0) + at(kAskAt),
                                       "ask 1 -> " + std::to_string(kPs) + at(t1)}))
       << r[2].log;
   // Who was asked what: node 0's process for kNodeHere (the switch) and
@@ -444,46 +439,6 @@ TEST(NetLinkProgress, AReplyToTheNextRequestsIdFailsTheRunInsteadOfAnsweringIt) 
   EXPECT_EQ(lines(r[1].log, "request "), std::vector<std::string>{"request id=0"}) << r[1].log;
   EXPECT_EQ(lines(r[1].log, "runend"), std::vector<std::string>{"runend 1 " + why}) << r[1].log;
   EXPECT_EQ(r[0].reads_asked, 1u);
-  EXPECT_LT(r[0].wall_s, 10.0);
-}
-
-// 3e. Two processes, B written by hand: B answers A's first request with
-// data {1} (a self-timed step ran there), the second with none (a peer
-// that does not say: not self-timed), the third with {2}: A's run fails
-// naming B, as for any broken reply, and the request reports the same.
-TEST(NetLinkProgress, AReplysSelfTimedByteIsReadAndAnyOtherDataFailsTheRun) {
-  constexpr uint64_t kP = 6'200'000;
-  const std::string s = sock("timed");
-  Proc a;
-  a.listen = {s}, a.names = {"node B"}, a.node = 0, a.progress = 1;
-  a.asks = {{kAskAt, 0, kHere}, {kAskAt + 1 * kUs, 0, kHere}, {kAskAt + 2 * kUs, 0, kHere}};
-  RawAct b = [&](NetPeer& p, std::ostream& log) {
-    p.promise(kFar);
-    int n = 0;
-    raw_serve(p, log, [&](const NetControl& c) {
-      if (c.kind != NetControl::ProgressRequest) return;
-      log << "request id=" << c.id << "\n";
-      NetControl r = reply(NetControl::ProgressReply, c.time_ps, c.id, kP + c.id);
-      if (n == 0) r.data = {1};
-      if (n == 2) r.data = {2};
-      ++n;
-      try {
-        p.send_control(r);
-      } catch (const NetPeerError&) {
-      }
-    });
-  };
-  const auto r = run_all("timed", {proc(a), raw(s, false, b)});
-  const std::string why = "node B: a progress reply whose data is not one byte 0 or 1";
-  EXPECT_EQ(r[0].rc, 3);
-  EXPECT_EQ(r[0].err, why);
-  EXPECT_EQ(lines(r[0].log, "ask "),
-            (std::vector<std::string>{"ask 0 -> " + std::to_string(kP) + " timed at " + std::to_string(kAskAt),
-                                      "ask 1 -> " + std::to_string(kP + 1) + " at " + std::to_string(kAskAt + kUs),
-                                      "ask 2 error: " + why}))
-      << r[0].log;
-  EXPECT_EQ(lines(r[1].log, "runend"), std::vector<std::string>{"runend 1 " + why}) << r[1].log;
-  EXPECT_EQ(r[0].reads_asked, 3u);
   EXPECT_LT(r[0].wall_s, 10.0);
 }
 
