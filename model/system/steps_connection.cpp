@@ -100,11 +100,17 @@ void System::connect_split(const ConnectStep& s, const SourceLoc& loc, host::QpP
                        client ? uint32_t(theirs[0]) : c->qpn);
   } else if (client) {
     c = &me->driver->connect(node_addr(other, s.ip_version), cp);
+    split_exchange({0}, s.client, s.server);  // the server's process waits for this instant (below)
   } else {
     c = &me->driver->listen(sp);
     // In one process the client's connect returned first (the ConnectReply
     // was out); here the server waits for the ConnectRequest itself.
     if (!split_await_request(*me, *c, s.client)) return;
+    // ... and waits for the ReadyToUse (resending its ConnectReply) only
+    // from the instant the client's connect returned, the client's word;
+    // a client whose connect failed fails the step there, nothing more
+    // sent here (SplitPartnerFailed), as in one process.
+    split_exchange({0}, s.client, s.server);
     if (!me->driver->await_rtu(*c))
       return fail(loc, fmt::format("connect '{}': server {} QP{} did not reach RTS (state {})", s.name, s.server,
                                    c->qpn, host::verbs_state_name(c->state)));

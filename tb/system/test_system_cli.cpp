@@ -339,6 +339,33 @@ TEST(SystemCli, ALivelockStopsTheRunAndSaysSo) {
   EXPECT_NE(r.out.find("result    no-progress (exit 3)"), std::string::npos) << r.out;
 }
 
+// The watchdog counts from the end of a self-timed step as from progress
+// (scenarios/README.md, limits.watchdog_us): tb/system/errors/
+// watchdog_after_wait.yaml drops every ConnectRequest of A's while a 70 us
+// wait runs beside the connect from 0. The last frame is the first
+// ConnectRequest (the retry would come 120 us after it); the watchdog
+// (50 us) fires at 70 + 50 = 120 us, the wait's end counted. (Before stop
+// 39 it counted from the instant it last found the wait running,
+// 1.7 + 50 us, and fired at 101.7 us.)
+TEST(SystemCli, TheWatchdogCountsFromASelfTimedStepsEnd) {
+  const fs::path dir = test_dir();
+  SimResult r = run_sim(dir, {"run", kSystemDir + "/errors/watchdog_after_wait.yaml", "--json", "out.json", "--log",
+                              "out.log"});
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir / "out.json"));
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_EQ(j["failures"][0]["what"], "no progress for 50 us of simulated time (watchdog)");
+  EXPECT_EQ(j["failures"][0]["time_ps"].get<uint64_t>(), 120000000u);
+  EXPECT_EQ(j["sim_time_ps"].get<uint64_t>(), 120000000u);
+  // The wait's end at 70 us, from the log; one frame on the wire, before it.
+  const std::string log = read_text(dir / "out.log");
+  EXPECT_NE(log.find(R"({"t_ps":70000000,"node":"","kind":"step")"), std::string::npos) << log.substr(0, 2000);
+  ASSERT_EQ(j["last_frames"]["A->B"].size(), 1u);
+  const std::string f = j["last_frames"]["A->B"][0];
+  EXPECT_NE(f.find(" 1.716599 us #0 "), std::string::npos) << f;
+  EXPECT_NE(f.find("ConnectRequest"), std::string::npos) << f;
+}
+
 // WQEs no doorbell covers (post doorbell: none, nothing after): the timeout
 // says why nothing completed (tb/system/errors/doorbell_none_uncovered.yaml:
 // two WQEs, a 20 us wait at line 16).
