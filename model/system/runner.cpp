@@ -152,9 +152,10 @@ void System::watchdog() {
   // DMA, completion) or the end of the latest step that times out by
   // itself (none counts while one runs); and at once when a QP livelocks
   // (SimContext::livelock: progress that never completes the WQE, which
-  // resets the watchdog forever). Both are the latest before the instant
-  // looked at (SimContext::progress_before, BoundedSteps::timed_at), so
-  // the instant it fires depends on the run alone, not on when it looked.
+  // resets the watchdog forever). Progress is the latest before the instant
+  // looked at (SimContext::progress_before), a self-timed step's end judged
+  // by what ran as the instant began (BoundedSteps::timed_at), so the
+  // instant it fires depends on the run alone, not on when it looked.
   // A split run's other processes' count too (split_progress).
   const uint64_t period_ps = scenario.limits.watchdog_us * 1000000ull;
   uint64_t others_ps = 0;  // the other processes' latest (a split run)

@@ -159,7 +159,9 @@ std::optional<uint64_t> System::split_progress() {
     try {
       most = std::max(most, net_link_->read_progress(peer, node));
     } catch (const bridge::NetPeerError&) {
-      ended = true;  // gone or ended: this run ends with it (watch_peer_end says how)
+      // Gone or ended: this run ends with it (watch_peer_end says how).
+      // Another error (a refusal) leaves that process's progress out.
+      ended = net_link_->peer_gone();
     }
   };
   if (split_hub_) {
@@ -268,9 +270,9 @@ std::optional<bridge::NetControl> System::split_next() {
       return std::nullopt;
     }
     // Not a self-timed wait: the step runs in another process, whose answer
-    // to the watchdog's ProgressRequest says whether it times out by itself
-    // (a lane waiting here must not hold off the watchdog of this process's
-    // other lanes).
+    // to the watchdog's ProgressRequest counts its self-timed steps (their
+    // end, or now while one runs); a lane waiting here must not hold off the
+    // watchdog of this process's other lanes.
     ++split_waiting_;
     wait(net_link_->control_event() | fail_ev_);
     --split_waiting_;

@@ -344,9 +344,9 @@ TEST(SystemCli, ALivelockStopsTheRunAndSaysSo) {
 // watchdog_after_wait.yaml drops every ConnectRequest of A's while a 70 us
 // wait runs beside the connect from 0. The last frame is the first
 // ConnectRequest (the retry would come 120 us after it); the watchdog
-// (50 us) fires at 70 + 50 = 120 us, the wait's end counted. (Before stop
-// 39 it counted from the instant it last found the wait running,
-// 1.7 + 50 us, and fired at 101.7 us.)
+// (50 us) fires at 70 + 50 = 120 us, the wait's end counted (as the step's
+// end already was, a step boundary being progress; what stop 39 changed is
+// when it looks, not this figure).
 TEST(SystemCli, TheWatchdogCountsFromASelfTimedStepsEnd) {
   const fs::path dir = test_dir();
   SimResult r = run_sim(dir, {"run", kSystemDir + "/errors/watchdog_after_wait.yaml", "--json", "out.json", "--log",
