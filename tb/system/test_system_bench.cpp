@@ -126,6 +126,22 @@ TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
     EXPECT_NEAR(model_f, model / floor, 0.001 + 0.001 * model_f) << line;
     EXPECT_NEAR(ratio, rtl / model, 0.001 + 0.001 * ratio) << line;
   }
+  // The speed figures come from runs without --log, best of up to 3: each
+  // run's last report is there, its speed at most the table's; the idle run
+  // wrote no log.
+  for (size_t i = 0; i < want.size(); ++i) {
+    const fs::path rep = dir / "a" / ("bench_" + want[i].first + "." + want[i].second + ".speed.json");
+    ASSERT_TRUE(fs::exists(rep)) << rep;
+    const auto j = nlohmann::json::parse(read_text(rep));
+    EXPECT_EQ(j.value("exit_code", -1), 0) << rep;
+    EXPECT_LE(j["wall"]["sim_core_cycles_per_wall_second"].get<double>(),
+              std::stod(roce_test::split_csv(rows[i + 1])[2]) + 0.5)  // the CSV rounds to a cycle/s
+        << rep;
+  }
+  EXPECT_FALSE(fs::exists(dir / "a" / "bench_idle.rtl.jsonl"));
+  EXPECT_NE(a.out.find(" (each figure: the run again without --log, the best of up to 3 runs or 1 s"),
+            std::string::npos)
+      << a.out;
   // --no-speed: the rtl runs only, no idle run.
   const auto brows = roce_test::split_lines(read_text(dir / "b" / "speed.csv"));
   ASSERT_EQ(brows.size(), 3u);
