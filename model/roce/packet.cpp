@@ -237,7 +237,8 @@ const char* decode_error_name(DecodeError e) {
   return "?";
 }
 
-std::optional<Frame> decode(const uint8_t* d, size_t len, DecodeError* err) {
+namespace {
+std::optional<Frame> decode_impl(const uint8_t* d, size_t len, DecodeError* err, bool with_payload) {
   auto fail = [err](DecodeError e) -> std::optional<Frame> {
     if (err) *err = e;
     return std::nullopt;
@@ -317,10 +318,18 @@ std::optional<Frame> decode(const uint8_t* d, size_t len, DecodeError* err) {
   if (f.bth.pad_cnt > rest) return fail(DecodeError::PadTooLong);
   const uint8_t* pl = b + kBthLen + info->ext_len;
   const size_t payload_len = rest - f.bth.pad_cnt;
-  f.payload.assign(pl, pl + payload_len);
+  if (with_payload) f.payload.assign(pl, pl + payload_len);
   f.pad.assign(pl + payload_len, pl + rest);
   f.icrc = get_le32(pl + rest);
   return f;
+}
+}  // namespace
+
+std::optional<Frame> decode(const uint8_t* d, size_t len, DecodeError* err) {
+  return decode_impl(d, len, err, true);
+}
+std::optional<Frame> decode_headers(const uint8_t* d, size_t len, DecodeError* err) {
+  return decode_impl(d, len, err, false);
 }
 
 bool is_roce(const uint8_t* d, size_t len) {

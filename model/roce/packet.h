@@ -174,6 +174,9 @@ std::optional<Frame> decode(const uint8_t* data, size_t len, DecodeError* err = 
 inline std::optional<Frame> decode(const Bytes& b, DecodeError* err = nullptr) {
   return decode(b.data(), b.size(), err);
 }
+// The same checks and fields, but the payload is not copied (payload stays
+// empty; pad and ICRC are read): for a frame's headers only.
+std::optional<Frame> decode_headers(const uint8_t* data, size_t len, DecodeError* err = nullptr);
 
 // True when the frame is Ethernet/IPv4-or-IPv6/UDP with destination port 4791.
 bool is_roce(const uint8_t* data, size_t len);

@@ -22,7 +22,7 @@ class ClockDomain {
   const std::string& name() const { return name_; }
   double mhz() const { return mhz_; }
   uint64_t period_ps() const { return period_ps_; }
-  sc_core::sc_time period() const { return sc_core::sc_time(double(period_ps_), sc_core::SC_PS); }
+  sc_core::sc_time period() const { return sc_core::sc_time::from_value(period_ps_); }
 
   static uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
   uint64_t cycle() const { return now_ps() / period_ps_; }
@@ -35,15 +35,15 @@ class ClockDomain {
   // Align the calling SC_THREAD to a rising edge of this domain.
   void sync() const {
     uint64_t d = ps_to_edge();
-    if (d) sc_core::wait(sc_core::sc_time(double(d), sc_core::SC_PS));
+    if (d) sc_core::wait(sc_core::sc_time::from_value(d));
   }
   // Align, then wait n whole cycles.
   void wait_cycles(uint64_t n) const {
     sync();
-    if (n) sc_core::wait(sc_core::sc_time(double(n * period_ps_), sc_core::SC_PS));
+    if (n) sc_core::wait(sc_core::sc_time::from_value(n * period_ps_));
   }
   sc_core::sc_time cycles(uint64_t n) const {
-    return sc_core::sc_time(double(n * period_ps_), sc_core::SC_PS);
+    return sc_core::sc_time::from_value(n * period_ps_);
   }
   // Cycles (rounded up) that cover a duration in ps.
   uint64_t cycles_for_ps(uint64_t ps) const { return (ps + period_ps_ - 1) / period_ps_; }
@@ -54,6 +54,8 @@ class ClockDomain {
   uint64_t period_ps_;
 };
 
-inline sc_core::sc_time ps(uint64_t v) { return sc_core::sc_time(double(v), sc_core::SC_PS); }
+// Times are kernel values in ps (the 1 ps resolution above): from_value
+// builds them without sc_time(double, unit)'s floating-point scaling.
+inline sc_core::sc_time ps(uint64_t v) { return sc_core::sc_time::from_value(v); }
 
 }  // namespace ernic

@@ -39,7 +39,10 @@ std::optional<uint64_t> System::commit_time(Node& n, const FrameRec& r) {
 }
 
 FrameRec System::summarize(const FrameBytes& f, uint64_t t_ps, uint64_t index) {
-  return summarize(f, roce::decode(f), t_ps, index);
+  // The payload only for a CM MAD's name (a UD SEND): not copied otherwise.
+  std::optional<roce::Frame> d = roce::decode_headers(f.data(), f.size());
+  if (d && d->bth.opcode == roce::op::UD_SEND_ONLY) d = roce::decode(f);
+  return summarize(f, d, t_ps, index);
 }
 
 FrameRec System::summarize(const FrameBytes& f, const std::optional<roce::Frame>& d, uint64_t t_ps, uint64_t index) {

@@ -394,6 +394,35 @@ TEST(Decode, TrailingEthernetPaddingIgnored) {
   EXPECT_EQ(encode(*d, EncodeOptions{false, false, false, false}).size(), 62u);
 }
 
+// decode_headers: decode's fields without the payload (empty), on every
+// opcode over both IP versions, and decode's error on every truncation.
+TEST(Decode, HeadersOnlyLeavesThePayloadOut) {
+  for (uint8_t c : {op::RC_SEND_ONLY, op::RC_WRITE_FIRST, op::RC_WRITE_ONLY_IMM, op::RC_ACK, op::RC_CMP_SWAP,
+                    op::RC_ATOMIC_ACK, op::UD_SEND_ONLY_IMM, op::CNP}) {
+    for (bool v6 : {false, true}) {
+      Frame f = sample(c);
+      f.ipv6 = v6;
+      f.payload.assign(c == op::CNP ? 16 : 7, 0x5A);
+      const Bytes b = encode(f);
+      const auto full = decode(b);
+      const auto hdr = decode_headers(b.data(), b.size());
+      ASSERT_TRUE(full && hdr) << int(c);
+      EXPECT_TRUE(hdr->payload.empty()) << int(c);
+      EXPECT_EQ(full->payload.size(), c == op::CNP ? 16u : 7u) << int(c);
+      Frame h = *hdr;
+      h.payload = full->payload;  // then the same frame: the same bytes
+      EXPECT_EQ(encode(h, EncodeOptions{false, false, false, false}), b) << int(c) << " v6 " << v6;
+      EXPECT_EQ(hdr->pad, full->pad);
+      EXPECT_EQ(hdr->icrc, get_le32(&b[b.size() - 4]));
+      for (size_t n = 0; n < b.size(); ++n) {
+        DecodeError e1 = DecodeError::None, e2 = DecodeError::None;
+        EXPECT_EQ(decode(b.data(), n, &e1).has_value(), decode_headers(b.data(), n, &e2).has_value()) << n;
+        EXPECT_EQ(e1, e2) << int(c) << " at " << n;
+      }
+    }
+  }
+}
+
 DecodeError decode_err(const Bytes& b) {
   DecodeError e = DecodeError::None;
   EXPECT_FALSE(decode(b, &e).has_value());
