@@ -68,6 +68,18 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       ln.seq = seq;
       ln.loc = step_loc(s);
       ln.kind = step_kind(s);
+      // Began and ended now, the other process's end already sent (step_boundary).
+      const uint64_t now = sc_time_stamp().value();
+      struct EndDue {
+        System& sys;
+        SplitLane& ln;
+        ~EndDue() {
+          if (ln.end_due_ps == ~uint64_t(0)) return;
+          ln.end_due_ps = ~uint64_t(0);
+          sys.lane_end_ev_.notify(SC_ZERO_TIME);
+        }
+      } due{*this, ln};
+      if (rec.start_ps == now && split_peer_passes(s)) ln.end_due_ps = now;
       try {
         split_barrier();
       } catch (const std::exception& e) {
@@ -100,9 +112,20 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
 // Parallel branches pass theirs one per settled point, by lane. The
 // boundary is progress: the watchdog counts from here (a self-timed step
 // that just ended must not find it expired while it settles).
+//
+// Split, a lane ahead of this one may be waiting for the other process's
+// end of a step that began and ended at this instant here (a wait_until
+// already true): one process would have let that lane go on first, so this
+// one waits for that end, which the other process sent as the step began
+// (issue 16: a reg_poll after such a step and another lane's reg_write to
+// the same node took the node's MMIO in the other order split).
 void System::step_boundary(uint64_t lane_id) {
   ctx.note_progress(sc_time_stamp().value());
   settle::wait_settled(settle::Stage::kStep, lane_id);
+  while (split() && split_lane_ahead_ends_now(lane_id)) {
+    wait(lane_end_ev_);
+    settle::wait_settled(settle::Stage::kStep, lane_id);
+  }
 }
 
 void System::run_step(const Step& step, Group* g) {

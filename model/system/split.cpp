@@ -203,6 +203,22 @@ std::string System::introduce_split(bridge::NetPeer& peer, const SplitOptions& s
   return other;
 }
 
+bool System::split_peer_passes(const Step& s) const {
+  if (split_star() || split_hub_ || nodes.size() != 2) return false;
+  // fault and link: every process installs its rules, in no time.
+  if (std::holds_alternative<FaultStep>(s) || std::holds_alternative<LinkStep>(s)) return true;
+  const std::vector<std::string> p = split_participants(s);
+  const std::string& peer = scenario.nodes[1 - split_local_].name;
+  return !p.empty() && std::find(p.begin(), p.end(), peer) == p.end();
+}
+
+bool System::split_lane_ahead_ends_now(uint64_t lane_id) const {
+  const uint64_t now = sc_time_stamp().value();
+  for (const auto& [obj, l] : lanes_)
+    if (l.id < lane_id && l.end_due_ps == now) return true;
+  return false;
+}
+
 bool System::split_participates(const Step& s) const {
   const std::vector<std::string> p = split_participants(s);
   if (p.empty()) return true;

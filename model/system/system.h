@@ -513,7 +513,19 @@ class System : public sc_core::sc_module {
     std::string path;
     bool failed = false;       // the step under way failed (its own failure, or its part in the other process)
     bool snapped = false;      // the step under way took the QPs' status (snapshot_qps) in this process
+    // The instant the step's end is certain to be (split_barrier waits for
+    // the other process's end, sent as its step began at this instant), ~0:
+    // none. Lanes after it wait for that end (step_boundary).
+    uint64_t end_due_ps = ~uint64_t(0);
   };
+  // A lane numbered before lane_id waits at this instant for the other
+  // process's end of a step that began here now (SplitLane::end_due_ps).
+  bool split_lane_ahead_ends_now(uint64_t lane_id) const;
+  // The other process's part of step s is certain to end as it begins: a
+  // point-to-point split whose other node is not among s's participants,
+  // or a step every process does in no time (fault, link).
+  bool split_peer_passes(const Step& s) const;
+  sc_core::sc_event lane_end_ev_;  // a lane's end_due_ps was cleared
   // The instant of the run's first failure (this process's, or the other's
   // told by a fact at that instant); a branch's step starts unless it lies
   // before (runner.cpp: simultaneous branches decide alike in any order).
