@@ -394,11 +394,12 @@ TEST(Decode, TrailingEthernetPaddingIgnored) {
   EXPECT_EQ(encode(*d, EncodeOptions{false, false, false, false}).size(), 62u);
 }
 
-// decode_headers: decode's fields without the payload (empty), on every
-// opcode over both IP versions, and decode's error on every truncation.
+// decode_headers: decode's fields without the payload (empty), on nine
+// opcodes (each extension-header shape, UD_SEND_ONLY: a CM MAD's) over both
+// IP versions, and decode's error on every truncation.
 TEST(Decode, HeadersOnlyLeavesThePayloadOut) {
   for (uint8_t c : {op::RC_SEND_ONLY, op::RC_WRITE_FIRST, op::RC_WRITE_ONLY_IMM, op::RC_ACK, op::RC_CMP_SWAP,
-                    op::RC_ATOMIC_ACK, op::UD_SEND_ONLY_IMM, op::CNP}) {
+                    op::RC_ATOMIC_ACK, op::UD_SEND_ONLY, op::UD_SEND_ONLY_IMM, op::CNP}) {
     for (bool v6 : {false, true}) {
       Frame f = sample(c);
       f.ipv6 = v6;

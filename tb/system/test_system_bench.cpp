@@ -8,6 +8,7 @@
 // is 4 packets; each costs preamble/SFD 8 + Ethernet 14 + IPv4 20 + UDP 8
 // + BTH 12 (+ RETH 16 on the first) + 4096 payload + ICRC 4 + FCS 4 + IFG
 // 12 bytes on the line at 100 Gb/s. The simulated peak may not exceed it.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -126,20 +127,24 @@ TEST(SystemBench, DeterministicAndSpeedOfBothDatapaths) {
     EXPECT_NEAR(model_f, model / floor, 0.001 + 0.001 * model_f) << line;
     EXPECT_NEAR(ratio, rtl / model, 0.001 + 0.001 * ratio) << line;
   }
-  // The speed figures come from runs without --log, best of up to 3: each
-  // run's last report is there, its speed at most the table's; the idle run
-  // wrote no log.
+  // The speed figures come from runs without --log, the best of 3 to 10:
+  // each run's last report is there, its command without --log, its speed
+  // at most the table's; the idle run wrote no log.
   for (size_t i = 0; i < want.size(); ++i) {
     const fs::path rep = dir / "a" / ("bench_" + want[i].first + "." + want[i].second + ".speed.json");
     ASSERT_TRUE(fs::exists(rep)) << rep;
     const auto j = nlohmann::json::parse(read_text(rep));
     EXPECT_EQ(j.value("exit_code", -1), 0) << rep;
+    const auto& cl = j["reproduce"]["command_line"];
+    EXPECT_EQ(std::find(cl.begin(), cl.end(), "--log"), cl.end()) << rep;
+    EXPECT_NE(std::find(cl.begin(), cl.end(), "--json"), cl.end()) << rep;
     EXPECT_LE(j["wall"]["sim_core_cycles_per_wall_second"].get<double>(),
               std::stod(roce_test::split_csv(rows[i + 1])[2]) + 0.5)  // the CSV rounds to a cycle/s
         << rep;
   }
   EXPECT_FALSE(fs::exists(dir / "a" / "bench_idle.rtl.jsonl"));
-  EXPECT_NE(a.out.find(" (each figure: the run again without --log, the best of up to 3 runs or 1 s"),
+  EXPECT_NE(a.out.find(" (each figure: runs without --log, the best of 3 to 10, on to 1 s: "
+                       "bench_<run>.<datapath>.speed.json)"),
             std::string::npos)
       << a.out;
   // --no-speed: the rtl runs only, no idle run.
