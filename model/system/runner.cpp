@@ -68,7 +68,7 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       ln.seq = seq;
       ln.loc = step_loc(s);
       ln.kind = step_kind(s);
-      // Began and ended now, the other process's end already sent (step_boundary).
+      // The other process's end is certain to be now or already in (step_boundary).
       const uint64_t now = sc_time_stamp().value();
       struct EndDue {
         System& sys;
@@ -79,7 +79,7 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
           sys.lane_end_ev_.notify(SC_ZERO_TIME);
         }
       } due{*this, ln};
-      if (rec.start_ps == now && split_peer_passes(s)) ln.end_due_ps = now;
+      if (split_peer_passes(s)) ln.end_due_ps = now;
       try {
         split_barrier();
       } catch (const std::exception& e) {
@@ -114,11 +114,12 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
 // that just ended must not find it expired while it settles).
 //
 // Split, a lane ahead of this one may be waiting for the other process's
-// end of a step that began and ended at this instant here (a wait_until
-// already true): one process would have let that lane go on first, so this
-// one waits for that end, which the other process sent as the step began
-// (issue 16: a reg_poll after such a step and another lane's reg_write to
-// the same node took the node's MMIO in the other order split).
+// end of a step that ended at this instant here, an end certain to be
+// stamped now (split_peer_passes: e.g. a wait_until already true on this
+// node, a fault, a barrier): one process would have let that lane go on
+// first, so this one waits for that end (issue 16: a reg_poll after such a
+// step and another lane's reg_write to the same node took the node's MMIO
+// in the other order split).
 void System::step_boundary(uint64_t lane_id) {
   ctx.note_progress(sc_time_stamp().value());
   settle::wait_settled(settle::Stage::kStep, lane_id);

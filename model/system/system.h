@@ -521,9 +521,11 @@ class System : public sc_core::sc_module {
   // A lane numbered before lane_id waits at this instant for the other
   // process's end of a step that began here now (SplitLane::end_due_ps).
   bool split_lane_ahead_ends_now(uint64_t lane_id) const;
-  // The other process's part of step s is certain to end as it begins: a
-  // point-to-point split whose other node is not among s's participants,
-  // or a step every process does in no time (fault, link).
+  // The other process's end of step s, which ended here now, is certain to
+  // be stamped now or earlier (point to point): the other node is not among
+  // s's participants (its end was sent as the step began), the step takes
+  // no time anywhere (fault, link), or it ends at one instant everywhere
+  // (wait; barrier, when no failure ended it here).
   bool split_peer_passes(const Step& s) const;
   sc_core::sc_event lane_end_ev_;  // a lane's end_due_ps was cleared
   // The instant of the run's first failure (this process's, or the other's
