@@ -274,6 +274,7 @@ void System::handle(const BarrierStep& s, const SourceLoc& loc, Group* g) {
   ++a;
   g->changed.notify(SC_ZERO_TIME);
   while (g->arrived[s.name] < g->branches && !exit_code) wait(g->changed | fail_ev_);
+  if (split()) lane().barrier_full = g->arrived[s.name] >= g->branches;  // split_peer_passes
 }
 
 // repeat

@@ -517,6 +517,7 @@ class System : public sc_core::sc_module {
     // the other process's end, sent as its step began at this instant), ~0:
     // none. Lanes after it wait for that end (step_boundary).
     uint64_t end_due_ps = ~uint64_t(0);
+    bool barrier_full = false;  // its last barrier step ended with every branch arrived
   };
   // A lane numbered before lane_id waits at this instant for the other
   // process's end of a step that began here now (SplitLane::end_due_ps).
@@ -525,8 +526,8 @@ class System : public sc_core::sc_module {
   // be stamped now or earlier (point to point): the other node is not among
   // s's participants (its end was sent as the step began), the step takes
   // no time anywhere (fault, link), or it ends at one instant everywhere
-  // (wait; barrier, when no failure ended it here).
-  bool split_peer_passes(const Step& s) const;
+  // (wait; barrier, when every branch had arrived here).
+  bool split_peer_passes(const Step& s);
   sc_core::sc_event lane_end_ev_;  // a lane's end_due_ps was cleared
   // The instant of the run's first failure (this process's, or the other's
   // told by a fact at that instant); a branch's step starts unless it lies
