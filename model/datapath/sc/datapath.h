@@ -120,7 +120,8 @@ class RoceDatapath : public sc_core::sc_module, public CmacTxSource {
   // --- reports ------------------------------------------------------------------
   virtual const char* kind() const = 0;            // "rtl", "model", ...
   virtual bool traces_axis() const { return false; }
-  const DatapathStats& stats() const { return stats_; }
+  // The counters as of now (rtl: a model edge still owed is counted in).
+  virtual const DatapathStats& stats() const { return stats_; }
   // RTL waveform (rtl only): adds the Verilated top to a VerilatedVcdSc.
   virtual void trace(VerilatedVcdSc*, int /*levels*/) {}
   // The in-flight frames' state for the watchdog's report; "" when none.

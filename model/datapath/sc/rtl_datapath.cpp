@@ -68,6 +68,7 @@ void RtlDatapath::start() {
   p_.cmac_rst_n.write(false);
   p_.seed.write(uint32_t(cfg_.seed ^ (cfg_.seed >> 32)));
   top_.eval();
+  defer_ = !traced_ && ctx_.vcd == nullptr;
   core_next_ps_ = core_.period_ps() / 2;
   cmac_next_ps_ = cmac_.period_ps() / 2;
 }
@@ -88,6 +89,7 @@ void RtlDatapath::edges() {
   // A clock woken by new input resumes at its next rising edge (now, if on
   // one), from the delta after the wake (wake_ev_), whichever process ran
   // first in the delta of the wake.
+  owed_edges(now);
   const bool woken = wake_ev_.triggered();
   if (woken && core_idle_ && core_woken_) {
     core_idle_ = false;
@@ -110,7 +112,70 @@ void RtlDatapath::edges() {
   if (core_due || cmac_due) top_.eval();
   if (core_model) core_gate(now);
   if (cmac_model) cmac_gate(now);
+  // A rising edge whose model edge will be quiet: that edge is owed, and
+  // the clock's next activation is the rising edge after it.
+  if (defer_ && core_due && !core_model && core_quiet()) {
+    core_owed_ = true;
+    core_owed_ps_ = core_next_ps_;
+    core_next_ps_ += core_.period_ps() / 2;
+  }
+  if (defer_ && cmac_due && !cmac_model && cmac_quiet()) {
+    cmac_owed_ = true;
+    cmac_owed_ps_ = cmac_next_ps_;
+    cmac_next_ps_ += cmac_.period_ps() / 2;
+  }
   arm(now);
+}
+
+// An owed model edge due now is this instant's model edge, as if it had not
+// been owed; one whose time has passed is done first, as it would have been
+// then (nothing was evaluated since: the top and the ports stand as then),
+// with one evaluation for both domains' (their inputs are their own).
+void RtlDatapath::owed_edges(uint64_t now) {
+  if (core_owed_ && core_owed_ps_ == now) {
+    core_owed_ = false;
+    core_next_ps_ = now;
+  }
+  if (cmac_owed_ && cmac_owed_ps_ == now) {
+    cmac_owed_ = false;
+    cmac_next_ps_ = now;
+  }
+  const bool core = core_owed_ && core_owed_ps_ < now, cmac = cmac_owed_ && cmac_owed_ps_ < now;
+  if (!core && !cmac) return;
+  if (core) core_model_edge();
+  if (cmac) cmac_model_edge();
+  top_.eval();
+  if (core) {
+    core_owed_ = false;
+    core_gate(core_owed_ps_);
+  }
+  if (cmac) {
+    cmac_owed_ = false;
+    cmac_gate(cmac_owed_ps_);
+  }
+}
+
+// After a core rising edge's evaluation. The model edge reads the outputs
+// as they stand now (only a core edge changes roce_rx's registered
+// outputs); it delivers nothing and keeps the clock running whatever else
+// happens at its instant: a queued descriptor or payload leaves only at a
+// rising edge, and a received frame in flight only at a model edge that
+// delivers it.
+bool RtlDatapath::core_quiet() const {
+  const bool busy = core_reset_ || !txd_q_.empty() || !pay_q_.empty() || rx_in_flight_ || !cfg_.idle_skip;
+  if (!busy || p_.m_desc_valid.read()) return false;
+  if (p_.m_pay_tvalid.read() && p_.m_pay_tlast.read()) return false;
+  if (p_.m_byp_tvalid.read() && p_.m_byp_tlast.read()) return false;
+  return rx_desc_wait_.empty() || (rx_desc_wait_.front().payload_len != 0 && rx_pay_done_.empty());
+}
+
+// After a CMAC rising edge's evaluation: no head shows at the model edge
+// (none waits either, so the CMAC model takes no frame before it), and the
+// clock runs on: a queued received beat or a frame being taken leaves only
+// at a CMAC rising edge.
+bool RtlDatapath::cmac_quiet() const {
+  const bool busy = cmac_reset_ || !rx_q_.empty() || take_.active || tx_in_flight_ || !cfg_.idle_skip;
+  return busy && !head_valid_ && (take_.active || !p_.m_cmac_tvalid.read());
 }
 
 void RtlDatapath::arm(uint64_t now) {
@@ -174,6 +239,14 @@ RtlDatapath::~RtlDatapath() = default;
 
 void RtlDatapath::trace(VerilatedVcdSc* t, int levels) {
   if (top_.trace) top_.trace(t, levels);
+  traced_ = true;
+}
+
+const DatapathStats& RtlDatapath::stats() const {
+  // An owed CMAC model edge reads meta_events; nothing was evaluated since.
+  if (cmac_owed_ && cmac_owed_ps_ <= ClockDomain::now_ps())
+    const_cast<DatapathStats&>(stats_).meta_events = p_.meta_events.read();
+  return stats_;
 }
 
 bool RtlDatapath::in_flight() const {

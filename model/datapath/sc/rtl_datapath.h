@@ -20,6 +20,19 @@
 // the model edge that follows (a received frame: not before its start
 // time), so the result does not depend on the order in which the kernel
 // runs processes at one time.
+// Quiet model edges (issue 17): a model edge that would change nothing
+// outside the top and the process's own state, and after which its clock
+// surely keeps running, is not an activation of its own. It is owed: done,
+// as at its time, by the first activation at or after it (the rising edge
+// that follows, or the other clock's edge in between), before that
+// activation's own work. Between a model edge and that activation no edge
+// of either clock is evaluated, so the top, the ports it reads and the
+// counters stand as they stood at the model edge. Quiet: the core edge
+// delivers no RX descriptor, payload end or bypass frame and a descriptor
+// or payload is queued or a received frame is in flight (so the clock runs
+// whatever other processes do at that instant); the CMAC edge shows no new
+// head and a received frame is queued or a transmitted frame is in flight.
+// Off while a waveform is written (the VCD shows every edge at its time).
 // Gating: both clocks run while a frame is in flight anywhere in the top
 // (queued, in roce_tx, in a FIFO, in roce_rx) and for kSettleCycles edges
 // after (the synchronisers settle); then they stop until new input. An edge
@@ -139,6 +152,7 @@ class RtlDatapath : public RoceDatapath {
   const char* kind() const override { return kind_.c_str(); }
   bool traces_axis() const override { return true; }
   void trace(VerilatedVcdSc* t, int levels) override;
+  const DatapathStats& stats() const override;
   std::string status() const override;
   Unchecked unchecked() const override { return {tx_exp_.size(), rx_exp_.size(), byp_exp_.size()}; }
 
@@ -166,6 +180,9 @@ class RtlDatapath : public RoceDatapath {
   void edges();
   void start();                    // time 0: resets low, constant inputs
   void arm(uint64_t now);          // the next activation: the next edge of a running clock (edge_ev_), or a wake
+  void owed_edges(uint64_t now);   // the model edges owed (file comment) whose time has come
+  bool core_quiet() const;         // after a core rising edge's evaluation: its model edge may be owed
+  bool cmac_quiet() const;
   static uint64_t next_rise(uint64_t now, uint64_t period);  // the first rising edge at or after now
   void core_rise(uint64_t now);    // the core clock's rising edge
   void core_model_edge();          // the model edge after it
@@ -202,6 +219,10 @@ class RtlDatapath : public RoceDatapath {
   Watch w_s_desc_, w_s_pay_, w_m_desc_, w_m_pay_, w_m_byp_, w_m_cmac_, w_s_cmac_;
   monitor::HandshakeStall rnd_s_desc_valid_, rnd_s_pay_valid_, rnd_m_cmac_ready_, rnd_s_cmac_valid_;
   bool started_ = false;
+  bool traced_ = false;            // the top is in a waveform
+  bool defer_ = false;             // quiet model edges are owed (no waveform)
+  bool core_owed_ = false, cmac_owed_ = false;  // a quiet model edge is owed, at:
+  uint64_t core_owed_ps_ = 0, cmac_owed_ps_ = 0;
   sc_core::sc_event wake_ev_;      // an idle clock has new input
   sc_core::sc_event edge_ev_;      // the next edge of a running clock (arm)
 
