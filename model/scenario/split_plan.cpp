@@ -151,6 +151,14 @@ struct ParticipantsV {
 
 std::vector<std::string> split_participants(const Step& s) { return std::visit(ParticipantsV{}, s); }
 
+SplitEnd split_end(const Step& s) {
+  if (std::holds_alternative<FaultStep>(s) || std::holds_alternative<LinkStep>(s) ||
+      std::holds_alternative<WaitStep>(s))
+    return SplitEnd::alike;
+  if (std::holds_alternative<BarrierStep>(s)) return SplitEnd::barrier;
+  return SplitEnd::own;
+}
+
 std::string split_refusal(const Scenario& sc) {
   const std::string where = sc.file;
   if (const auto& t = sc.topology_switch) {

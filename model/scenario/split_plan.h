@@ -26,4 +26,17 @@ std::string split_refusal(const Scenario& sc);
 // `fault`, `link`, `expect_idle`, `repeat`'s own turn).
 std::vector<std::string> split_participants(const Step& s);
 
+// How every process's part of step s ends, for a lane that waits for the
+// other process's end (model/system/runner.cpp, the lane hold):
+//   alike    at one instant in every process, each by itself: `fault` and
+//            `link` (each installs its rules in no time), `wait` (the lanes
+//            start it alike; one whose instant has passed fails as it
+//            starts, everywhere);
+//   barrier  at one instant in every process once all its branches have
+//            arrived (they arrive as their lanes' steps start, alike
+//            everywhere); before that, as a failure there ends it;
+//   own      as its participants' processes end it (split_participants).
+enum class SplitEnd { alike, barrier, own };
+SplitEnd split_end(const Step& s);
+
 }  // namespace ernic

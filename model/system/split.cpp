@@ -205,15 +205,14 @@ std::string System::introduce_split(bridge::NetPeer& peer, const SplitOptions& s
 
 bool System::split_peer_passes(const Step& s) {
   if (split_star() || split_hub_ || nodes.size() != 2) return false;
-  // fault and link: every process installs its rules, in no time.
-  if (std::holds_alternative<FaultStep>(s) || std::holds_alternative<LinkStep>(s)) return true;
-  // A wait ends at one instant in every process (their lanes start alike;
-  // one that fails, its instant past, fails as it starts everywhere). A
-  // barrier whose branches have all arrived here has them all there too
-  // (they arrive as their lanes' steps start, alike everywhere): the other
-  // process's ended now, or earlier by a failure there (that end is in).
-  if (std::holds_alternative<WaitStep>(s)) return true;
-  if (std::holds_alternative<BarrierStep>(s)) return lane().barrier_full;
+  // A barrier whose branches have all arrived here has them all there too:
+  // the other process's ended now, or earlier by a failure there (that end
+  // is in already).
+  switch (split_end(s)) {
+    case SplitEnd::alike: return true;
+    case SplitEnd::barrier: return lane().barrier_full;
+    case SplitEnd::own: break;
+  }
   const std::vector<std::string> p = split_participants(s);
   const std::string& peer = scenario.nodes[1 - split_local_].name;
   return !p.empty() && std::find(p.begin(), p.end(), peer) == p.end();

@@ -209,6 +209,16 @@ TEST(ScenarioParse, Extended) {
   EXPECT_EQ(u33.value, 0x60u);
   EXPECT_EQ(u33.mask, 0x7Fu);  // the field's 7 bits
   EXPECT_EQ(u33.timeout_us, 7u);
+  // How each process's part ends, for a split run's lane hold (split_plan.h):
+  // fault, link and wait by themselves at one instant everywhere, a barrier
+  // once all its branches arrived, the rest as their participants end them.
+  EXPECT_EQ(split_end(s.steps[19]), SplitEnd::alike);  // fault
+  EXPECT_EQ(split_end(s.steps[25]), SplitEnd::alike);  // link
+  EXPECT_EQ(split_end(Step{WaitStep{}}), SplitEnd::alike);
+  EXPECT_EQ(split_end(Step{BarrierStep{}}), SplitEnd::barrier);
+  EXPECT_EQ(split_end(s.steps[31]), SplitEnd::own);  // wait_until on frames: A's process
+  EXPECT_EQ(split_end(s.steps[17]), SplitEnd::own);  // disconnect
+  EXPECT_EQ(split_end(s.steps[0]), SplitEnd::own);   // reg_write
 
   const auto& rep = *step_as<std::shared_ptr<RepeatStep>>(s, 34);
   EXPECT_STREQ(step_kind(s.steps[34]), "repeat");
