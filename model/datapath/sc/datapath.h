@@ -120,7 +120,7 @@ class RoceDatapath : public sc_core::sc_module, public CmacTxSource {
   // --- reports ------------------------------------------------------------------
   virtual const char* kind() const = 0;            // "rtl", "model", ...
   virtual bool traces_axis() const { return false; }
-  // The counters as of now (rtl: a model edge still owed is counted in).
+  // The counters as of now (rtl: meta_events as an owed model edge reads it).
   virtual const DatapathStats& stats() const { return stats_; }
   // RTL waveform (rtl only): adds the Verilated top to a VerilatedVcdSc.
   virtual void trace(VerilatedVcdSc*, int /*levels*/) {}

@@ -170,12 +170,14 @@ bool RtlDatapath::core_quiet() const {
 }
 
 // After a CMAC rising edge's evaluation: no head shows at the model edge
-// (none waits either, so the CMAC model takes no frame before it), and the
-// clock runs on: a queued received beat or a frame being taken leaves only
-// at a CMAC rising edge.
+// (none waits either, so the CMAC model takes no frame before it), it draws
+// no randomised tready (a draw counts a stall in the report even if the run
+// ends before the edge is done), and the clock runs on: a queued received
+// beat or a frame being taken leaves only at a CMAC rising edge.
 bool RtlDatapath::cmac_quiet() const {
   const bool busy = cmac_reset_ || !rx_q_.empty() || take_.active || tx_in_flight_ || !cfg_.idle_skip;
-  return busy && !head_valid_ && (take_.active || !p_.m_cmac_tvalid.read());
+  const bool draws = rnd_m_cmac_ready_ && take_.active && !take_.hold && !take_.done;
+  return busy && !draws && !head_valid_ && (take_.active || !p_.m_cmac_tvalid.read());
 }
 
 void RtlDatapath::arm(uint64_t now) {

@@ -21,17 +21,22 @@
 // time), so the result does not depend on the order in which the kernel
 // runs processes at one time.
 // Quiet model edges (issue 17): a model edge that would change nothing
-// outside the top and the process's own state, and after which its clock
-// surely keeps running, is not an activation of its own. It is owed: done,
-// as at its time, by the first activation at or after it (the rising edge
-// that follows, or the other clock's edge in between), before that
-// activation's own work. Between a model edge and that activation no edge
-// of either clock is evaluated, so the top, the ports it reads and the
-// counters stand as they stood at the model edge. Quiet: the core edge
-// delivers no RX descriptor, payload end or bypass frame and a descriptor
-// or payload is queued or a received frame is in flight (so the clock runs
-// whatever other processes do at that instant); the CMAC edge shows no new
-// head and a received frame is queued or a transmitted frame is in flight.
+// outside the top and the process's own state (inputs, its frame buffers,
+// meta_events), and after which its clock surely keeps running, is not an
+// activation of its own. It is owed: done, as at its time, by the first
+// activation at or after it (the rising edge that follows, or the other
+// clock's edge in between), before that activation's own work; a run that
+// ends with one owed reports meta_events as the edge would have read it
+// (stats()). Between a model edge and that activation no edge of either
+// clock is evaluated (tx_take's evaluation changes the CMAC side's
+// combinational logic only), so the top, the ports the edge reads and the
+// counters stand as they stood at the model edge. Quiet (core_quiet,
+// cmac_quiet): the core edge delivers no RX descriptor, payload end or
+// bypass frame, and the clock runs on whatever other processes do at that
+// instant (in reset, a descriptor or payload queued, a received frame in
+// flight, or --no-idle-skip); the CMAC edge shows no new head, none waits,
+// it draws no randomised tready, and the clock runs on (in reset, a
+// received beat queued, a frame being taken or in flight, --no-idle-skip).
 // Off while a waveform is written (the VCD shows every edge at its time).
 // Gating: both clocks run while a frame is in flight anywhere in the top
 // (queued, in roce_tx, in a FIFO, in roce_rx) and for kSettleCycles edges
