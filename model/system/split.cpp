@@ -62,7 +62,7 @@ int peer_exit_code(uint64_t b) { return b == 3 ? 3 : 1; }
 
 }  // namespace
 
-System::SplitLane& System::lane() {
+SplitLane& System::lane() {
   return lanes_[sc_get_current_process_handle().get_process_object()];
 }
 

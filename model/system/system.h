@@ -57,7 +57,9 @@
 #include "model/sim/clock.h"
 #include "model/scenario/scenario.h"
 #include "model/sim/sim_context.h"
+#include "model/system/bounded_steps.h"
 #include "model/system/split.h"
+#include "model/system/split_lane.h"
 
 class VerilatedVcdSc;
 
@@ -497,28 +499,6 @@ class System : public sc_core::sc_module {
   // failing (then the step failed here); SplitPartnerFailed when the
   // client's step failed (its failure is the step's).
   bool split_await_request(Node& server, const host::Connection& c, const std::string& client);
-  // A lane: a sequence of steps that runs in step across the processes
-  // (split.h): the scenario's steps (lane 0), each branch of a `parallel`
-  // (lanes numbered as the branches are started, alike in every process).
-  // Its controls carry id = lane << 32 | the step's number in the lane.
-  struct SplitLane {
-    uint64_t id = 0;
-    uint64_t seq = 0;          // steps begun in the lane
-    SourceLoc loc;             // the step under way (messages)
-    std::string kind;
-    // The place of the list of steps the lane runs now in the scenario
-    // (TxLog::step's order): a step at index i of it is path + i (8 hex
-    // digits), its start + "0", its end + "2", the lists inside it (a
-    // repeat's rounds, a parallel's branches) + "1" + their index.
-    std::string path;
-    bool failed = false;       // the step under way failed (its own failure, or its part in the other process)
-    bool snapped = false;      // the step under way took the QPs' status (snapshot_qps) in this process
-    // The instant the step's end is certain to be (split_barrier waits for
-    // the other process's end, sent as its step began at this instant), ~0:
-    // none. Lanes after it wait for that end (step_boundary).
-    uint64_t end_due_ps = ~uint64_t(0);
-    bool barrier_full = false;  // its last barrier step ended with every branch arrived
-  };
   // A lane numbered before lane_id waits at this instant for the other
   // process's end of a step that began here now (SplitLane::end_due_ps).
   bool split_lane_ahead_ends_now(uint64_t lane_id) const;
@@ -558,29 +538,6 @@ class System : public sc_core::sc_module {
   std::map<std::string, std::vector<FrameBytes>> bypass_sent_;
   std::map<std::string, size_t> bypass_checked_;
   sc_core::sc_event frame_ev_;
-  // Steps that time out by themselves: the watchdog stays out while one
-  // runs and counts from its end as from progress. It looks at whether one
-  // ran just before the instant it looks at (a step ending or starting at
-  // that instant may run before or after it, as the kernel picks): one that
-  // starts and ends within an instant does not count.
-  struct BoundedSteps {
-    int n = 0;
-    uint64_t changed_ps = ~uint64_t(0);  // the instant of the latest change
-    int n_before = 0;                     // n when that instant began
-    uint64_t ended_ps = 0;                // the latest instant the last running one ended
-    sc_core::sc_event ended;              // notified then
-    void change(int d) {
-      const uint64_t t = sc_core::sc_time_stamp().value();
-      if (t != changed_ps) changed_ps = t, n_before = n;
-      n += d;
-      if (n == 0 && n_before > 0) ended_ps = t, ended.notify(sc_core::SC_ZERO_TIME);
-    }
-    BoundedSteps& operator++() { return change(1), *this; }
-    BoundedSteps& operator--() { return change(-1), *this; }
-    bool ran_before(uint64_t t_ps) const { return (changed_ps == t_ps ? n_before : n) > 0; }
-    // The latest instant up to t one ran (t while one runs).
-    uint64_t timed_at(uint64_t t_ps) const { return ran_before(t_ps) ? t_ps : ended_ps; }
-  };
   BoundedSteps bounded_;
   size_t split_waiting_ = 0;    // lanes waiting for another process's word (split_next)
   sc_core::sc_event split_woke_;  // a lane stopped waiting there

@@ -1,0 +1,35 @@
+// model/system: a lane of a split run (model/system/split.h): the
+// scenario's steps, or one branch of a `parallel`, as it runs in step across
+// the processes. System keeps one per SystemC thread (System::lane()).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "model/scenario/scenario.h"
+
+namespace ernic {
+
+// A lane: a sequence of steps that runs in step across the processes
+// (split.h): the scenario's steps (lane 0), each branch of a `parallel`
+// (lanes numbered as the branches are started, alike in every process).
+// Its controls carry id = lane << 32 | the step's number in the lane.
+struct SplitLane {
+  uint64_t id = 0;
+  uint64_t seq = 0;          // steps begun in the lane
+  SourceLoc loc;             // the step under way (messages)
+  std::string kind;
+  // The place of the list of steps the lane runs now in the scenario
+  // (TxLog::step's order): a step at index i of it is path + i (8 hex
+  // digits), its start + "0", its end + "2", the lists inside it (a
+  // repeat's rounds, a parallel's branches) + "1" + their index.
+  std::string path;
+  bool failed = false;       // the step under way failed (its own failure, or its part in the other process)
+  bool snapped = false;      // the step under way took the QPs' status (snapshot_qps) in this process
+  // The instant the step's end is certain to be (split_barrier waits for
+  // the other process's end, sent as its step began at this instant), ~0:
+  // none. Lanes after it wait for that end (step_boundary).
+  uint64_t end_due_ps = ~uint64_t(0);
+  bool barrier_full = false;  // its last barrier step ended with every branch arrived
+};
+
+}  // namespace ernic
