@@ -152,11 +152,14 @@ void NetLink::promise(uint64_t now) {
     if (control_) in = std::min(in, control_horizon(*p, t_all, Horizon::Strict));  // a monitor event makes no frame
   }
   // Ours to state (the SYNC extension): passive, and the earliest model
-  // error or monitor event (one not judged yet included).
+  // error or monitor event (one not judged yet included; a model error
+  // had already: the run ends slack_ps after it, and a passive process's
+  // peers are bound by nothing else).
   // Not once a peer's run has ended: this one ends too, at that instant
   // (a hub's end then reaches every other peer).
   const bool passive = control_ && passive_ && ctl_q_.empty() && peer_ends_.empty() && !peer_gone() && passive_();
-  const uint64_t unjudged = control_ && unjudged_ ? unjudged_() : kInf;
+  const uint64_t own_lax =
+      std::min(control_ && unjudged_ ? unjudged_() : kInf, control_ && erred_ ? erred_() : kInf);
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
     const uint64_t t = hub_ ? self_for(*p, t_all) : t_all;  // hub mode: what we may do without p
@@ -169,7 +172,7 @@ void NetLink::promise(uint64_t now) {
       info = NetSyncInfo{next, p->peer->taken_in(), p->lookahead, std::nullopt, std::nullopt};
       if (passive) info->ctl_ps = ctl_for(*p, t_all);
       // A hub's: the other peers' monitor events and errors, which end the run through it.
-      const uint64_t lax = std::min(unjudged, hub_ ? self_for(*p, t_all, true) : kInf);
+      const uint64_t lax = std::min(own_lax, hub_ ? self_for(*p, t_all, true) : kInf);
       if (lax < next) info->lax_ps = lax;
     }
     if (prom == kInf && !info) continue;

@@ -129,8 +129,11 @@ class NetLink : public sc_core::sc_module {
   // reaches it (model/system/split.cpp says when). slack_ps (>= 1): how long
   // after a model error or a wire monitor event a run ends at the soonest.
   // unjudged(): the instant of the oldest wire monitor event this process
-  // has not judged (~0: none). Before sc_start.
-  void set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged);
+  // has not judged (~0: none). erred(): the instant of this process's
+  // earliest model error (~0: none); its run ends slack_ps after it, so
+  // the peers keep within that (SYNC extension lax_ps). Before sc_start.
+  void set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged,
+                          std::function<uint64_t()> erred);
   // The instant before which every peer's wire monitor events (Watch) have
   // all come in; a monitor judges what lies before it and now.
   uint64_t watch_floor();
@@ -210,7 +213,7 @@ class NetLink : public sc_core::sc_module {
   uint64_t control_horizon(const Peer& p, uint64_t t_self, Horizon k) const;
   uint64_t control_limit(const Peer& p, uint64_t t_self) const;  // the latest instant p lets us reach
   std::function<bool()> passive_;
-  std::function<uint64_t()> unjudged_;
+  std::function<uint64_t()> unjudged_, erred_;
   uint64_t slack_ps_ = 1;
   bool acting_now_ = false;  // await_watches: a process acts at now
   // Hub mode (net_link_hub.cpp).

@@ -49,10 +49,12 @@ uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {
   return std::min(control_horizon(p, t_self, Horizon::Strict), sat_add(control_horizon(p, t_self, Horizon::Lax), slack_ps_));
 }
 
-void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged) {
+void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged,
+                                 std::function<uint64_t()> erred) {
   passive_ = std::move(passive);
   slack_ps_ = std::max<uint64_t>(slack_ps, 1);
   unjudged_ = std::move(unjudged);
+  erred_ = std::move(erred);
 }
 
 uint64_t NetLink::watch_floor() {

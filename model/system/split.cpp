@@ -122,8 +122,9 @@ bool System::split_passive() const {
 
 void System::set_split_policy() {
   auto unjudged = [this] { return watch_buf_.empty() ? ~uint64_t(0) : std::get<0>(watch_buf_.begin()->first); };
+  auto erred = [this] { return ctx.errors.empty() ? ~uint64_t(0) : ctx.errors.front().time_ps; };
   net_link_->set_control_policy([this] { return split_passive(); }, scenario.limits.after_error_us * 1000000ull,
-                                unjudged);
+                                unjudged, erred);
 }
 
 // The other processes' reads of this process's node's host memory.
