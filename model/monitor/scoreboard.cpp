@@ -89,7 +89,7 @@ void Scoreboard::register_mr(const std::string& node, const std::string& name, u
   b.rkey = rkey;
   const Reader& rd = readers_.at(node);
   const uint8_t* m = rd(pa, length);
-  b.val.assign(m, m + length);
+  b.val.assign(m, length);
   b.prov.assign(0, length, origin("its contents at register_mr (" + where + ")", true));
   if (guard_len)
     for (uint64_t g : {guard_before, guard_after}) {
@@ -128,7 +128,7 @@ int Scoreboard::add_qp(const std::string& node, uint32_t qpn, uint64_t rq_pa, ui
     b.pa = rq_pa;
     b.len = len;
     const uint8_t* m = readers_.at(node)(rq_pa, len);
-    b.val.assign(m, m + len);
+    b.val.assign(m, len);
     b.prov.assign(0, len, origin(fmt::format("its contents when QP{} was set up", qpn), true));
     bufs_.push_back(std::move(b));
     q.rq = int(bufs_.size() - 1);

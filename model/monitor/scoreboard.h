@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "model/monitor/shadow_bytes.h"
 #include "model/regs/wqe.h"
 
 namespace ernic::monitor {
@@ -142,7 +143,7 @@ class Scoreboard {
     bool mr = true, live = true;
     uint64_t pa = 0, len = 0, va = 0;
     uint32_t rkey = 0;
-    std::vector<uint8_t> val;
+    ShadowBytes val;                // the shadow
     Segments prov;
     std::vector<Guard> guards;     // before, after
     // The target ranges of the operations in flight, as +1 at each start and

@@ -192,3 +192,48 @@ TEST_F(Fixture, StandsAsideForANodeItCannotSee) {
 }
 
 }  // namespace
+
+// The shadow's storage (model/monitor/shadow_bytes.h): pages of the source
+// that are all zero are left as calloc's zero pages, the others copied; the
+// result is the source byte for byte, a partial last page included.
+TEST(ShadowBytes, CopiesEveryByteOfZeroAndNonZeroPages) {
+  constexpr uint64_t P = ernic::monitor::ShadowBytes::kPage;
+  std::vector<uint8_t> src(5 * P + 123);
+  src[P + 17] = 0x5A;                          // page 1: one byte
+  for (uint64_t k = 3 * P; k < 4 * P; ++k) src[k] = uint8_t(k * 13 + 1);  // page 3: all bytes
+  src[5 * P + 122] = 0xC3;                     // the partial last page's last byte
+  ernic::monitor::ShadowBytes s;
+  s.assign(src.data(), src.size());
+  ASSERT_EQ(s.size(), src.size());
+  EXPECT_EQ(std::memcmp(s.data(), src.data(), src.size()), 0);
+  EXPECT_EQ(s[P + 17], 0x5A);
+  EXPECT_EQ(s[3 * P + 5], uint8_t((3 * P + 5) * 13 + 1));
+  EXPECT_EQ(s[5 * P + 122], 0xC3);
+  // Written like the vector it replaces; a new assign starts over.
+  s.data()[2 * P] = 7;
+  EXPECT_EQ(s[2 * P], 7);
+  s.assign(nullptr, 3);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0] | s[1] | s[2], 0);
+  s.assign(src.data(), 0);
+  EXPECT_EQ(s.size(), 0u);
+}
+
+// An RQ whose memory held bytes before its QP was set up (page 1 of a
+// 4 x 4 KiB RQ, the rest zero): the shadow keeps them, so a stray change
+// there is caught, and a SEND into element 0 passes.
+TEST_F(Fixture, RqShadowKeepsItsContentsWhenQpWasSetUp) {
+  constexpr uint64_t kRq = 0x80000, kElem = 4096;
+  for (uint64_t k = 0; k < kElem; ++k) b[kRq + kElem + k] = uint8_t(k ^ 0x3C);
+  const int q2a = sb.add_qp("A", 3, 0x90000, 4, kElem);
+  const int q2b = sb.add_qp("B", 3, kRq, 4, kElem);
+  sb.pair_qps(q2a, q2b);
+  sb.post({q2a, SbOpcode::send, 1, kSrc, 300, 0, 0, "post at test:30"});
+  std::memcpy(&b[kRq], &a[kSrc], 300);
+  EXPECT_TRUE(sb.complete(q2a, 1, SbOpcode::send, false, "at 1 us").empty());
+  EXPECT_TRUE(sb.check_all().empty());
+  b[kRq + kElem + 9] ^= 0x01;  // nothing wrote element 1
+  const auto errs = sb.check_all();
+  EXPECT_TRUE(has(errs, "node B RQ of QP3 offset 4105")) << all(errs);
+  EXPECT_TRUE(has(errs, "expected 0x35, found 0x34")) << all(errs);  // 9 ^ 0x3C
+}

@@ -1,0 +1,47 @@
+// model/monitor/shadow_bytes: the bytes of one scoreboard shadow
+// (scoreboard.h): what a buffer's memory should hold. Plain C++.
+//
+// Its storage comes from calloc, so a large shadow is mapped zero pages
+// that cost nothing until written, and assign() writes only the 4 KiB
+// pages of the source that are not all zero. A receive queue that nothing
+// has written yet (ernic-sim bench's SEND sets up 64 elements of 1 MiB)
+// costs one read of its memory instead of a page fault and a copy per
+// page: the bench's SEND run spent 11 % of its time in that copy.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
+namespace ernic::monitor {
+
+class ShadowBytes {
+ public:
+  static constexpr uint64_t kPage = 4096;
+  // A copy of [m, m + n) (n may be 0; m null: n zero bytes). Throws
+  // std::bad_alloc.
+  void assign(const uint8_t* m, uint64_t n) {
+    p_.reset(static_cast<uint8_t*>(std::calloc(n ? n : 1, 1)));
+    if (!p_) throw std::bad_alloc();
+    n_ = n;
+    static const uint8_t zero[kPage] = {};
+    for (uint64_t at = 0; m && at < n; at += kPage) {
+      const uint64_t k = n - at < kPage ? n - at : kPage;
+      if (std::memcmp(m + at, zero, k) != 0) std::memcpy(p_.get() + at, m + at, k);
+    }
+  }
+  uint8_t* data() { return p_.get(); }
+  const uint8_t* data() const { return p_.get(); }
+  uint64_t size() const { return n_; }
+  uint8_t operator[](uint64_t i) const { return p_.get()[i]; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> p_;
+  uint64_t n_ = 0;
+};
+
+}  // namespace ernic::monitor
