@@ -235,6 +235,14 @@ void NetLink::block(uint64_t now, bool watches_only) {
 void NetLink::thread() {
   try {
     for (;;) {
+      // This run has stopped at this instant (sc_stop: its end, its error's
+      // limit): nothing more is simulated, and after sc_start the RunEnd
+      // tells the peers (finish). Blocking here for a peer that stopped at
+      // the same instant would wait on each other until the timeout.
+      if (sc_get_simulator_status() == SC_SIM_USER_STOP) {
+        wait();
+        continue;
+      }
       const uint64_t now = ClockDomain::now_ps();
       for (auto& p : peers_) p->peer->poll();
       deliver(now);

@@ -134,6 +134,9 @@ class NetLink : public sc_core::sc_module {
   // the peers keep within that (SYNC extension lax_ps). Before sc_start.
   void set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged,
                           std::function<uint64_t()> erred);
+  // What the policy reads changed at now (a model error): the link's
+  // thread promises again at this instant.
+  void policy_changed() { sent_ev_.notify(sc_core::SC_ZERO_TIME); }
   // The instant before which every peer's wire monitor events (Watch) have
   // all come in; a monitor judges what lies before it and now.
   uint64_t watch_floor();
@@ -160,7 +163,7 @@ class NetLink : public sc_core::sc_module {
   // Its RunEnd's text (<= 1 KiB, printable).
   const std::string& peer_run_end_why() const { return current_end() ? current_end()->why : no_why_; }
   // Its RunEnd's NetControl::RunEndHow.
-  uint8_t peer_run_end_how() const { return current_end() ? current_end()->how : NetControl::kEndedItself; }
+  uint8_t peer_run_end_how() const { return current_end() ? current_end()->how : uint8_t(NetControl::kEndedItself); }
   // Notified at the instant of the current RunEnd (again when another
   // peer's wins that instant), and when a peer is gone without one.
   sc_core::sc_event& peer_end_event() { return end_ev_; }

@@ -42,7 +42,12 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, Horizon k) con
     const uint64_t stamp = p.peer->horizon(), back = p.lookahead + p.preamble;
     h = stamp > back ? stamp - back : 0;
   }
-  return std::max(h, p.ctl_floor);
+  h = std::max(h, p.ctl_floor);
+  // A model error p has had, or a monitor event it has not judged, lies
+  // behind the CONTROLs it sent since: they do not move it (its run ends
+  // slack after it).
+  if (k == Horizon::Lax && info && info->lookahead_ps && info->lax_ps) h = std::min(h, *info->lax_ps);
+  return h;
 }
 
 uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {

@@ -113,7 +113,10 @@ uint64_t NetLink::raw(const Peer& q, bool lax) const {
     const uint64_t stamp = q.peer->horizon(), back = q.lookahead + q.preamble;
     own = stamp > back ? stamp - back : 0;
   }
-  return std::max(q.ctl_floor, std::min(own, u));
+  const uint64_t r = std::max(q.ctl_floor, std::min(own, u));
+  // lax: its model error or unjudged monitor event is not moved by the
+  // CONTROLs it sent since (control_horizon).
+  return lax && info && info->lookahead_ps && info->lax_ps ? std::min(r, *info->lax_ps) : r;
 }
 
 // A passive process's earliest CONTROL to p that p must take at its

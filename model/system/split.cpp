@@ -125,6 +125,17 @@ void System::set_split_policy() {
   auto erred = [this] { return ctx.errors.empty() ? ~uint64_t(0) : ctx.errors.front().time_ps; };
   net_link_->set_control_policy([this] { return split_passive(); }, scenario.limits.after_error_us * 1000000ull,
                                 unjudged, erred);
+  // A model error is stated (SYNC lax_ps) at its instant, before any
+  // CONTROL of a later instant could raise the peers' view of this
+  // process's progress past it.
+  sc_spawn(
+      [this] {
+        for (;;) {
+          wait(ctx.error_ev);
+          net_link_->policy_changed();
+        }
+      },
+      "split_error_said");
 }
 
 // The other processes' reads of this process's node's host memory.
