@@ -61,6 +61,9 @@ Cmac::Cmac(sc_module_name name, const ClockDomain& cmac_clk, const ClockDomain& 
   SC_METHOD(pause_expiry);
   sensitive << pause_expiry_ev_;
   dont_initialize();
+  SC_METHOD(report_streamed_underflow);
+  sensitive << streamed_underflow_ev_;
+  dont_initialize();
 }
 
 void Cmac::log_state(const char* what, const std::string& value) {

@@ -271,6 +271,13 @@ class Cmac : public sc_core::sc_module, public FrameSink {
   void put_on_line(const FrameBytes& f, uint64_t t0, bool underflow);
   void report_underflow(const FrameBytes& f, uint64_t index, uint32_t bubble_after, uint32_t bubble_cycles,
                         uint64_t t_bubble);
+  // A frame the datapath streams itself (tx_take) with the test hook's
+  // bubble: its underflow is reported at the cycle TVALID is first low, as
+  // transmit() reports its own, not as the frame starts (SC_METHOD).
+  struct StreamedUnderflow { FrameBytes f; uint64_t index; uint32_t after, cycles; uint64_t t_ps; };
+  std::optional<StreamedUnderflow> streamed_underflow_;
+  sc_core::sc_event streamed_underflow_ev_;
+  void report_streamed_underflow();
   void rx_pause(const pfc::PauseFrame& p, uint64_t now);
   void log_state(const char* what, const std::string& value);
 

@@ -133,9 +133,12 @@ void Cmac::tx_thread_src() {
       if (t.bubble_cycles) bubble_.armed = false;
       const uint64_t index = tx_index_++;
       put_on_line(t.f, t.t0_ps, t.bubble_cycles > 0);
-      if (t.bubble_cycles)
-        report_underflow(t.f, index, t.bubble_after, t.bubble_cycles,
-                         t.t0_ps + (uint64_t(t.bubble_after) + 1) * cmac_clk_.period_ps());
+      if (t.bubble_cycles) {
+        const uint64_t at = t.t0_ps + (uint64_t(t.bubble_after) + 1) * cmac_clk_.period_ps();
+        streamed_underflow_ = StreamedUnderflow{t.f, index, t.bubble_after, t.bubble_cycles, at};
+        const uint64_t t = ClockDomain::now_ps();
+        streamed_underflow_ev_.notify(ps(at > t ? at - t : 0));
+      }
     } else {
       transmit_with_bubble(std::move(t.f));
     }
@@ -189,6 +192,13 @@ void Cmac::put_on_line(const FrameBytes& f, uint64_t t0, bool underflow) {
   if (on_tx) on_tx(f, first_byte);
   ctx_.bump();
   if (wire_out) wire_out->send(f, first_byte, last_byte, underflow);
+}
+
+void Cmac::report_streamed_underflow() {
+  if (!streamed_underflow_) return;
+  const StreamedUnderflow& u = *streamed_underflow_;
+  report_underflow(u.f, u.index, u.after, u.cycles, u.t_ps);
+  streamed_underflow_.reset();
 }
 
 void Cmac::report_underflow(const FrameBytes& f, uint64_t index, uint32_t bubble_after, uint32_t bubble_cycles,

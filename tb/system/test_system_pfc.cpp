@@ -9,6 +9,9 @@
 //   - tb/system/pfc/tx_underflow.yaml: a bubble injected inside a TX frame
 //     is a TX underflow: exit 1 with node, time and frame; the receiver
 //     never gets that frame.
+#include <fmt/format.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tb/system/system_test_util.h"
@@ -203,6 +206,40 @@ TEST(SystemPfc, TxUnderflowIsReportedWithNodeTimeAndFrame) {
   EXPECT_EQ(j["nodes"]["B"]["link"]["rx_bad_fcs"], 1);
   const auto b_rx = tshark_fields(dir / "out.B-rx.pcap", {"frame.len"}, &st);
   EXPECT_EQ(b_rx.size() + 1, a_tx.size()) << "every frame A sent but the aborted one reached B";
+}
+
+// The error's instant is the bubble's (the first CMAC cycle TVALID is low
+// inside the frame: 3 cycles after its first beat for after_beat 2), with
+// the model datapath (the CMAC walks the beats) and with the RTL one (the
+// datapath streams them and the CMAC reports at that cycle, not as the
+// frame starts): the same instant, which its text names (a run's end,
+// limits.after_error_us later, follows from it).
+TEST(SystemPfc, TxUnderflowIsStampedAtTheBubbleWithEitherDatapath) {
+  std::map<std::string, uint64_t> at;
+  for (const std::string dp : {"model", "rtl"}) {
+    const fs::path dir = test_dir() / dp;
+    fs::create_directories(dir);
+    SimResult r = run_sim(dir, {"run", kSystemDir + "/pfc/tx_underflow.yaml", "--datapath", dp, "--pcap", "out.pcap",
+                                "--json", "out.json"});
+    ASSERT_EQ(r.exit_code, 1) << dp << r.out << r.err;
+    const json j = read_json(dir / "out.json");
+    const json* u = nullptr;
+    for (const json& e : j["model_errors"])
+      if (e["where"] == "top.A.cmac") u = &e;
+    ASSERT_NE(u, nullptr) << dp;
+    const uint64_t t_err = (*u)["time_ps"];
+    const std::string what = (*u)["what"];
+    EXPECT_NE(what.find(fmt::format("at {:.3f} ns:", double(t_err) / 1000.0)), std::string::npos) << dp << ": " << what;
+    int st = 0;
+    const auto a_tx = tshark_fields(dir / "out.A-tx.pcap", {"frame.time_epoch"}, &st);
+    ASSERT_EQ(st, 0);
+    ASSERT_GT(a_tx.size(), 4u);
+    const uint64_t t0_ps = epoch_ns(a_tx[4][0]) * 1000 - kPreamblePs;  // its first beat (the tap has ns)
+    EXPECT_GE(t_err + 1000, t0_ps + 3 * kCmacPeriodPs) << dp;
+    EXPECT_LE(t_err, t0_ps + 3 * kCmacPeriodPs + 1000) << dp;
+    at[dp] = t_err;
+  }
+  EXPECT_EQ(at["model"], at["rtl"]);
 }
 
 }  // namespace
