@@ -471,6 +471,19 @@ void System::watch_link() {
 // The wire pcap and each node's tx and rx taps beside it.
 void System::open_taps(const std::string& pcap) {
   tap_wire = std::make_unique<PcapWriter>(pcap);
+  // A frame's first byte is stamped one preamble (its line's rate) after
+  // the frame is written: with lines of several rates a later write may
+  // carry an earlier stamp, by at most the longest preamble less the shortest.
+  uint64_t pre_min = UINT64_MAX, pre_max = 0;
+  auto line = [&](double gbps) {
+    const uint64_t p = LineRate(gbps).preamble_ps();
+    pre_min = std::min(pre_min, p);
+    pre_max = std::max(pre_max, p);
+  };
+  line(scenario.link.rate_gbps);
+  if (const auto& t = scenario.topology_switch)
+    for (const auto& p : t->ports) line(p.rate_gbps);
+  tap_wire->set_order_lag(pre_max - pre_min);
   uint32_t rank = 0;  // the scenario's node order ranks a same-instant's frames in the merged capture
   const bool taps = output_has_side_files(pcap);
   for (auto& n : nodes) {

@@ -59,15 +59,17 @@ void PcapWriter::write(const uint8_t* frame, size_t len, uint64_t time_ps) {
 
 void PcapWriter::write_ordered(const uint8_t* frame, size_t len, uint64_t time_ps, uint32_t source) {
   if (!dumper_) throw pcap_error("write after close of", path_, nullptr);
-  if (!held_.empty() && time_ps != held_ps_) write_held();
-  held_ps_ = time_ps;
-  held_.push_back({source, std::vector<uint8_t>(frame, frame + len)});
+  held_.emplace(std::make_tuple(time_ps, source, held_seq_++), std::vector<uint8_t>(frame, frame + len));
+  latest_ps_ = std::max(latest_ps_, time_ps);
+  // No frame still to come has a time below latest_ps_ - lag_ps_.
+  if (latest_ps_ > lag_ps_) write_held(latest_ps_ - lag_ps_);
 }
 
-void PcapWriter::write_held() {
-  std::stable_sort(held_.begin(), held_.end(), [](const Held& a, const Held& b) { return a.source < b.source; });
-  for (const Held& h : held_) write(h.bytes.data(), h.bytes.size(), held_ps_);
-  held_.clear();
+void PcapWriter::write_held(uint64_t before_ps) {
+  auto it = held_.begin();
+  for (; it != held_.end() && std::get<0>(it->first) < before_ps; ++it)
+    write(it->second.data(), it->second.size(), std::get<0>(it->first));
+  held_.erase(held_.begin(), it);
 }
 
 // Flushes the dumper's stdio stream; false when this or any earlier write

@@ -16,8 +16,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 // libpcap types, kept out of this header.
@@ -41,12 +43,16 @@ class PcapWriter {
   void write(const std::vector<uint8_t>& frame, uint64_t time_ps) {
     write(frame.data(), frame.size(), time_ps);
   }
-  // A file fed by several sources (the link's two-direction capture):
-  // frames come in time order, and frames of one instant (same time_ps) are
-  // written ordered by `source` (then arrival), not by which process ran
-  // first, so the file does not depend on the simulator's process order.
-  // They are held until a later time arrives, flush() or close().
+  // A file fed by several sources (the wire capture of every node and
+  // switch port): frames are written in (time_ps, source, arrival) order,
+  // not by which process ran first, so the file does not depend on the
+  // simulator's process order. A frame may come up to the order lag
+  // earlier than the latest time so far (sources on lines of different
+  // rates stamp a frame's first byte one preamble, 0.64 to 6.4 ns, after
+  // they write it); frames are held until a time more than the lag past
+  // theirs arrives, flush() or close().
   void write_ordered(const uint8_t* frame, size_t len, uint64_t time_ps, uint32_t source);
+  void set_order_lag(uint64_t lag_ps) { lag_ps_ = lag_ps; }
   void flush();  // pushes buffered records to the file
   void close();  // flush + close; further writes throw. Idempotent.
 
@@ -58,13 +64,10 @@ class PcapWriter {
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
   uint64_t frames_ = 0;
-  struct Held {
-    uint32_t source;
-    std::vector<uint8_t> bytes;
-  };
-  std::vector<Held> held_;  // write_ordered's frames at held_ps_
-  uint64_t held_ps_ = 0;
-  void write_held();
+  // write_ordered's frames not written yet, by (time, source, arrival).
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<uint8_t>> held_;
+  uint64_t held_seq_ = 0, latest_ps_ = 0, lag_ps_ = 0;
+  void write_held(uint64_t before_ps = UINT64_MAX);  // those with a time before before_ps
 };
 
 struct PcapFrame {
