@@ -24,7 +24,10 @@
 // limits clocks.cmac_mhz to 1000) and every line of a point-to-point run
 // has the same rate, so the first bytes of two frames are either at the
 // same ps or at least one period (>= 1 ns) apart, and then their ns differ.
-// (Not covered: a switch's own frames, whose source is the switch.)
+// (Not covered: a switch's own frames, whose source is the switch.) With
+// lines of several rates (a star's ports) two sources' frames may fall in
+// one ns at different ps: one process orders its capture by ns too
+// (PcapWriter::write_ordered), so it is this merge's order.
 //
 // Transaction log (merge_logs). TxLog (model/trace/txlog.h) groups records
 // by the simulated time of writing (its `clock`, sc_time_stamp in a run),

@@ -136,8 +136,8 @@ void Cmac::tx_thread_src() {
       if (t.bubble_cycles) {
         const uint64_t at = t.t0_ps + (uint64_t(t.bubble_after) + 1) * cmac_clk_.period_ps();
         streamed_underflow_ = StreamedUnderflow{t.f, index, t.bubble_after, t.bubble_cycles, at};
-        const uint64_t t = ClockDomain::now_ps();
-        streamed_underflow_ev_.notify(ps(at > t ? at - t : 0));
+        const uint64_t t_now = ClockDomain::now_ps();
+        streamed_underflow_ev_.notify(ps(at > t_now ? at - t_now : 0));
       }
     } else {
       transmit_with_bubble(std::move(t.f));

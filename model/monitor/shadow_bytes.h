@@ -1,12 +1,13 @@
 // model/monitor/shadow_bytes: the bytes of one scoreboard shadow
 // (scoreboard.h): what a buffer's memory should hold. Plain C++.
 //
-// Its storage comes from calloc, so a large shadow is mapped zero pages
-// that cost nothing until written, and assign() writes only the 4 KiB
-// pages of the source that are not all zero. A receive queue that nothing
-// has written yet (ernic-sim bench's SEND sets up 64 elements of 1 MiB)
-// costs one read of its memory instead of a page fault and a copy per
-// page: the bench's SEND run spent 11 % of its time in that copy.
+// Its storage comes from calloc, so a large shadow (glibc: from 32 MiB at
+// the latest) is mapped zero pages that cost nothing until written, and
+// assign() writes only the 4 KiB pages of the source that are not all
+// zero. A receive queue that nothing has written yet (ernic-sim bench's
+// SEND sets up 64 elements of 1 MiB) costs one read of its memory instead
+// of a page fault and a copy per page: the bench's SEND run spent 11 % of
+// its time in that copy.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -30,6 +31,14 @@ class ShadowBytes {
       const uint64_t k = n - at < kPage ? n - at : kPage;
       if (std::memcmp(m + at, zero, k) != 0) std::memcpy(p_.get() + at, m + at, k);
     }
+  }
+  ShadowBytes() = default;
+  ShadowBytes(ShadowBytes&& o) noexcept : p_(std::move(o.p_)), n_(o.n_) { o.n_ = 0; }
+  ShadowBytes& operator=(ShadowBytes&& o) noexcept {
+    p_ = std::move(o.p_);
+    n_ = o.n_;
+    o.n_ = 0;
+    return *this;
   }
   uint8_t* data() { return p_.get(); }
   const uint8_t* data() const { return p_.get(); }

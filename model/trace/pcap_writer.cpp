@@ -59,16 +59,17 @@ void PcapWriter::write(const uint8_t* frame, size_t len, uint64_t time_ps) {
 
 void PcapWriter::write_ordered(const uint8_t* frame, size_t len, uint64_t time_ps, uint32_t source) {
   if (!dumper_) throw pcap_error("write after close of", path_, nullptr);
-  held_.emplace(std::make_tuple(time_ps, source, held_seq_++), std::vector<uint8_t>(frame, frame + len));
+  held_.emplace(std::make_tuple(time_ps / 1000, source, held_seq_++),
+                std::make_pair(time_ps, std::vector<uint8_t>(frame, frame + len)));
   latest_ps_ = std::max(latest_ps_, time_ps);
   // No frame still to come has a time below latest_ps_ - lag_ps_.
-  if (latest_ps_ > lag_ps_) write_held(latest_ps_ - lag_ps_);
+  if (latest_ps_ > lag_ps_) write_held((latest_ps_ - lag_ps_) / 1000);
 }
 
-void PcapWriter::write_held(uint64_t before_ps) {
+void PcapWriter::write_held(uint64_t before_ns) {
   auto it = held_.begin();
-  for (; it != held_.end() && std::get<0>(it->first) < before_ps; ++it)
-    write(it->second.data(), it->second.size(), std::get<0>(it->first));
+  for (; it != held_.end() && std::get<0>(it->first) < before_ns; ++it)
+    write(it->second.second.data(), it->second.second.size(), it->second.first);
   held_.erase(held_.begin(), it);
 }
 

@@ -44,13 +44,15 @@ class PcapWriter {
     write(frame.data(), frame.size(), time_ps);
   }
   // A file fed by several sources (the wire capture of every node and
-  // switch port): frames are written in (time_ps, source, arrival) order,
-  // not by which process ran first, so the file does not depend on the
-  // simulator's process order. A frame may come up to the order lag
-  // earlier than the latest time so far (sources on lines of different
-  // rates stamp a frame's first byte one preamble, 0.64 to 6.4 ns, after
-  // they write it); frames are held until a time more than the lag past
-  // theirs arrives, flush() or close().
+  // switch port): frames are written in (time in ns as the file keeps it,
+  // source, arrival) order, not by which process ran first, so the file
+  // does not depend on the simulator's process order and is the order a
+  // split run's merge gives (tools/split_merge.h). A frame may come up to
+  // the order lag earlier than the latest time so far (sources on lines of
+  // different rates stamp a frame's first byte one preamble, 0.64 to
+  // 6.4 ns, after they write it); frames are held until no frame still to
+  // come can fall in their ns (a time the lag past its end has arrived),
+  // flush() or close().
   void write_ordered(const uint8_t* frame, size_t len, uint64_t time_ps, uint32_t source);
   void set_order_lag(uint64_t lag_ps) { lag_ps_ = lag_ps; }
   void flush();  // pushes buffered records to the file
@@ -64,10 +66,11 @@ class PcapWriter {
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
   uint64_t frames_ = 0;
-  // write_ordered's frames not written yet, by (time, source, arrival).
-  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<uint8_t>> held_;
+  // write_ordered's frames not written yet, by (time in ns, source,
+  // arrival): their time in ps and bytes.
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::pair<uint64_t, std::vector<uint8_t>>> held_;
   uint64_t held_seq_ = 0, latest_ps_ = 0, lag_ps_ = 0;
-  void write_held(uint64_t before_ps = UINT64_MAX);  // those with a time before before_ps
+  void write_held(uint64_t before_ns = UINT64_MAX);  // those with a time before before_ns
 };
 
 struct PcapFrame {

@@ -178,24 +178,32 @@ TEST(Pcap, WriteOrderedRanksFramesOfOneInstantBySource) {
 // Lines of several rates: a frame may come up to the order lag (the
 // longest preamble less the shortest) after a later-stamped one; it still
 // goes first, and what no later frame can precede reaches the file at once.
+// Frames of one ns go by source.
 TEST(Pcap, WriteOrderedTakesFramesUpToTheLagLate) {
   const auto dir = test_dir();
   const auto path = (dir / "lag.pcap").string();
   PcapWriter w(path);
   w.set_order_lag(5'760);  // 10 Gb/s and 100 Gb/s lines: 6,400 - 640 ps
-  w.write_ordered(udp_frame(11, 0).data(), udp_frame(11, 0).size(), 14'000, 1);  // a 25 Gb/s port, written first
+  w.write_ordered(udp_frame(11, 0).data(), udp_frame(11, 0).size(), 14'000, 1);  // a 10 Gb/s port, written first
   w.write_ordered(udp_frame(12, 0).data(), udp_frame(12, 0).size(), 13'000, 0);  // a 100 Gb/s one, 1 ns earlier
   w.write_ordered(udp_frame(13, 0).data(), udp_frame(13, 0).size(), 19'000, 0);
-  EXPECT_EQ(w.frames_written(), 1u) << "19 ns - 5.76 ns: only the 13 ns frame is sure";
+  EXPECT_EQ(w.frames_written(), 0u) << "19 ns - 5.76 ns: one may still come in the 13th ns";
   w.write_ordered(udp_frame(14, 0).data(), udp_frame(14, 0).size(), 19'761, 2);
-  EXPECT_EQ(w.frames_written(), 2u) << "none can come before 14.001 ns now";
+  EXPECT_EQ(w.frames_written(), 1u) << "none can come before 14.001 ns now: the 13 ns frame is sure";
+  w.write_ordered(udp_frame(18, 0).data(), udp_frame(18, 0).size(), 20'760, 0);
+  EXPECT_EQ(w.frames_written(), 2u) << "none can come in the 14th ns now";
   w.flush();
-  EXPECT_EQ(w.frames_written(), 4u);
+  EXPECT_EQ(w.frames_written(), 5u);
+  // One ns, two sources, the lower one 400 ps later: by source, as the
+  // file's ns and a split run's merge have them.
+  w.write_ordered(udp_frame(16, 0).data(), udp_frame(16, 0).size(), 20'300, 1);
+  w.write_ordered(udp_frame(17, 0).data(), udp_frame(17, 0).size(), 20'700, 0);
   w.write_ordered(udp_frame(15, 0).data(), udp_frame(15, 0).size(), 30'000, 1);
   w.close();
   const auto f = PcapReader::read_all(path);
-  ASSERT_EQ(f.size(), 5u);
-  const std::vector<std::pair<size_t, uint64_t>> want = {{12, 13}, {11, 14}, {13, 19}, {14, 19}, {15, 30}};
+  ASSERT_EQ(f.size(), 8u);
+  const std::vector<std::pair<size_t, uint64_t>> want = {{12, 13}, {11, 14}, {13, 19}, {14, 19},
+                                                         {18, 20}, {17, 20}, {16, 20}, {15, 30}};
   for (size_t k = 0; k < f.size(); ++k) {
     EXPECT_EQ(f[k].data, udp_frame(want[k].first, 0)) << "frame " << k;
     EXPECT_EQ(f[k].time_ns, want[k].second) << "frame " << k;
