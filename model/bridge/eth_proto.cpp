@@ -47,7 +47,8 @@ std::vector<uint8_t> encode_net(const NetMsg& m) {
     put_le(b, 8, m.sync_info->next_ps, 8);
     put_le(b, 16, m.sync_info->acked, 8);
     put_le(b, 24, m.sync_info->lookahead_ps, 8);
-    b[4] = uint8_t((m.sync_info->ctl_ps ? 1 : 0) | (m.sync_info->lax_ps ? 2 : 0));
+    b[4] = uint8_t((m.sync_info->ctl_ps ? 1 : 0) | (m.sync_info->lax_ps ? 2 : 0) |
+                   (m.sync_info->lax_ps && m.sync_info->lax_error ? 4 : 0));
     put_le(b, 32, m.sync_info->ctl_ps.value_or(0), 8);
     put_le(b, 40, m.sync_info->lax_ps.value_or(0), 8);
   }
@@ -74,6 +75,7 @@ std::optional<NetMsg> decode_net(const uint8_t* p, size_t n, std::string* why) {
         m.sync_info = NetSyncInfo{get_le(p, 8, 8), get_le(p, 16, 8), get_le(p, 24, 8), std::nullopt, std::nullopt};
         if (p[4] & 1) m.sync_info->ctl_ps = get_le(p, 32, 8);
         if (p[4] & 2) m.sync_info->lax_ps = get_le(p, 40, 8);
+        m.sync_info->lax_error = (p[4] & 6) == 6;  // an error had is a given lax_ps
       }
       return m;
     case kNetTypePacket: {

@@ -32,7 +32,9 @@
 //     or wire monitor event of the sender's (a monitor event it has not
 //     judged yet included), whose effect on the run comes
 //     limits.after_error_us later at the soonest (net_link.h); flags u8 @4
-//     say which are given (bit 0 ctl_ps, bit 1 lax_ps); next_ps stands for
+//     say which are given (bit 0 ctl_ps, bit 1 lax_ps) and bit 2 that
+//     lax_ps is a model error the sender has had (its run ends slack after
+//     it, whatever comes), not one it may still have; next_ps stands for
 //     one not given.
 // And one message type of ours, sent only to a peer that is an ERNIC
 // process of the same split run (never to a SimBricks component, whose
@@ -78,9 +80,10 @@ struct NetSyncInfo {
   uint64_t acked = 0;
   uint64_t lookahead_ps = 0;
   std::optional<uint64_t> ctl_ps, lax_ps;  // not given: next_ps stands for them
+  bool lax_error = false;                  // lax_ps is a model error had (flags bit 2)
   bool operator==(const NetSyncInfo& o) const {
     return next_ps == o.next_ps && acked == o.acked && lookahead_ps == o.lookahead_ps && ctl_ps == o.ctl_ps &&
-           lax_ps == o.lax_ps;
+           lax_ps == o.lax_ps && lax_error == o.lax_error;
   }
   uint64_t ctl() const { return ctl_ps.value_or(next_ps); }
   uint64_t lax() const { return lax_ps.value_or(next_ps); }

@@ -158,8 +158,8 @@ void NetLink::promise(uint64_t now) {
   // Not once a peer's run has ended: this one ends too, at that instant
   // (a hub's end then reaches every other peer).
   const bool passive = control_ && passive_ && ctl_q_.empty() && peer_ends_.empty() && !peer_gone() && passive_();
-  const uint64_t own_lax =
-      std::min(control_ && unjudged_ ? unjudged_() : kInf, control_ && erred_ ? erred_() : kInf);
+  const uint64_t own_err = control_ && erred_ ? erred_() : kInf;
+  const uint64_t own_lax = std::min(control_ && unjudged_ ? unjudged_() : kInf, own_err);
   for (auto& p : peers_) {
     if (p->peer->peer_ended()) continue;
     const uint64_t t = hub_ ? self_for(*p, t_all) : t_all;  // hub mode: what we may do without p
@@ -173,7 +173,10 @@ void NetLink::promise(uint64_t now) {
       if (passive) info->ctl_ps = ctl_for(*p, t_all);
       // A hub's: the other peers' monitor events and errors, which end the run through it.
       const uint64_t lax = std::min(own_lax, hub_ ? self_for(*p, t_all, true) : kInf);
-      if (lax < next) info->lax_ps = lax;
+      // An error had is said as one, even at next (the peers stop there).
+      const bool had = lax != kInf && (lax == own_err || (hub_ && lax == errors_for(*p)));
+      if (lax < next || had) info->lax_ps = lax;
+      info->lax_error = had;
     }
     if (prom == kInf && !info) continue;
     bool sent;
@@ -223,6 +226,7 @@ void NetLink::block(uint64_t now, bool watches_only) {
     for (auto& p : peers_) p->peer->poll();
     deliver(now);
     if (control_) {
+      note_peer_errors();
       take_controls(now);
       serve_reads(now);
       send_relays(now);
@@ -245,6 +249,7 @@ void NetLink::thread() {
       }
       const uint64_t now = ClockDomain::now_ps();
       for (auto& p : peers_) p->peer->poll();
+      if (control_) note_peer_errors();
       deliver(now);
       if (control_) {
         take_controls(now);

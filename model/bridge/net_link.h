@@ -44,7 +44,12 @@
 // our CONTROLs it has not taken in bound it; and a peer's model errors and
 // wire monitor events (its lax_ps, its unjudged monitor events included)
 // end a run limits.after_error_us (at least 1 ps) after their instant, so
-// they bound this process that much later. With one process streaming to
+// they bound this process that much later. The run stops as that instant
+// begins in every process (one process stops there in its first delta
+// cycle): a peer's lax_ps flagged as an error it has had (peer_error_ps)
+// lets this process enter it, stop there at once and take the peer's
+// RunEnd (await_peer_end); one not so flagged keeps this process before it
+// (the error may still come). With one process streaming to
 // another, the receiver (waiting for the sender's step to end) keeps to the
 // sender's control horizon and the sender keeps only to the frames' one (a
 // line delay ahead), not one round trip per activity (issue 16).
@@ -137,6 +142,19 @@ class NetLink : public sc_core::sc_module {
   // What the policy reads changed at now (a model error): the link's
   // thread promises again at this instant.
   void policy_changed() { sent_ev_.notify(sc_core::SC_ZERO_TIME); }
+  // The earliest model error a peer has had (its SYNC's lax_ps flagged as
+  // one, bit 2; a star's switch process relays the nodes'), ~0 while none
+  // is known. Every process's run ends slack_ps after it, as the instant
+  // begins (System::stop_after_error); it is known before this process may
+  // enter that instant: until a peer's lax_ps is an error had, the instant
+  // slack_ps after it is beyond the peer's control limit. Notified (at the
+  // instant it comes in) when it moves.
+  uint64_t peer_error_ps() const;
+  sc_core::sc_event& peer_error_event() { return peer_err_ev_; }
+  // At that instant, the process whose error it is stops by itself; this
+  // one waits, with the kernel, for its RunEnd (or for it to go). False:
+  // the run failed meanwhile (error()).
+  bool await_peer_end();
   // The instant before which every peer's wire monitor events (Watch) have
   // all come in; a monitor judges what lies before it and now.
   uint64_t watch_floor();
@@ -215,6 +233,9 @@ class NetLink : public sc_core::sc_module {
   enum class Horizon { Strict, Lax, Watch };
   uint64_t control_horizon(const Peer& p, uint64_t t_self, Horizon k) const;
   uint64_t control_limit(const Peer& p, uint64_t t_self) const;  // the latest instant p lets us reach
+  void note_peer_errors();  // peer_error_ps() moved: peer_err_ev_
+  uint64_t peer_err_known_ = ~uint64_t(0);
+  sc_core::sc_event peer_err_ev_;
   std::function<bool()> passive_;
   std::function<uint64_t()> unjudged_, erred_;
   uint64_t slack_ps_ = 1;
@@ -224,6 +245,7 @@ class NetLink : public sc_core::sc_module {
   uint64_t raw(const Peer& q, bool lax = false) const;
   uint64_t self_for(const Peer& p, uint64_t t, bool lax = false) const;  // our earliest activity not caused by p
   uint64_t ctl_for(const Peer& p, uint64_t t) const;   // passive: our earliest CONTROL p must take at its instant
+  uint64_t errors_for(const Peer& p) const;            // the other peers' earliest model error had (~0: none)
   bool route(size_t from, NetControl& c);              // a peer's CONTROL: relayed; true: also ours
   void send_relays(uint64_t now);                      // relays due by now
   void wait_any(Peer& lim);                            // the next message from any peer

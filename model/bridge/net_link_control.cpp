@@ -50,8 +50,63 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, Horizon k) con
   return h;
 }
 
+// The run ends slack_ps_ after p's lax horizon at the soonest. When that
+// horizon is a model error p has had, the run ends exactly there, as the
+// instant begins, in every process (System::stop_after_error knows it from
+// peer_error_ps() before it may enter it); otherwise p may still have one
+// there, and that instant is entered only once p has said which.
 uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {
-  return std::min(control_horizon(p, t_self, Horizon::Strict), sat_add(control_horizon(p, t_self, Horizon::Lax), slack_ps_));
+  const uint64_t lax = control_horizon(p, t_self, Horizon::Lax), end = sat_add(lax, slack_ps_);
+  const auto& info = p.peer->peer_info();
+  const bool had = info && info->lax_error && info->lax_ps && lax == *info->lax_ps;
+  return std::min(control_horizon(p, t_self, Horizon::Strict), had || end == kInf ? end : end - 1);
+}
+
+uint64_t NetLink::peer_error_ps() const {
+  uint64_t e = kInf;
+  for (const auto& p : peers_)
+    if (const auto& info = p->peer->peer_info(); info && info->lax_error && info->lax_ps) e = std::min(e, *info->lax_ps);
+  return std::min(e, peer_err_known_);  // an error had stays had (a later lax_ps may be an earlier event's)
+}
+
+void NetLink::note_peer_errors() {
+  if (const uint64_t e = peer_error_ps(); e < peer_err_known_) {
+    peer_err_known_ = e;
+    peer_err_ev_.notify(SC_ZERO_TIME);
+  }
+}
+
+// The peers may need this process's copies due by now and its promise of
+// now to reach the instant themselves (the link thread has not run at it
+// yet): both go out first, as the thread would send them, the promise not
+// past now (acting_now_).
+bool NetLink::await_peer_end() {
+  const uint64_t now = ClockDomain::now_ps();
+  acting_now_ = true;
+  struct Acting {
+    bool& a;
+    ~Acting() { a = false; }
+  } acting{acting_now_};
+  try {
+    for (auto& p : peers_) send_due(*p, sat_add(now, p->lookahead));
+    for (;;) {
+      for (auto& p : peers_) p->peer->poll();
+      take_controls(now);
+      serve_reads(now);
+      if (hub_) send_relays(now);
+      const auto it = peer_ends_.lower_bound(end_cursor_);
+      if ((it != peer_ends_.end() && it->first <= now) || peer_gone()) return true;
+      promise(now);
+      chaos();
+      if (hub_)
+        wait_any(*peers_.front());
+      else
+        peers_.front()->peer->recv_one(timeout_);
+    }
+  } catch (const NetPeerError& e) {  // called from the System's threads: the run fails, as in the link thread
+    fail_run(e);
+  }
+  return false;
 }
 
 void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged,

@@ -134,6 +134,18 @@ uint64_t NetLink::ctl_for(const Peer& p, uint64_t t) const {
   return c;
 }
 
+// A model error had is relayed as one when it is what bounds the others'
+// lax horizon (raw(q, true) is that error itself).
+uint64_t NetLink::errors_for(const Peer& p) const {
+  uint64_t e = kInf;
+  for (const auto& q : peers_) {
+    if (q.get() == &p) continue;
+    const auto& info = q->peer->peer_info();
+    if (info && info->lax_error && info->lax_ps && raw(*q, true) == *info->lax_ps) e = std::min(e, *info->lax_ps);
+  }
+  return e;
+}
+
 uint64_t NetLink::self_for(const Peer& p, uint64_t t, bool lax) const {
   for (const auto& q : peers_)
     if (q.get() != &p) t = std::min(t, raw(*q, lax));

@@ -84,7 +84,10 @@ void add_failures(json& r, System& sys) {
     fails.push_back({{"what", f.what}, {"step", loc_str(f.loc)}, {"time_ps", f.time_ps},
                      {"core_cycle", sys.core.cycle_at(f.time_ps)}});
   r["failures"] = fails;
-  if (!sys.failures.empty() || !sys.split_stopped_by_.empty()) {  // (split: the other process failed)
+  // Split, always: another process's failure at this one's last instant
+  // may be one this process never hears of (it stopped as the instant
+  // began), and the merge takes each direction's from its sender's part.
+  if (!sys.failures.empty() || sys.split()) {
     // The last frames of each direction (tx tap), to read a failure without opening the pcap.
     json last = json::object();
     for (const auto& [name, d] : sys.dirs) {

@@ -232,20 +232,39 @@ void System::watchdog() {
 
 // A model error fails the run; it goes on for limits.after_error_us so the
 // outputs show what followed, then stops (a broken model can otherwise run
-// for minutes and fill the disk).
+// for minutes and fill the disk) as that instant begins. Split, another
+// process's error (NetLink::peer_error_ps, known before this process may
+// enter that instant) stops this one there too, as one process stops.
 void System::stop_after_error() {
-  if (ctx.errors.empty()) wait(ctx.error_ev);
+  const uint64_t none = ~uint64_t(0);
+  auto peer_error = [&] { return net_link_ ? net_link_->peer_error_ps() : none; };
+  auto own_error = [&] { return ctx.errors.empty() ? none : ctx.errors.front().time_ps; };
   for (;;) {
     // At least 1 ps after: a split run's monitor reports an error there
     // (stamped at its instant), and both runs must end at one time. An
     // error found later but stamped earlier (that monitor, judging behind)
     // moves the end.
-    const uint64_t until = ctx.errors.front().time_ps + std::max<uint64_t>(scenario.limits.after_error_us * 1000000ull, 1);
+    const uint64_t first = std::min(own_error(), peer_error());
     const uint64_t now = sc_time_stamp().value();
+    const uint64_t until =
+        first == none ? none : first + std::max<uint64_t>(scenario.limits.after_error_us * 1000000ull, 1);
     if (until <= now) break;
-    wait(sc_time(double(until - now), SC_PS), ctx.error_ev);
+    if (!net_link_)
+      until == none ? wait(ctx.error_ev) : wait(sc_time(double(until - now), SC_PS), ctx.error_ev);
+    else if (until == none)
+      wait(ctx.error_ev | net_link_->peer_error_event());
+    else
+      wait(sc_time(double(until - now), SC_PS), ctx.error_ev | net_link_->peer_error_event());
   }
   if (finished) return;
+  if (peer_error() < own_error()) {
+    // Its process stops as this instant begins, by itself; its RunEnd says
+    // how, taken now as take_peer_end would take it once the instant had
+    // settled (this process would then have run the instant on: a step's
+    // end logged there that one process never reaches, stop 42's 3e).
+    if (net_link_->await_peer_end()) end_for_peer(true);
+    return;
+  }
   stopped_after_error = true;
   if (exit_code == 0) exit_code = 1;
   snapshot_qps();

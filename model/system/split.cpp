@@ -280,6 +280,10 @@ std::optional<bridge::NetControl> System::split_next() {
   SplitLane& ln = lane();
   bool peer_end_seen = false;
   for (;;) {
+    // This run has stopped in this delta cycle (stop_after_error): a lane
+    // that runs after that takes nothing more, as one process's lanes,
+    // which reach no settled point, do nothing more.
+    if (sc_get_simulator_status() == SC_SIM_USER_STOP) return std::nullopt;
     split_drain();
     for (auto it = split_pending_.begin(); it != split_pending_.end(); ++it) {
       if (it->id >> 32 != ln.id) continue;
@@ -511,6 +515,13 @@ bool System::take_peer_end() {
   wait(net_link_->peer_end_event());
   // Both runs end at one instant when all is well: this one's runner first.
   settle::wait_settled(settle::Stage::kPeerEnd);
+  return end_for_peer(false);
+}
+
+// The current RunEnd, taken (above, or at once by stop_after_error when it
+// is another process's model error's limit: at_once, this run stops as the
+// instant begins whatever the other's steps sent at it).
+bool System::end_for_peer(bool at_once) {
   if (finished) return true;
   // Failing already: the other's end (which may be this run's failure,
   // passed back) changes nothing, unless its run stopped early (its
@@ -529,7 +540,7 @@ bool System::take_peer_end() {
   // (split_barrier): it ends this run as the other's failure says.
   split_drain();
   for (const auto& c : split_pending_)
-    if (c.kind == bridge::NetControl::StepEnd && c.b) return true;
+    if (c.kind == bridge::NetControl::StepEnd && c.b && !at_once) return true;
   const int code = net_link_->peer_run_end() > 0 ? peer_exit_code(uint64_t(net_link_->peer_run_end())) : 0;
   if (code > 0) {
     const std::string& why = net_link_->peer_run_end_why();

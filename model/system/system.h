@@ -530,6 +530,7 @@ class System : public sc_core::sc_module {
   void peer_failed(int code, const std::string& why, const std::string& who = "");  // who: "" = the peer
   void watch_peer_end();
   bool take_peer_end();
+  bool end_for_peer(bool at_once);
   std::map<std::pair<std::string, std::string>, host::Mr> remote_mrs_;  // the other processes' nodes' MRs, by (node, name)
 
   std::map<std::string, Conn> conns_;

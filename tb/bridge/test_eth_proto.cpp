@@ -73,7 +73,8 @@ TEST(EthProto, SyncAndTerminateAreBareHeaders) {
 }
 
 // Our extension in a SYNC's padding (eth_proto.h): "ERN1" @0, flags u8 @4
-// (bit 0 ctl_ps given, bit 1 lax_ps given), next_ps @8, acked @16,
+// (bit 0 ctl_ps given, bit 1 lax_ps given, bit 2 lax_ps is a model error
+// had), next_ps @8, acked @16,
 // lookahead_ps @24, ctl_ps @32, lax_ps @40; the stamp @48 and type @63 as
 // SimBricks has them.
 TEST(EthProto, SyncExtensionBytes) {
@@ -108,6 +109,22 @@ TEST(EthProto, SyncExtensionBytes) {
   EXPECT_FALSE(d->sync_info->ctl_ps);
   EXPECT_EQ(d->sync_info->ctl(), 5000u);
   EXPECT_EQ(d->sync_info->lax(), 0u);
+  EXPECT_FALSE(d->sync_info->lax_error);
+  // A model error had at 9,000 ps: bit 2 with lax_ps.
+  s.sync_info->lax_ps = 9000;
+  s.sync_info->lax_error = true;
+  want[4] = 0x07;
+  le(want, 40, 9000, 8);
+  EXPECT_EQ(encode_net(s), want);
+  d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_TRUE(d->sync_info->lax_error);
+  EXPECT_EQ(d->sync_info->lax(), 9000u);
+  want[4] = 0x05;  // bit 2 without lax_ps given: no error is said
+  d = decode_net(want.data(), want.size(), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_FALSE(d->sync_info->lax_error);
+  EXPECT_FALSE(d->sync_info->lax_ps);
 }
 
 TEST(EthProto, MalformedMessagesAreRefusedByName) {
