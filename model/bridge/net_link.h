@@ -152,8 +152,10 @@ class NetLink : public sc_core::sc_module {
   uint64_t peer_error_ps() const;
   sc_core::sc_event& peer_error_event() { return peer_err_ev_; }
   // At that instant, the process whose error it is stops by itself; this
-  // one waits, with the kernel, for its RunEnd (or for it to go). False:
-  // the run failed meanwhile (error()).
+  // one waits, with the kernel, for its RunEnd (or for it to go): every
+  // peer's whose error had ends the run now (a star's switch process hears
+  // each, and take_run_end's rule picks among them only once all are in).
+  // False: the run failed meanwhile (error()).
   bool await_peer_end();
   // The instant before which every peer's wire monitor events (Watch) have
   // all come in; a monitor judges what lies before it and now.
@@ -289,6 +291,7 @@ class NetLink : public sc_core::sc_module {
     std::string why;
   };
   std::map<uint64_t, PeerEnd> peer_ends_;  // every RunEnd taken in, by instant (ps)
+  std::vector<uint64_t> run_end_at_;       // by peer: the instant of its RunEnd (~0: none yet)
   uint64_t end_cursor_ = 0;               // those before this instant are passed over
   const PeerEnd* current_end() const;
   static inline const std::string no_why_;

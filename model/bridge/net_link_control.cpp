@@ -54,12 +54,17 @@ uint64_t NetLink::control_horizon(const Peer& p, uint64_t t_self, Horizon k) con
 // horizon is a model error p has had, the run ends exactly there, as the
 // instant begins, in every process (System::stop_after_error knows it from
 // peer_error_ps() before it may enter it); otherwise p may still have one
-// there, and that instant is entered only once p has said which.
+// there, and that instant is entered only once p has said which. Except
+// with a slack of 1 ps (after_error_us 0) when the horizon is a monitor
+// event p has not judged (its lax_ps, not an error): its home judges it
+// only once past it, which this process would then hold up (a star's
+// parallel connects deadlocked, every home at its event's instant).
 uint64_t NetLink::control_limit(const Peer& p, uint64_t t_self) const {
   const uint64_t lax = control_horizon(p, t_self, Horizon::Lax), end = sat_add(lax, slack_ps_);
   const auto& info = p.peer->peer_info();
-  const bool had = info && info->lax_error && info->lax_ps && lax == *info->lax_ps;
-  return std::min(control_horizon(p, t_self, Horizon::Strict), had || end == kInf ? end : end - 1);
+  const bool given = info && info->lax_ps && lax == *info->lax_ps;
+  const bool enter = given && (info->lax_error || slack_ps_ == 1);  // may enter end before p says more
+  return std::min(control_horizon(p, t_self, Horizon::Strict), enter || end == kInf ? end : end - 1);
 }
 
 uint64_t NetLink::peer_error_ps() const {
@@ -94,8 +99,15 @@ bool NetLink::await_peer_end() {
       take_controls(now);
       serve_reads(now);
       if (hub_) send_relays(now);
+      bool all_in = true;
+      for (size_t k = 0; k < peers_.size(); ++k) {
+        const auto& info = peers_[k]->peer->peer_info();
+        const bool stops_now = info && info->lax_error && info->lax_ps && sat_add(*info->lax_ps, slack_ps_) == now;
+        if (stops_now && !peers_[k]->peer->peer_ended() && (k >= run_end_at_.size() || run_end_at_[k] > now))
+          all_in = false;
+      }
       const auto it = peer_ends_.lower_bound(end_cursor_);
-      if ((it != peer_ends_.end() && it->first <= now) || peer_gone()) return true;
+      if (all_in && ((it != peer_ends_.end() && it->first <= now) || peer_gone())) return true;
       promise(now);
       chaos();
       if (hub_)
@@ -206,6 +218,8 @@ void NetLink::take_controls(uint64_t now) {
 // reached is kept for its own instant, not written over the earlier one.
 void NetLink::take_run_end(size_t k, const NetControl& c, uint64_t now) {
   const uint64_t at = c.time_ps;
+  if (run_end_at_.size() <= k) run_end_at_.resize(k + 1, kInf);
+  run_end_at_[k] = std::min(run_end_at_[k], at);
   auto [it, fresh] = peer_ends_.try_emplace(at);
   PeerEnd& e = it->second;
   if (fresh || c.a > e.how || (c.a == e.how && k < e.from)) {

@@ -1,7 +1,7 @@
 // model/system: a split run's side of the System (split.h): what can run
 // split, the link to the other process, each step's participants, the
 // step's end across the processes, MR records and memory of the other
-// process's node.
+// process's node. How the run ends: split_end.cpp.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "model/system/split.h"
 
@@ -54,11 +54,6 @@ host::Mr mr_of_fact(const std::vector<uint8_t>& b, size_t* node) {
   *node = b[1];
   return m;
 }
-
-// The other process's failure as this run's exit code: 3 (watchdog, time
-// limit) or 1 (anything else; a CONTROL carrying another value is no
-// reason to exit with it, e.g. 139 would read as a crash).
-int peer_exit_code(uint64_t b) { return b == 3 ? 3 : 1; }
 
 }  // namespace
 
@@ -356,7 +351,12 @@ std::vector<std::vector<uint64_t>> System::split_trade(const std::vector<uint64_
   std::vector<std::vector<uint64_t>> got;
   while (got.size() < others) {
     std::optional<bridge::NetControl> c = split_next();
-    if (!c) throw std::runtime_error("split run: the other process did not trade its values");
+    if (!c) {
+      // Stopped in this delta cycle (split_next): the step ends unrecorded,
+      // as one process's does.
+      if (sc_get_simulator_status() == SC_SIM_USER_STOP) throw SplitPartnerFailed{};
+      throw std::runtime_error("split run: the other process did not trade its values");
+    }
     if (c->kind == bridge::NetControl::Fact && !c->data.empty() && c->data[0] == kFactExchange &&
         c->data.size() == b.size() && (from < 0 || c->data[1] == uint8_t(from))) {
       std::vector<uint64_t> theirs(ours.size());
@@ -451,7 +451,7 @@ void System::split_barrier() {
     snap = snap || c->a;
     if (c->b && exit_code == 0) {
       const bool from_node = split_hub_ && c->node < nodes.size();
-      peer_failed(peer_exit_code(c->b), "its step failed",
+      peer_failed(split_peer_exit_code(c->b), "its step failed",
                   from_node ? "node " + nodes[c->node]->cfg.name + "'s process" : "");
     }
   }
@@ -489,80 +489,6 @@ std::vector<uint8_t> System::mem_bytes(const std::string& node_name, uint64_t pa
     at += n;
   }
   return out;
-}
-
-// The other process's run failed: this one ends with its exit code (its
-// failures are in its report; the merged report has them once).
-void System::peer_failed(int code, const std::string& why, const std::string& who) {
-  split_peer_failed_ = true;
-  split_stopped_by_ = (who.empty() ? net_link_->peer_name() : who) + ": " + why;
-  if (exit_code == 0) exit_code = code;
-}
-
-// The other process ended its run while this one had not: with a failure
-// (its watchdog, its time limit, a model error) this one stops too, at
-// once; after a pass (never in step with this one) it is a failure here.
-// Each RunEnd at its instant (a star's switch process hears every node's):
-// one that changes nothing here leaves this watching for the next.
-void System::watch_peer_end() {
-  for (;; net_link_->pass_peer_end())
-    if (take_peer_end()) return;
-}
-
-// The current RunEnd (or the peer gone without one), once its instant has
-// settled: true when it ended this run or left the end to the runner.
-bool System::take_peer_end() {
-  wait(net_link_->peer_end_event());
-  // Both runs end at one instant when all is well: this one's runner first.
-  settle::wait_settled(settle::Stage::kPeerEnd);
-  return end_for_peer(false);
-}
-
-// The current RunEnd, taken (above, or at once by stop_after_error when it
-// is another process's model error's limit: at_once, this run stops as the
-// instant begins whatever the other's steps sent at it).
-bool System::end_for_peer(bool at_once) {
-  if (finished) return true;
-  // Failing already: the other's end (which may be this run's failure,
-  // passed back) changes nothing, unless its run stopped early (its
-  // watchdog, a livelock, a model error's after_error_us): one process
-  // stops there whatever failed before, every node's status taken.
-  const uint8_t how = net_link_->peer_run_end() > 0 ? net_link_->peer_run_end_how() : 0;
-  if (split_peer_failed_ || exit_code != 0) {
-    if (how == bridge::NetControl::kEndedItself) return false;
-    stop_how_ = how;
-    snapshot_qps(how == bridge::NetControl::kStopWatchdog);
-    end_checks();
-    sc_stop();
-    return true;
-  }
-  // A failed step's end that came with the RunEnd is the runner's to take
-  // (split_barrier): it ends this run as the other's failure says.
-  split_drain();
-  for (const auto& c : split_pending_)
-    if (c.kind == bridge::NetControl::StepEnd && c.b && !at_once) return true;
-  const int code = net_link_->peer_run_end() > 0 ? peer_exit_code(uint64_t(net_link_->peer_run_end())) : 0;
-  if (code > 0) {
-    const std::string& why = net_link_->peer_run_end_why();
-    peer_failed(code, fmt::format("its run ended with exit code {} at {} ps{}", code, sc_time_stamp().value(),
-                                  why.empty() ? "" : " (" + why + ")"));
-  } else {
-    fail(SourceLoc{}, "split run: " + net_link_->peer_name() + " ended its run before this one (at " +
-                          std::to_string(sc_time_stamp().value()) + " ps)");
-  }
-  // Exit code 3 from another process is its watchdog's or a livelock's
-  // (both processes stop at a time limit by themselves): its report has
-  // the datapaths' status too, as one process's has.
-  stop_how_ = how;  // a star's switch process passes it on
-  snapshot_qps(code == 3 || how == bridge::NetControl::kStopWatchdog);
-  end_checks();
-  sc_stop();
-  return true;
-}
-
-// After the run (ernic-sim): the other process is told how it ended, and heard.
-void System::end_split() {
-  if (net_link_) net_link_->finish(exit_code, net_link_->error(), stop_how_);
 }
 
 }  // namespace ernic

@@ -94,5 +94,10 @@ struct SplitOptions {
   uint64_t chaos_seed = 1;
 };
 
+// Another process's failure as this run's exit code: 3 (watchdog, time
+// limit) or 1 (anything else; a CONTROL carrying another value is no
+// reason to exit with it, e.g. 139 would read as a crash).
+inline int split_peer_exit_code(uint64_t b) { return b == 3 ? 3 : 1; }
+
 
 }  // namespace ernic
