@@ -211,18 +211,20 @@ std::string System::introduce_split(bridge::NetPeer& peer, const SplitOptions& s
 }
 
 bool System::split_peer_passes(const Step& s) {
-  if (split_star() || split_hub_ || nodes.size() != 2) return false;
+  if (split_hub_ || (!split_star() && nodes.size() != 2)) return false;
   // A barrier whose branches have all arrived here has them all there too:
-  // the other process's ended now, or earlier by a failure there (that end
-  // is in already).
+  // the other processes' ended now, or earlier by a failure there (that
+  // end is in already). A star's switch process ends a step once every
+  // node's process has, so its end is the latest of theirs: now, too.
   switch (split_end(s)) {
     case SplitEnd::alike: return true;
     case SplitEnd::barrier: return lane().barrier_full;
     case SplitEnd::own: break;
   }
+  // Every participant is this process's node: the others sent their ends
+  // as the step began.
   const std::vector<std::string> p = split_participants(s);
-  const std::string& peer = scenario.nodes[1 - split_local_].name;
-  return !p.empty() && std::find(p.begin(), p.end(), peer) == p.end();
+  return !p.empty() && std::all_of(p.begin(), p.end(), [&](const std::string& n) { return local(n); });
 }
 
 bool System::split_lane_ahead_ends_now(uint64_t lane_id) const {

@@ -502,11 +502,12 @@ class System : public sc_core::sc_module {
   // A lane numbered before lane_id waits at this instant for the other
   // process's end of a step that began here now (SplitLane::end_due_ps).
   bool split_lane_ahead_ends_now(uint64_t lane_id) const;
-  // The other process's end of step s, which ended here now, is certain to
-  // be stamped now or earlier (point to point): the other node is not among
-  // s's participants (its end was sent as the step began), the step takes
-  // no time anywhere (fault, link), or it ends at one instant everywhere
-  // (wait; barrier, when every branch had arrived here).
+  // The other processes' end of step s, which ended here now, is certain
+  // to be stamped now or earlier (point to point, or a star's node through
+  // the switch's process): no other node is among s's participants (their
+  // ends were sent as the step began), the step takes no time anywhere
+  // (fault, link), or it ends at one instant everywhere (wait; barrier,
+  // when every branch had arrived here).
   bool split_peer_passes(const Step& s);
   sc_core::sc_event lane_end_ev_;  // a lane's end_due_ps was cleared
   // The instant of the run's first failure (this process's, or the other's
