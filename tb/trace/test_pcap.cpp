@@ -148,6 +148,22 @@ TEST(Pcap, ErrorsNameThePath) {
   }
 }
 
+// write_ordered of the frame udp_frame(name, 0) (its payload size names it).
+void put(PcapWriter& w, size_t name, uint64_t t_ps, uint32_t source) {
+  const auto f = udp_frame(name, 0);
+  w.write_ordered(f.data(), f.size(), t_ps, source);
+}
+
+// The file holds the frames named in `want`, in order, at those ns.
+void expect_frames(const std::string& path, const std::vector<std::pair<size_t, uint64_t>>& want) {
+  const auto f = PcapReader::read_all(path);
+  ASSERT_EQ(f.size(), want.size());
+  for (size_t k = 0; k < f.size(); ++k) {
+    EXPECT_EQ(f[k].data, udp_frame(want[k].first, 0)) << "frame " << k;
+    EXPECT_EQ(f[k].time_ns, want[k].second) << "frame " << k;
+  }
+}
+
 // The link's two-direction capture: frames of one instant are written in
 // source order whatever the order they came in; times stay in order, and
 // the held frames reach the file at the next instant, flush() and close().
@@ -156,23 +172,17 @@ TEST(Pcap, WriteOrderedRanksFramesOfOneInstantBySource) {
   const auto path = (dir / "o.pcap").string();
   PcapWriter w(path);
   // Payload size names the frame: a = 11, b = 12, ...
-  w.write_ordered(udp_frame(11, 0).data(), udp_frame(11, 0).size(), 5'000, 1);
-  w.write_ordered(udp_frame(12, 0).data(), udp_frame(12, 0).size(), 5'000, 0);
-  w.write_ordered(udp_frame(13, 0).data(), udp_frame(13, 0).size(), 5'000, 1);
-  w.write_ordered(udp_frame(14, 0).data(), udp_frame(14, 0).size(), 7'000, 1);
+  put(w, 11, 5'000, 1);
+  put(w, 12, 5'000, 0);
+  put(w, 13, 5'000, 1);
+  put(w, 14, 7'000, 1);
   w.flush();  // the 7 ns frame is written too
   EXPECT_EQ(PcapReader::read_all(path).size(), 4u);
-  w.write_ordered(udp_frame(15, 0).data(), udp_frame(15, 0).size(), 7'000, 0);
-  w.write_ordered(udp_frame(16, 0).data(), udp_frame(16, 0).size(), 9'000, 1);
-  w.write_ordered(udp_frame(17, 0).data(), udp_frame(17, 0).size(), 9'000, 0);
+  put(w, 15, 7'000, 0);
+  put(w, 16, 9'000, 1);
+  put(w, 17, 9'000, 0);
   w.close();
-  const auto f = PcapReader::read_all(path);
-  ASSERT_EQ(f.size(), 7u);
-  const std::vector<std::pair<size_t, uint64_t>> want = {{12, 5}, {11, 5}, {13, 5}, {14, 7}, {15, 7}, {17, 9}, {16, 9}};
-  for (size_t k = 0; k < f.size(); ++k) {
-    EXPECT_EQ(f[k].data, udp_frame(want[k].first, 0)) << "frame " << k;
-    EXPECT_EQ(f[k].time_ns, want[k].second) << "frame " << k;
-  }
+  expect_frames(path, {{12, 5}, {11, 5}, {13, 5}, {14, 7}, {15, 7}, {17, 9}, {16, 9}});
 }
 
 // Lines of several rates: a frame may come up to the order lag (the
@@ -184,30 +194,23 @@ TEST(Pcap, WriteOrderedTakesFramesUpToTheLagLate) {
   const auto path = (dir / "lag.pcap").string();
   PcapWriter w(path);
   w.set_order_lag(5'760);  // 10 Gb/s and 100 Gb/s lines: 6,400 - 640 ps
-  w.write_ordered(udp_frame(11, 0).data(), udp_frame(11, 0).size(), 14'000, 1);  // a 10 Gb/s port, written first
-  w.write_ordered(udp_frame(12, 0).data(), udp_frame(12, 0).size(), 13'000, 0);  // a 100 Gb/s one, 1 ns earlier
-  w.write_ordered(udp_frame(13, 0).data(), udp_frame(13, 0).size(), 19'000, 0);
+  put(w, 11, 14'000, 1);  // a 10 Gb/s port, written first
+  put(w, 12, 13'000, 0);  // a 100 Gb/s one, 1 ns earlier
+  put(w, 13, 19'000, 0);
   EXPECT_EQ(w.frames_written(), 0u) << "19 ns - 5.76 ns: one may still come in the 13th ns";
-  w.write_ordered(udp_frame(14, 0).data(), udp_frame(14, 0).size(), 19'761, 2);
+  put(w, 14, 19'761, 2);
   EXPECT_EQ(w.frames_written(), 1u) << "none can come before 14.001 ns now: the 13 ns frame is sure";
-  w.write_ordered(udp_frame(18, 0).data(), udp_frame(18, 0).size(), 20'760, 0);
+  put(w, 18, 20'760, 0);
   EXPECT_EQ(w.frames_written(), 2u) << "none can come in the 14th ns now";
   w.flush();
   EXPECT_EQ(w.frames_written(), 5u);
   // One ns, two sources, the lower one 400 ps later: by source, as the
   // file's ns and a split run's merge have them.
-  w.write_ordered(udp_frame(16, 0).data(), udp_frame(16, 0).size(), 20'300, 1);
-  w.write_ordered(udp_frame(17, 0).data(), udp_frame(17, 0).size(), 20'700, 0);
-  w.write_ordered(udp_frame(15, 0).data(), udp_frame(15, 0).size(), 30'000, 1);
+  put(w, 16, 20'300, 1);
+  put(w, 17, 20'700, 0);
+  put(w, 15, 30'000, 1);
   w.close();
-  const auto f = PcapReader::read_all(path);
-  ASSERT_EQ(f.size(), 8u);
-  const std::vector<std::pair<size_t, uint64_t>> want = {{12, 13}, {11, 14}, {13, 19}, {14, 19},
-                                                         {18, 20}, {17, 20}, {16, 20}, {15, 30}};
-  for (size_t k = 0; k < f.size(); ++k) {
-    EXPECT_EQ(f[k].data, udp_frame(want[k].first, 0)) << "frame " << k;
-    EXPECT_EQ(f[k].time_ns, want[k].second) << "frame " << k;
-  }
+  expect_frames(path, {{12, 13}, {11, 14}, {13, 19}, {14, 19}, {18, 20}, {17, 20}, {16, 20}, {15, 30}});
 }
 
 TEST(Pcap, WriteAfterCloseThrows) {
