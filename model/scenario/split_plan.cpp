@@ -156,6 +156,13 @@ SplitEnd split_end(const Step& s) {
       std::holds_alternative<WaitStep>(s))
     return SplitEnd::alike;
   if (std::holds_alternative<BarrierStep>(s)) return SplitEnd::barrier;
+  if (std::holds_alternative<DebugPresetStep>(s)) return SplitEnd::at_start;
+  if (const auto* w = std::get_if<RegWriteStep>(&s)) {
+    // A field of a register that is not W1C is a read-modify-write: the
+    // read waits for its completion (System::handle(RegWriteStep)).
+    const regs::RegInfo* r = regs::find_register(w->ref.reg);
+    if (w->ref.field.empty() || (r && r->access == regs::Access::W1C)) return SplitEnd::at_start;
+  }
   return SplitEnd::own;
 }
 

@@ -35,8 +35,13 @@ std::vector<std::string> split_participants(const Step& s);
 //   barrier  at one instant in every process once all its branches have
 //            arrived (they arrive as their lanes' steps start, alike
 //            everywhere); before that, as a failure there ends it;
+//   at_start as it began in every process: its participant's part takes no
+//            simulated time (a posted register write: `reg_write` of a
+//            whole register or of a W1C field, the AXI-Lite write returns
+//            at once (model/link/axil.h); `debug_preset`, behind the
+//            model), and the others send their ends as it begins;
 //   own      as its participants' processes end it (split_participants).
-enum class SplitEnd { alike, barrier, own };
+enum class SplitEnd { alike, barrier, at_start, own };
 SplitEnd split_end(const Step& s);
 
 }  // namespace ernic

@@ -217,7 +217,8 @@ bool System::split_peer_passes(const Step& s) {
   // end is in already). A star's switch process ends a step once every
   // node's process has, so its end is the latest of theirs: now, too.
   switch (split_end(s)) {
-    case SplitEnd::alike: return true;
+    case SplitEnd::alike:
+    case SplitEnd::at_start: return true;
     case SplitEnd::barrier: return lane().barrier_full;
     case SplitEnd::own: break;
   }

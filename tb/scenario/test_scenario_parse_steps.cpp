@@ -218,7 +218,12 @@ TEST(ScenarioParse, Extended) {
   EXPECT_EQ(split_end(Step{BarrierStep{}}), SplitEnd::barrier);
   EXPECT_EQ(split_end(s.steps[31]), SplitEnd::own);  // wait_until on frames: A's process
   EXPECT_EQ(split_end(s.steps[17]), SplitEnd::own);  // disconnect
-  EXPECT_EQ(split_end(s.steps[0]), SplitEnd::own);   // reg_write
+  EXPECT_EQ(split_end(s.steps[0]), SplitEnd::own);   // reg_write of a field (QPCONFi.PMTU: read, then write)
+  // A posted register write ends as it began in every process.
+  EXPECT_EQ(split_end(s.steps[1]), SplitEnd::at_start);  // reg_write of a whole register (ACCESSDESC)
+  EXPECT_EQ(split_end(Step{RegWriteStep{{}, {"A", "INTSTS", std::nullopt, std::nullopt, "MAD"}, 1}}),
+            SplitEnd::at_start);  // a W1C field: its bits alone
+  EXPECT_EQ(split_end(Step{DebugPresetStep{}}), SplitEnd::at_start);
 
   const auto& rep = *step_as<std::shared_ptr<RepeatStep>>(s, 34);
   EXPECT_STREQ(step_kind(s.steps[34]), "repeat");
