@@ -153,7 +153,8 @@ std::vector<std::string> split_participants(const Step& s) { return std::visit(P
 
 SplitEnd split_end(const Step& s) {
   if (std::holds_alternative<FaultStep>(s) || std::holds_alternative<LinkStep>(s) ||
-      std::holds_alternative<WaitStep>(s))
+      std::holds_alternative<WaitStep>(s) || std::holds_alternative<ExpectIdleStep>(s) ||
+      std::holds_alternative<ExpectComplianceStep>(s))
     return SplitEnd::alike;
   if (std::holds_alternative<BarrierStep>(s)) return SplitEnd::barrier;
   if (std::holds_alternative<DebugPresetStep>(s)) return SplitEnd::at_start;

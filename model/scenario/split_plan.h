@@ -31,7 +31,9 @@ std::vector<std::string> split_participants(const Step& s);
 //   alike    at one instant in every process, each by itself: `fault` and
 //            `link` (each installs its rules in no time), `wait` (the lanes
 //            start it alike; one whose instant has passed fails as it
-//            starts, everywhere);
+//            starts, everywhere), `expect_idle` and `expect_compliance`
+//            (every process counts its own and the sums are traded at one
+//            instant: after `us`, and as it begins);
 //   barrier  at one instant in every process once all its branches have
 //            arrived (they arrive as their lanes' steps start, alike
 //            everywhere); before that, as a failure there ends it;

@@ -331,7 +331,13 @@ std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours, 
 
 // Every other process's values (a star: each node's process hears the
 // others' through the switch's, which hears them all: nodes.size() each).
+// Every process sums at this instant (expect_idle at its end,
+// expect_compliance as it begins), so the lanes behind this one wait while
+// it trades, as for its step's end (split_end: alike; runner.cpp's EndDue
+// lets them go once the step has ended; the switch's process's own lanes
+// are left out, as in split_peer_passes).
 std::vector<uint64_t> System::split_sum(const std::vector<uint64_t>& ours) {
+  if (!split_hub_) lane().end_due_ps = sc_time_stamp().value();
   std::vector<uint64_t> sum = ours;
   for (const auto& theirs : split_trade(ours, split_star() ? nodes.size() : 1, -1))
     for (size_t k = 0; k < sum.size(); ++k) sum[k] += theirs[k];

@@ -210,11 +210,14 @@ TEST(ScenarioParse, Extended) {
   EXPECT_EQ(u33.mask, 0x7Fu);  // the field's 7 bits
   EXPECT_EQ(u33.timeout_us, 7u);
   // How each process's part ends, for a split run's lane hold (split_plan.h):
-  // fault, link and wait by themselves at one instant everywhere, a barrier
+  // fault, link, wait, expect_idle and expect_compliance at one instant
+  // everywhere (the last two trade their counts there), a barrier
   // once all its branches arrived, the rest as their participants end them.
   EXPECT_EQ(split_end(s.steps[19]), SplitEnd::alike);  // fault
   EXPECT_EQ(split_end(s.steps[25]), SplitEnd::alike);  // link
   EXPECT_EQ(split_end(Step{WaitStep{}}), SplitEnd::alike);
+  EXPECT_EQ(split_end(s.steps[29]), SplitEnd::alike);  // expect_idle: every process trades its count after `us`
+  EXPECT_EQ(split_end(Step{ExpectComplianceStep{}}), SplitEnd::alike);
   EXPECT_EQ(split_end(Step{BarrierStep{}}), SplitEnd::barrier);
   EXPECT_EQ(split_end(s.steps[31]), SplitEnd::own);  // wait_until on frames: A's process
   EXPECT_EQ(split_end(s.steps[17]), SplitEnd::own);  // disconnect
