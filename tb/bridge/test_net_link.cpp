@@ -224,7 +224,7 @@ TEST(NetLink, APacketStampedInThePastFailsTheRun) {
         } else {
           // "Nothing to do for 1 ms": A may run to its own activity at 1 us
           // plus two lookaheads; a PACKET at 500 ns contradicts that.
-          sync.timestamp_ps = 150 * kNs, sync.sync_info = NetSyncInfo{1 * kMs, 0, kDelay};
+          sync.timestamp_ps = 150 * kNs, sync.sync_info = NetSyncInfo{1 * kMs, 0, kDelay, std::nullopt, std::nullopt};
           pkt.timestamp_ps = 500 * kNs;
         }
         ch->send(encode_net(sync));

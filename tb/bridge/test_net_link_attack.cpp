@@ -144,7 +144,7 @@ std::vector<StreamAttack> stream_attacks() {
                  raw_write(s, framed(m));
                },
                true, "PACKET says len 200 but carries 100 bytes"});
-  v.push_back({"over_ack", [](int s) { raw_write(s, framed(sync_msg(150 * kNs, NetSyncInfo{kMs, 5}))); }, true,
+  v.push_back({"over_ack", [](int s) { raw_write(s, framed(sync_msg(150 * kNs, NetSyncInfo{kMs, 5, 0, std::nullopt, std::nullopt}))); }, true,
                "a SYNC acknowledging 5 PACKETs"});
   v.push_back({"unknown_type",
                [](int s) {
