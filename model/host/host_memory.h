@@ -34,7 +34,8 @@ class HostMemory {
   // calloc: large sizes come from mmap as zero pages that cost nothing
   // until touched, so a 4 GiB node is as cheap as a 64 MiB one.
   explicit HostMemory(uint64_t size_bytes)
-      : mem_(static_cast<uint8_t*>(std::calloc(size_bytes ? size_bytes : 1, 1))), size_(size_bytes) {
+      : mem_(static_cast<uint8_t*>(std::calloc(size_bytes ? size_bytes : 1, 1))), size_(size_bytes),
+        written_((size_bytes + 64 * kPage - 1) / (64 * kPage)) {
     if (!mem_) throw std::bad_alloc();
   }
   ~HostMemory() { std::free(mem_); }
@@ -58,8 +59,12 @@ class HostMemory {
   }
   void write(uint64_t addr, const uint8_t* src, uint64_t len) {
     check(addr, len);
-    if (remote_) remote_->write(addr, src, len);
-    else if (len) std::memcpy(&mem_[addr], src, len);
+    if (remote_) {
+      remote_->write(addr, src, len);
+    } else if (len) {
+      mark(addr, len);
+      std::memcpy(&mem_[addr], src, len);
+    }
     ev_.notify(sc_core::SC_ZERO_TIME);
   }
   void write(uint64_t addr, const std::vector<uint8_t>& v) { write(addr, v.data(), v.size()); }
@@ -72,9 +77,11 @@ class HostMemory {
     uint8_t b[4] = {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
     write(addr, b, 4);
   }
+  // Writable: the range counts as written (written()).
   uint8_t* data(uint64_t addr, uint64_t len) {
     check(addr, len);
     local_only();
+    mark(addr, len);
     return &mem_[addr];
   }
   const uint8_t* data(uint64_t addr, uint64_t len) const {
@@ -82,11 +89,30 @@ class HostMemory {
     local_only();
     return &mem_[addr];
   }
+  // Whether anything may have written a byte of [addr, addr + len) (held
+  // elsewhere: always): a range never written is all zero, and a reader
+  // that knows it need not touch it (the scoreboard's shadows: reading
+  // memory nothing wrote costs a page fault per 4 KiB page; issue 17).
+  // Tracked by 4 KiB page: write() and the writable data().
+  bool written(uint64_t addr, uint64_t len) const {
+    check(addr, len);
+    if (remote_) return true;
+    if (!len) return false;
+    for (uint64_t p = addr / kPage, last = (addr + len - 1) / kPage; p <= last; ++p)
+      if (written_[p / 64] >> (p % 64) & 1) return true;
+    return false;
+  }
   void set_remote(RemoteMemory* r) { remote_ = r; }
   bool is_remote() const { return remote_ != nullptr; }
   const sc_core::sc_event& write_event() const { return ev_; }
 
  private:
+  static constexpr uint64_t kPage = 4096;
+  void mark(uint64_t addr, uint64_t len) {
+    if (!len) return;
+    for (uint64_t p = addr / kPage, last = (addr + len - 1) / kPage; p <= last; ++p)
+      written_[p / 64] |= uint64_t(1) << (p % 64);
+  }
   void check(uint64_t addr, uint64_t len) const {
     if (!in_range(addr, len))
       throw std::out_of_range("host memory access [0x" + hex(addr) + ", +" + std::to_string(len) +
@@ -104,6 +130,7 @@ class HostMemory {
   }
   uint8_t* mem_;
   uint64_t size_;
+  std::vector<uint64_t> written_;  // a bit per 4 KiB page: written (mark)
   RemoteMemory* remote_ = nullptr;
   sc_core::sc_event ev_;
 };

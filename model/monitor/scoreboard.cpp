@@ -75,7 +75,17 @@ int Scoreboard::find_mr_by_key(const std::string& node, uint32_t rkey, uint64_t 
 
 // ------------------------------------------------------------ feeding
 
-void Scoreboard::add_node(const std::string& node, Reader rd) { readers_[node] = std::move(rd); }
+void Scoreboard::add_node(const std::string& node, Reader rd, Written written) {
+  readers_[node] = std::move(rd);
+  written_[node] = std::move(written);
+}
+
+std::function<bool(uint64_t, uint64_t)> Scoreboard::unwritten(const std::string& node, uint64_t pa) const {
+  const auto it = written_.find(node);
+  if (it == written_.end() || !it->second) return {};
+  const Written& w = it->second;
+  return [&w, pa](uint64_t at, uint64_t k) { return !w(pa + at, k); };
+}
 
 void Scoreboard::register_mr(const std::string& node, const std::string& name, uint64_t pa, uint64_t length,
                              uint64_t va, uint32_t rkey, uint64_t guard_before, uint64_t guard_after,
@@ -89,7 +99,7 @@ void Scoreboard::register_mr(const std::string& node, const std::string& name, u
   b.rkey = rkey;
   const Reader& rd = readers_.at(node);
   const uint8_t* m = rd(pa, length);
-  b.val.assign(m, length);
+  b.val.assign(m, length, unwritten(node, pa));
   b.prov.assign(0, length, origin("its contents at register_mr (" + where + ")", true));
   if (guard_len)
     for (uint64_t g : {guard_before, guard_after}) {
@@ -128,7 +138,7 @@ int Scoreboard::add_qp(const std::string& node, uint32_t qpn, uint64_t rq_pa, ui
     b.pa = rq_pa;
     b.len = len;
     const uint8_t* m = readers_.at(node)(rq_pa, len);
-    b.val.assign(m, len);
+    b.val.assign(m, len, unwritten(node, rq_pa));
     b.prov.assign(0, len, origin(fmt::format("its contents when QP{} was set up", qpn), true));
     bufs_.push_back(std::move(b));
     q.rq = int(bufs_.size() - 1);
@@ -152,7 +162,7 @@ void Scoreboard::host_write(const std::string& node, uint64_t pa, const uint8_t*
     if (b.node != node || !overlap(pa, pa + len, b.pa, b.pa + b.len, lo, hi)) continue;
     if (org < 0) org = origin("the host write " + where, true);
     keep_sources(int(i), lo - b.pa, hi - b.pa);
-    std::memcpy(b.val.data() + (lo - b.pa), data + (lo - pa), hi - lo);
+    std::memcpy(b.val.write(lo - b.pa, hi - lo), data + (lo - pa), hi - lo);
     b.prov.assign(lo - b.pa, hi - b.pa, org);
     // Operations in flight on this range race with the host.
     for (auto& [id, op] : inflight_) {
@@ -334,7 +344,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
       if (op.tlen) {
         keep_sources(op.tbuf, a, b);
         // memmove: a WRITE within one MR may have overlapping source and target.
-        std::memmove(t.val.data() + a, source_of(op), op.tlen);
+        std::memmove(t.val.write(a, op.tlen), source_of(op), op.tlen);
       }
       t.prov.assign(a, b, origin(fmt::format("the {} completed {}", op.desc, when), true));
       for (const Range& r : op.undef)
@@ -411,6 +421,8 @@ void Scoreboard::compare(int bi, uint64_t a, uint64_t b, const std::vector<Range
   SbMismatch first;
   uint64_t diffs = 0;
   std::vector<Range> bad;
+  const auto w = written_.find(buf.node);
+  const Written* host_written = w != written_.end() && w->second ? &w->second : nullptr;
   for (const Range& r : todo) {
     auto it = buf.prov.starts.upper_bound(r.a);
     if (it != buf.prov.starts.begin()) --it;
@@ -420,22 +432,17 @@ void Scoreboard::compare(int bi, uint64_t a, uint64_t b, const std::vector<Range
       const uint64_t sb = std::min(r.b, nx == buf.prov.starts.end() ? buf.len : nx->first);
       if (sa >= sb || !origins_[it->second].defined) continue;
       bytes_checked_ += sb - sa;
-      if (std::memcmp(mem + sa, buf.val.data() + sa, sb - sa) == 0) continue;
-      for (uint64_t k = sa; k < sb; ++k) {
-        if (mem[k] == buf.val[k]) continue;
-        if (diffs++ == 0) {
-          first.node = buf.node;
-          first.buffer = buf.label;
-          first.offset = k;
-          first.addr = buf.pa + k;
-          first.expected = buf.val[k];
-          first.actual = mem[k];
-          first.defined_by = origins_[it->second].what;
-        }
-        if (!bad.empty() && bad.back().b == k)
-          bad.back().b = k + 1;
-        else
-          bad.push_back({k, k + 1});
+      if (!host_written || (sa / ShadowBytes::kPage == (sb - 1) / ShadowBytes::kPage)) {
+        compare_span(buf, mem, sa, sb, it->second, first, diffs, bad);
+        continue;
+      }
+      // Page by page: a page neither side has written is zero on both
+      // (reading memory nothing wrote costs a page fault; issue 17).
+      for (uint64_t c = sa; c < sb;) {
+        const uint64_t e = std::min(sb, (c / ShadowBytes::kPage + 1) * ShadowBytes::kPage);
+        if (buf.val.written(c, e - c) || (*host_written)(buf.pa + c, e - c))
+          compare_span(buf, mem, c, e, it->second, first, diffs, bad);
+        c = e;
       }
     }
   }
@@ -446,6 +453,29 @@ void Scoreboard::compare(int bi, uint64_t a, uint64_t b, const std::vector<Range
   // Reported once: from now on these bytes are what memory holds.
   const int org = origin("a mismatch already reported", false);
   for (const Range& r : bad) buf.prov.assign(r.a, r.b, org);
+}
+
+// [a, b) of buffer buf against memory: each differing byte into bad, the
+// first described in first.
+void Scoreboard::compare_span(const Buffer& buf, const uint8_t* mem, uint64_t a, uint64_t b, int org,
+                              SbMismatch& first, uint64_t& diffs, std::vector<Range>& bad) const {
+  if (std::memcmp(mem + a, buf.val.data() + a, b - a) == 0) return;
+  for (uint64_t k = a; k < b; ++k) {
+    if (mem[k] == buf.val[k]) continue;
+    if (diffs++ == 0) {
+      first.node = buf.node;
+      first.buffer = buf.label;
+      first.offset = k;
+      first.addr = buf.pa + k;
+      first.expected = buf.val[k];
+      first.actual = mem[k];
+      first.defined_by = origins_[org].what;
+    }
+    if (!bad.empty() && bad.back().b == k)
+      bad.back().b = k + 1;
+    else
+      bad.push_back({k, k + 1});
+  }
 }
 
 void Scoreboard::compare_guards(int bi, std::vector<std::string>& out) {

@@ -64,8 +64,11 @@ class Scoreboard {
   // Reads `len` bytes of a node's memory at a physical address; nullptr when
   // outside it.
   using Reader = std::function<const uint8_t*(uint64_t pa, uint64_t len)>;
+  // Whether anything may have written a byte of the range (false: it is all
+  // zero, and the shadows set up from it do not read it: HostMemory::written).
+  using Written = std::function<bool(uint64_t pa, uint64_t len)>;
 
-  void add_node(const std::string& node, Reader rd);
+  void add_node(const std::string& node, Reader rd, Written written = {});
 
   // An MR: [pa, pa+length) at virtual address va with R_Key rkey, guards of
   // guard_len bytes at guard_before and guard_after (guard_len 0: none).
@@ -193,6 +196,8 @@ class Scoreboard {
   bool aside(const Buffer& b) const;
   // Ranges of buffer `bi` that operations in flight (but `except`) may write.
   std::vector<Range> inflight_targets(int bi, uint64_t except) const;
+  void compare_span(const Buffer& buf, const uint8_t* mem, uint64_t a, uint64_t b, int org, SbMismatch& first,
+                    uint64_t& diffs, std::vector<Range>& bad) const;
   void cover(const Op& op, int64_t sign);  // op's target range into (+1) or out of (-1) its buffer's inflight_cover
   // Before bytes [lo, hi) of buffer bi's shadow change: the operations in
   // flight whose source they are keep their own copy.
@@ -207,6 +212,9 @@ class Scoreboard {
   void note(const std::string& n);
 
   std::map<std::string, Reader> readers_;
+  std::map<std::string, Written> written_;
+  // Buffer `node`'s [pa, pa + len)'s pages known never written, for ShadowBytes::assign.
+  std::function<bool(uint64_t, uint64_t)> unwritten(const std::string& node, uint64_t pa) const;
   std::vector<Buffer> bufs_;
   std::vector<Origin> origins_;
   std::vector<Qp> qps_;

@@ -344,10 +344,11 @@ void System::introduce_nodes() {
   const bool split_run = std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return n->remote; });
   for (auto& n : nodes) {
     if (n->remote) continue;
-    HostMemory* m = n->mem.get();
-    scoreboard.add_node(n->cfg.name, [m](uint64_t pa, uint64_t len) -> const uint8_t* {
-      return m->in_range(pa, len) ? m->data(pa, len) : nullptr;
-    });
+    const HostMemory* m = n->mem.get();  // reads through the const data(): the range stays unwritten
+    scoreboard.add_node(
+        n->cfg.name,
+        [m](uint64_t pa, uint64_t len) -> const uint8_t* { return m->in_range(pa, len) ? m->data(pa, len) : nullptr; },
+        [m](uint64_t pa, uint64_t len) { return !m->in_range(pa, len) || m->written(pa, len); });
     if (split_run)
       scoreboard.stand_aside(n->cfg.name, "split run (issue 16, phase 1): the other node's operations on this "
                                           "memory run in the other process; canaries still checked, contents by "

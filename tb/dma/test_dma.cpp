@@ -587,3 +587,28 @@ TEST(Mmio, PostedWritesAndRoundTripReads) {
   EXPECT_EQ(link.tlps(PcieLink::kDown), 3u);       // 2 MWr + 1 MRd host -> device
   EXPECT_EQ(link.tlps(PcieLink::kUp), 1u);         // the CplD
 }
+
+// Host memory says which 4 KiB pages anything may have written (the
+// scoreboard's shadows do not read the others: reading memory nothing wrote
+// costs a page fault a page): write() and the writable data() mark their
+// pages, the read-only data() and read() do not.
+TEST(HostMemory, WrittenTracksThePagesWritesTouch) {
+  ernic::HostMemory m(1 << 20);
+  EXPECT_FALSE(m.written(0, 1 << 20));
+  const uint8_t b[3] = {1, 2, 3};
+  m.write(0x1FFF, b, 2);  // the last byte of page 1, the first of page 2
+  EXPECT_TRUE(m.written(0x1000, 1));
+  EXPECT_TRUE(m.written(0x2000, 1));
+  EXPECT_FALSE(m.written(0, 0x1000));
+  EXPECT_FALSE(m.written(0x3000, 0x1000));
+  EXPECT_TRUE(m.written(0, 0x1000 + 0x1000));  // any page of the range
+  uint8_t got[3];
+  m.read(0x5000, got, 3);
+  static_cast<const ernic::HostMemory&>(m).data(0x6000, 16);
+  EXPECT_FALSE(m.written(0x5000, 0x2000));
+  m.data(0x6000, 1)[0] = 9;
+  EXPECT_TRUE(m.written(0x6FFF, 1));
+  EXPECT_FALSE(m.written(0x7000, 1));
+  EXPECT_FALSE(m.written(0x6000, 0));
+  EXPECT_THROW(m.written((1 << 20) - 1, 2), std::out_of_range);
+}

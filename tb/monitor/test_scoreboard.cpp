@@ -209,14 +209,54 @@ TEST(ShadowBytes, CopiesEveryByteOfZeroAndNonZeroPages) {
   EXPECT_EQ(s[P + 17], 0x5A);
   EXPECT_EQ(s[3 * P + 5], uint8_t((3 * P + 5) * 13 + 1));
   EXPECT_EQ(s[5 * P + 122], 0xC3);
-  // Written like the vector it replaces; a new assign starts over.
-  s.data()[2 * P] = 7;
+  // Which pages may hold other than zero: the copied ones (1, 3, 5) and
+  // what write() gave out; the others are all zero (Scoreboard::compare
+  // passes over a page neither the shadow nor memory has written).
+  EXPECT_FALSE(s.written(0, P));
+  EXPECT_TRUE(s.written(P + 4000, 200));  // ends in page 2, starts in page 1
+  EXPECT_FALSE(s.written(2 * P, P));
+  EXPECT_TRUE(s.written(3 * P, 1));
+  EXPECT_FALSE(s.written(4 * P, P));
+  EXPECT_TRUE(s.written(5 * P, 123));
+  s.write(2 * P, 1)[0] = 7;
   EXPECT_EQ(s[2 * P], 7);
+  EXPECT_TRUE(s.written(2 * P + 100, 1));
+  EXPECT_FALSE(s.written(4 * P, P));
+  // A source page known unwritten (HostMemory::written) is not read.
+  std::vector<uint8_t> junk(2 * P, 0xEE);
+  s.assign(junk.data(), junk.size(), [](uint64_t at, uint64_t) { return at == P; });
+  EXPECT_EQ(s[0], 0xEE);
+  EXPECT_EQ(s[P], 0);
+  EXPECT_FALSE(s.written(P, P));
+  // A new assign starts over.
   s.assign(nullptr, 3);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[0] | s[1] | s[2], 0);
   s.assign(src.data(), 0);
   EXPECT_EQ(s.size(), 0u);
+}
+
+// With the node's written-pages map (HostMemory::written): a page neither
+// the shadow nor memory has written is zero on both and is not compared; a
+// byte written into any other page is. Here the map says only page 2 of B's
+// 4-page RQ was written: a stray byte there is caught, one in page 3 (which
+// the map says nothing wrote: host memory cannot hold it) goes unread.
+TEST(ScoreboardWritten, PagesNeitherSideWroteAreNotCompared) {
+  constexpr uint64_t kRq = 0x8000, P = 4096;
+  std::vector<uint8_t> mem(0x20000);
+  Scoreboard sb;
+  sb.add_node(
+      "B", [&mem](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
+      [](uint64_t pa, uint64_t len) { return pa < kRq + 3 * P && pa + len > kRq + 2 * P; });
+  sb.add_qp("B", 3, kRq, 4, P);
+  EXPECT_TRUE(sb.check_all().empty());
+  mem[kRq + 3 * P + 1] = 0x42;
+  EXPECT_TRUE(sb.check_all().empty());
+  mem[kRq + 2 * P + 5] = 0x24;
+  const auto errs = sb.check_all();
+  ASSERT_EQ(errs.size(), 1u) << all(errs);
+  EXPECT_TRUE(has(errs, "node B RQ of QP3 offset 8197")) << all(errs);
+  EXPECT_TRUE(has(errs, "expected 0x00, found 0x24")) << all(errs);
 }
 
 // An RQ whose memory held bytes before its QP was set up (page 1 of a
