@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string>
 
 #include "model/system/report.h"
 
@@ -28,13 +30,24 @@ json read_part(const std::string& path) {
 int rank(int code) { return code == 2 ? 3 : code == 1 ? 2 : code == 3 ? 1 : 0; }
 
 // Every part's entries of a time-stamped list, in the one-process order
-// (order_by_time: by time_ps, then text).
+// (order_by_time: by time_ps, then text). What several processes saw (the
+// time limit) is kept once: an entry is kept as many times as the part
+// that has it most often has it (one node's two equal events at one
+// instant, e.g. two debug_presets alike, stay two).
 json by_time(const std::vector<json>& parts, const char* key) {
   std::vector<json> all;
-  for (const json& p : parts)
-    if (p.contains(key))
-      for (const json& e : p[key])  // what both processes saw (the time limit) once
-        if (std::find(all.begin(), all.end(), e) == all.end()) all.push_back(e);
+  std::map<std::string, size_t> kept;  // an entry's text -> its copies in all
+  for (const json& p : parts) {
+    if (!p.contains(key)) continue;
+    std::map<std::string, size_t> mine;  // ... in this part so far
+    for (const json& e : p[key]) {
+      const std::string text = e.dump();
+      if (++mine[text] > kept[text]) {
+        ++kept[text];
+        all.push_back(e);
+      }
+    }
+  }
   json list(all);
   order_by_time(list);
   return list;
