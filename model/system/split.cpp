@@ -141,7 +141,7 @@ bridge::NetMemReader System::local_reader() {
     if (!me || node != i) throw std::runtime_error(fmt::format("node index {} is not this process's", int(node)));
     if (!me->mem->in_range(addr, len))
       throw std::runtime_error(fmt::format("[0x{:x}, +{}) lies outside {}'s host memory", addr, len, me->cfg.name));
-    const uint8_t* p = me->mem->data(addr, len);
+    const uint8_t* p = std::as_const(*me->mem).data(addr, len);
     return std::vector<uint8_t>(p, p + len);
   };
 }
@@ -337,7 +337,7 @@ std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours, 
 // lets them go once the step has ended; the switch's process's own lanes
 // are left out, as in split_peer_passes).
 std::vector<uint64_t> System::split_sum(const std::vector<uint64_t>& ours) {
-  if (!split_hub_) lane().end_due_ps = sc_time_stamp().value();
+  if (!split_hub_ && (split_star() || nodes.size() == 2)) lane().end_due_ps = sc_time_stamp().value();
   std::vector<uint64_t> sum = ours;
   for (const auto& theirs : split_trade(ours, split_star() ? nodes.size() : 1, -1))
     for (size_t k = 0; k < sum.size(); ++k) sum[k] += theirs[k];
@@ -481,7 +481,7 @@ std::vector<uint8_t> System::mem_bytes(const std::string& node_name, uint64_t pa
   if (local(node_name)) {
     Node* n = node(node_name);
     if (!n->mem->in_range(pa, len)) throw std::runtime_error("memory read outside " + node_name + "'s host memory");
-    const uint8_t* p = n->mem->data(pa, len);
+    const uint8_t* p = std::as_const(*n->mem).data(pa, len);
     return std::vector<uint8_t>(p, p + len);
   }
   size_t idx = 0;

@@ -4,6 +4,7 @@
 #include "model/system/system.h"
 
 #include <fmt/format.h>
+#include <utility>
 
 namespace ernic {
 
@@ -203,7 +204,7 @@ void System::handle(const RecvStep& s, const SourceLoc& loc, Group*) {
       }
       const std::vector<uint8_t> src = mem_bytes(e.equals->node, mr->pa + e.equals->offset, e.length);
       const uint8_t* want = src.data();
-      const uint8_t* have = n->mem->data(m.elem_addr, e.length);
+      const uint8_t* have = std::as_const(*n->mem).data(m.elem_addr, e.length);
       for (uint64_t k = 0; k < e.length; ++k)
         if (want[k] != have[k]) {
           fail(loc, fmt::format("message {}: RQ element {} byte {} is 0x{:02x}, {} {} offset {} has 0x{:02x}", i,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <utility>
 
 namespace ernic {
 
@@ -32,7 +33,7 @@ void System::handle(const MemWriteStep& s, const SourceLoc& loc, Group*) {
 void System::handle(const MemExpectStep& s, const SourceLoc& loc, Group*) {
   Node* n = node(s.node);
   if (!n->mem->in_range(s.addr, s.bytes.size())) return fail(loc, "mem_expect outside host memory");
-  const uint8_t* got = n->mem->data(s.addr, s.bytes.size());
+  const uint8_t* got = std::as_const(*n->mem).data(s.addr, s.bytes.size());  // a read: leaves the pages unwritten
   for (size_t i = 0; i < s.bytes.size(); ++i)
     if (got[i] != s.bytes[i])
       return fail(loc, fmt::format("{} memory at 0x{:x}: 0x{:02x}, expected 0x{:02x}", s.node, s.addr + i,
@@ -44,7 +45,7 @@ void System::handle(const CheckMemoryStep& s, const SourceLoc& loc, Group*) {
   Node* n = node(s.node);
   const host::Mr* mr = n->find_mr(s.mr);
   if (!mr) return fail(loc, "no MR '" + s.mr + "' on " + s.node);
-  const uint8_t* got = n->mem->data(mr->pa + s.offset, s.length);
+  const uint8_t* got = std::as_const(*n->mem).data(mr->pa + s.offset, s.length);
   std::vector<uint8_t> want(s.length);
   if (s.equals) {
     const host::Mr* om = find_mr_any(s.equals->node, s.equals->mr);  // a split run: the other process's too

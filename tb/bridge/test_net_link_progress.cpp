@@ -569,7 +569,7 @@ TEST(NetLinkProgress, TheSwitchRelaysANodesModelErrorAsAnErrorHad) {
       // Then it says nothing more of it: this harness's switch runs on to
       // kRunTo (a System's stops at once), held while a lax_ps binds it.
       info = NetSyncInfo{kFar, 0, kDelay, std::nullopt, std::nullopt};
-      while (!p.peer_ended()) {  // as a node's process: what it took in acknowledged, its error still said
+      while (!p.peer_ended()) {  // what it took in acknowledged, as a node's process does
         info.acked = p.taken_in();
         p.promise(kFar, info);
         p.recv_one(kTo);

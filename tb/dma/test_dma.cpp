@@ -611,4 +611,15 @@ TEST(HostMemory, WrittenTracksThePagesWritesTouch) {
   EXPECT_FALSE(m.written(0x7000, 1));
   EXPECT_FALSE(m.written(0x6000, 0));
   EXPECT_THROW(m.written((1 << 20) - 1, 2), std::out_of_range);
+  m.write(0x9FFE, b, 2);  // ends on a page boundary: page 10 stays unwritten
+  EXPECT_TRUE(m.written(0x9000, 0x1000));
+  EXPECT_FALSE(m.written(0xA000, 1));
+  // Held by a program outside (the bridge): anything may have written it.
+  struct Elsewhere : ernic::RemoteMemory {
+    void read(uint64_t, uint8_t*, uint64_t) override {}
+    void write(uint64_t, const uint8_t*, uint64_t) override {}
+    std::string holder() const override { return "a test"; }
+  } r;
+  m.set_remote(&r);
+  EXPECT_TRUE(m.written(0x30000, 1));
 }

@@ -259,6 +259,49 @@ TEST(ScoreboardWritten, PagesNeitherSideWroteAreNotCompared) {
   EXPECT_TRUE(has(errs, "expected 0x00, found 0x24")) << all(errs);
 }
 
+// A page the shadow wrote is compared though memory never wrote it: the
+// host wrote 16 bytes across pages 2 and 3 of the RQ as the scoreboard saw
+// it (a range over two pages is compared page by page), but they never
+// reached memory (as a NIC that drops a write): caught.
+TEST(ScoreboardWritten, APageOnlyTheShadowWroteIsCompared) {
+  constexpr uint64_t kRq = 0x8000, P = 4096;
+  std::vector<uint8_t> mem(0x20000);
+  Scoreboard sb;
+  sb.add_node(
+      "B", [&mem](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
+      [](uint64_t, uint64_t) { return false; });
+  sb.add_qp("B", 3, kRq, 4, P);
+  uint8_t sixteen[16];
+  for (int k = 0; k < 16; ++k) sixteen[k] = uint8_t(k + 1);
+  sb.host_write("B", kRq + 3 * P - 8, sixteen, 16, "at test:1");
+  const auto errs = sb.check_all();
+  ASSERT_EQ(errs.size(), 1u) << all(errs);
+  EXPECT_TRUE(has(errs, "node B RQ of QP3 offset 12280")) << all(errs);  // 3 * 4096 - 8
+  EXPECT_TRUE(has(errs, "expected 0x01, found 0x00")) << all(errs);
+  EXPECT_TRUE(has(errs, "16 byte")) << all(errs);
+}
+
+// The same with an RQ that does not start on a 4 KiB page (0x8800): the
+// shadow's pages count from its start, memory's from address 0, and a chunk
+// is compared if memory wrote any page it overlaps. Memory says only page
+// 0xA000 was written: a stray byte at 0xA010 is caught, one at 0xC010 is
+// not read.
+TEST(ScoreboardWritten, AnRqOffThePageGridIsComparedWhereMemoryWroteAnyPage) {
+  constexpr uint64_t kRq = 0x8800, P = 4096;
+  std::vector<uint8_t> mem(0x20000);
+  Scoreboard sb;
+  sb.add_node(
+      "B", [&mem](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
+      [](uint64_t pa, uint64_t len) { return pa < 0xB000 && pa + len > 0xA000; });
+  sb.add_qp("B", 3, kRq, 4, P);
+  mem[0xC010] = 0x42;
+  EXPECT_TRUE(sb.check_all().empty());
+  mem[0xA010] = 0x24;
+  const auto errs = sb.check_all();
+  ASSERT_EQ(errs.size(), 1u) << all(errs);
+  EXPECT_TRUE(has(errs, "node B RQ of QP3 offset 6160")) << all(errs);  // 0xA010 - 0x8800
+}
+
 // An RQ whose memory held bytes before its QP was set up (page 1 of a
 // 4 x 4 KiB RQ, the rest zero): the shadow keeps them, so a stray change
 // there is caught, and a SEND into element 0 passes.
