@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/monitor/scoreboard.h"
@@ -236,19 +237,30 @@ TEST(ShadowBytes, CopiesEveryByteOfZeroAndNonZeroPages) {
   EXPECT_EQ(s.size(), 0u);
 }
 
+// Node B's memory (128 KiB) with a written-pages map `written` (as
+// HostMemory::written), and QP3's RQ of 4 elements of 4 KiB at rq.
+struct WrittenRig {
+  static constexpr uint64_t P = 4096;
+  std::vector<uint8_t> mem = std::vector<uint8_t>(0x20000);
+  Scoreboard sb;
+  WrittenRig(Scoreboard::Written written, uint64_t rq) {
+    sb.add_node(
+        "B", [this](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
+        std::move(written));
+    sb.add_qp("B", 3, rq, 4, P);
+  }
+};
+
 // With the node's written-pages map (HostMemory::written): a page neither
 // the shadow nor memory has written is zero on both and is not compared; a
 // byte written into any other page is. Here the map says only page 2 of B's
 // 4-page RQ was written: a stray byte there is caught, one in page 3 (which
 // the map says nothing wrote: host memory cannot hold it) goes unread.
 TEST(ScoreboardWritten, PagesNeitherSideWroteAreNotCompared) {
-  constexpr uint64_t kRq = 0x8000, P = 4096;
-  std::vector<uint8_t> mem(0x20000);
-  Scoreboard sb;
-  sb.add_node(
-      "B", [&mem](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
-      [](uint64_t pa, uint64_t len) { return pa < kRq + 3 * P && pa + len > kRq + 2 * P; });
-  sb.add_qp("B", 3, kRq, 4, P);
+  constexpr uint64_t kRq = 0x8000, P = WrittenRig::P;
+  WrittenRig r([](uint64_t pa, uint64_t len) { return pa < kRq + 3 * P && pa + len > kRq + 2 * P; }, kRq);
+  auto& mem = r.mem;
+  auto& sb = r.sb;
   EXPECT_TRUE(sb.check_all().empty());
   mem[kRq + 3 * P + 1] = 0x42;
   EXPECT_TRUE(sb.check_all().empty());
@@ -264,13 +276,9 @@ TEST(ScoreboardWritten, PagesNeitherSideWroteAreNotCompared) {
 // it (a range over two pages is compared page by page), but they never
 // reached memory (as a NIC that drops a write): caught.
 TEST(ScoreboardWritten, APageOnlyTheShadowWroteIsCompared) {
-  constexpr uint64_t kRq = 0x8000, P = 4096;
-  std::vector<uint8_t> mem(0x20000);
-  Scoreboard sb;
-  sb.add_node(
-      "B", [&mem](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
-      [](uint64_t, uint64_t) { return false; });
-  sb.add_qp("B", 3, kRq, 4, P);
+  constexpr uint64_t kRq = 0x8000, P = WrittenRig::P;
+  WrittenRig r([](uint64_t, uint64_t) { return false; }, kRq);
+  auto& sb = r.sb;
   uint8_t sixteen[16];
   for (int k = 0; k < 16; ++k) sixteen[k] = uint8_t(k + 1);
   sb.host_write("B", kRq + 3 * P - 8, sixteen, 16, "at test:1");
@@ -287,13 +295,9 @@ TEST(ScoreboardWritten, APageOnlyTheShadowWroteIsCompared) {
 // 0xA000 was written: a stray byte at 0xA010 is caught, one at 0xC010 is
 // not read.
 TEST(ScoreboardWritten, AnRqOffThePageGridIsComparedWhereMemoryWroteAnyPage) {
-  constexpr uint64_t kRq = 0x8800, P = 4096;
-  std::vector<uint8_t> mem(0x20000);
-  Scoreboard sb;
-  sb.add_node(
-      "B", [&mem](uint64_t pa, uint64_t len) -> const uint8_t* { return pa + len <= mem.size() ? &mem[pa] : nullptr; },
-      [](uint64_t pa, uint64_t len) { return pa < 0xB000 && pa + len > 0xA000; });
-  sb.add_qp("B", 3, kRq, 4, P);
+  WrittenRig r([](uint64_t pa, uint64_t len) { return pa < 0xB000 && pa + len > 0xA000; }, 0x8800);
+  auto& mem = r.mem;
+  auto& sb = r.sb;
   mem[0xC010] = 0x42;
   EXPECT_TRUE(sb.check_all().empty());
   mem[0xA010] = 0x24;
