@@ -18,8 +18,6 @@
 #include <systemc>
 #include <vector>
 
-#include "model/sim/page_bits.h"
-
 namespace ernic {
 
 // Memory held by another process (implemented by model/bridge).
@@ -37,7 +35,7 @@ class HostMemory {
   // until touched, so a 4 GiB node is as cheap as a 64 MiB one.
   explicit HostMemory(uint64_t size_bytes)
       : mem_(static_cast<uint8_t*>(std::calloc(size_bytes ? size_bytes : 1, 1))), size_(size_bytes),
-        written_(size_bytes) {
+        written_((size_bytes + 64 * kPage - 1) / (64 * kPage)) {
     if (!mem_) throw std::bad_alloc();
   }
   ~HostMemory() { std::free(mem_); }
@@ -64,7 +62,7 @@ class HostMemory {
     if (remote_) {
       remote_->write(addr, src, len);
     } else if (len) {
-      written_.mark(addr, len);
+      mark(addr, len);
       std::memcpy(&mem_[addr], src, len);
     }
     ev_.notify(sc_core::SC_ZERO_TIME);
@@ -83,7 +81,7 @@ class HostMemory {
   uint8_t* data(uint64_t addr, uint64_t len) {
     check(addr, len);
     local_only();
-    written_.mark(addr, len);
+    mark(addr, len);
     return &mem_[addr];
   }
   const uint8_t* data(uint64_t addr, uint64_t len) const {
@@ -98,13 +96,23 @@ class HostMemory {
   // Tracked by 4 KiB page: write() and the writable data().
   bool written(uint64_t addr, uint64_t len) const {
     check(addr, len);
-    return remote_ || written_.any(addr, len);
+    if (remote_) return true;
+    if (!len) return false;
+    for (uint64_t p = addr / kPage, last = (addr + len - 1) / kPage; p <= last; ++p)
+      if (written_[p / 64] >> (p % 64) & 1) return true;
+    return false;
   }
   void set_remote(RemoteMemory* r) { remote_ = r; }
   bool is_remote() const { return remote_ != nullptr; }
   const sc_core::sc_event& write_event() const { return ev_; }
 
  private:
+  static constexpr uint64_t kPage = 4096;
+  void mark(uint64_t addr, uint64_t len) {
+    if (!len) return;
+    for (uint64_t p = addr / kPage, last = (addr + len - 1) / kPage; p <= last; ++p)
+      written_[p / 64] |= uint64_t(1) << (p % 64);
+  }
   void check(uint64_t addr, uint64_t len) const {
     if (!in_range(addr, len))
       throw std::out_of_range("host memory access [0x" + hex(addr) + ", +" + std::to_string(len) +
@@ -122,7 +130,7 @@ class HostMemory {
   }
   uint8_t* mem_;
   uint64_t size_;
-  PageBits written_;  // written() and the writable data()'s pages
+  std::vector<uint64_t> written_;  // a bit per 4 KiB page: written (mark)
   RemoteMemory* remote_ = nullptr;
   sc_core::sc_event ev_;
 };

@@ -15,14 +15,13 @@
 #include <functional>
 #include <memory>
 #include <new>
-
-#include "model/sim/page_bits.h"
+#include <vector>
 
 namespace ernic::monitor {
 
 class ShadowBytes {
  public:
-  static constexpr uint64_t kPage = PageBits::kPage;
+  static constexpr uint64_t kPage = 4096;
   // A copy of [m, m + n) (n may be 0; m null: n zero bytes). unwritten(at,
   // k), if given, says [m + at, +k) is known to be zero (HostMemory::written):
   // that page is not read at all (reading memory nothing wrote costs a page
@@ -31,7 +30,7 @@ class ShadowBytes {
     p_.reset(static_cast<uint8_t*>(std::calloc(n ? n : 1, 1)));
     if (!p_) throw std::bad_alloc();
     n_ = n;
-    written_ = PageBits(n);
+    written_.assign((n + 64 * kPage - 1) / (64 * kPage), 0);
     static const uint8_t zero[kPage] = {};
     for (uint64_t at = 0; m && at < n; at += kPage) {
       const uint64_t k = n - at < kPage ? n - at : kPage;
@@ -42,26 +41,28 @@ class ShadowBytes {
   ShadowBytes() = default;
   ShadowBytes(ShadowBytes&& o) noexcept : p_(std::move(o.p_)), n_(o.n_), written_(std::move(o.written_)) {
     o.n_ = 0;
-    o.written_ = PageBits();
+    o.written_.clear();
   }
   ShadowBytes& operator=(ShadowBytes&& o) noexcept {
     p_ = std::move(o.p_);
     n_ = o.n_;
     written_ = std::move(o.written_);
     o.n_ = 0;
-    o.written_ = PageBits();
+    o.written_.clear();
     return *this;
   }
   // Where to write [off, off + len) (off + len <= size()): those pages are
   // written from now on.
   uint8_t* write(uint64_t off, uint64_t len) {
-    written_.mark(off, len);
+    for (uint64_t p = off / kPage; len && p <= (off + len - 1) / kPage; ++p) written_[p / 64] |= uint64_t(1) << (p % 64);
     return p_.get() + off;
   }
   // Whether a byte of [off, off + len) may differ from zero: its page was
   // copied from a non-zero source page or written (write()). False: all zero.
   bool written(uint64_t off, uint64_t len) const {
-    return written_.any(off, len);
+    for (uint64_t p = off / kPage; len && p <= (off + len - 1) / kPage; ++p)
+      if (written_[p / 64] >> (p % 64) & 1) return true;
+    return false;
   }
   const uint8_t* data() const { return p_.get(); }
   uint64_t size() const { return n_; }
@@ -73,7 +74,7 @@ class ShadowBytes {
   };
   std::unique_ptr<uint8_t, Free> p_;
   uint64_t n_ = 0;
-  PageBits written_;  // copied or write()'s pages, counted from byte 0
+  std::vector<uint64_t> written_;  // a bit per page (kPage, from byte 0)
 };
 
 }  // namespace ernic::monitor
