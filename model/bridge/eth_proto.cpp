@@ -9,7 +9,7 @@ namespace ernic::bridge {
 namespace {
 constexpr char kSyncMagic[4] = {'E', 'R', 'N', '1'};
 constexpr char kControlMagic[4] = {'E', 'R', 'N', 'C'};
-bool control_kind_known(uint8_t k) { return k >= NetControl::StepEnd && k <= NetControl::ProgressReply; }
+bool control_kind_known(uint8_t k) { return k >= NetControl::StepEnd && k <= NetControl::StepUnderway; }
 }  // namespace
 
 std::vector<uint8_t> encode_net(const NetMsg& m) {

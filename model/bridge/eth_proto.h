@@ -100,6 +100,19 @@ struct NetControl {
     Watch = 6,
     ProgressRequest = 7,  // the watchdog's: the answering process's latest progress
     ProgressReply = 8,    // a = that progress (ps); b = 1: refused, data the reason
+    // id = a step's (lane << 32 | its number, System::split_tag): is its
+    // part in another process still under way at this instant? Asked by a
+    // process whose lane behind that step may go on at this instant only
+    // if the step does not end at it (issue 16: one process lets the lane
+    // ahead go first when its step ends now). Every process hears it (a
+    // star's switch process relays it to every node's and answers too).
+    StepQuery = 9,
+    // The answer, stamped at the query's instant once this process's
+    // instant has settled, only from a process whose part of that step is
+    // still under way then (its StepEnd is not stamped at that instant);
+    // a process whose part has ended says nothing more (its StepEnd is in).
+    // Relayed by a star's switch process to every other process.
+    StepUnderway = 10,
   };
   // A progress request's node kNodeHere: the process that gets it answers
   // (a star's switch process too); a node's index: that node's process

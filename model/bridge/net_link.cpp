@@ -229,6 +229,7 @@ void NetLink::block(uint64_t now, bool watches_only) {
       note_peer_errors();
       take_controls(now);
       serve_reads(now);
+      serve_queries(now);
       send_relays(now);
     }
     promise(now);
@@ -254,6 +255,12 @@ void NetLink::thread() {
       if (control_) {
         take_controls(now);
         serve_reads(now);
+        // A StepQuery stamped now: answered once this instant has settled,
+        // before time moves on.
+        if (serve_queries(now)) {
+          settle::wait_settled(settle::Stage::kLink);
+          continue;
+        }
         send_relays(now);
         if (!end_told_ && peer_gone() && peer_ends_.empty()) {  // a TERMINATE without a RunEnd
           end_told_ = true;
@@ -271,6 +278,8 @@ void NetLink::thread() {
       }
       if (control_) {
         for (const auto& r : reads_) target = std::min(target, r.second.time_ps);
+        for (const auto& q : queries_)
+          if (q.time_ps > now) target = std::min(target, q.time_ps);
         if (!relays_.empty()) target = std::min(target, relays_.begin()->first);
         // A monitor whose events before the peers' floor wait: judged now,
         // before time moves (their effect may be due soon: net_link.h).

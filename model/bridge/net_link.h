@@ -36,7 +36,9 @@
 //   extension), our PACKETs and CONTROLs it has not taken in, our next send))
 // Events at that instant may run (both sides at one instant both proceed);
 // none after it until the peer promises more. Reads are served by the
-// thread at their instant through the reader given to enable_control.
+// thread at their instant through the reader given to enable_control; a
+// StepQuery at its instant once that has settled (nothing left to run at
+// it), and that instant is not passed before.
 // The control policy (set_control_policy) narrows that to what can reach
 // this process at its instant: a peer whose every step waits on this
 // process (passive, SYNC extension ctl_ps ~0) sends nothing that must be
@@ -98,6 +100,11 @@ using NetMemReader = std::function<std::vector<uint8_t>(uint8_t node, uint64_t a
 // node's index, model/system/split.cpp); throws std::runtime_error for a
 // node that is not this process's (refused).
 using NetProgressReader = std::function<uint64_t(uint8_t node)>;
+// This process's part of step `step_id` (NetControl::StepQuery's id):
+// true while it is under way (its StepEnd from here is not out), false once
+// it is over, nullopt while its lane has not begun it (asked once this
+// process's instant has settled; model/system/split.cpp).
+using NetStepUnderway = std::function<std::optional<bool>(uint64_t step_id)>;
 
 class NetLink : public sc_core::sc_module {
  public:
@@ -127,7 +134,7 @@ class NetLink : public sc_core::sc_module {
   std::string peer_name() const;
   NetLinkStats stats() const;
   // Split-run control (above). Before sc_start.
-  void enable_control(NetMemReader reader, NetProgressReader progress);
+  void enable_control(NetMemReader reader, NetProgressReader progress, NetStepUnderway underway);
   // The control policy (above; without it every peer's control horizon
   // binds). passive(): this process sends no CONTROL a peer must take at its
   // instant, and does not end its run at once, before a peer's CONTROL
@@ -207,8 +214,9 @@ class NetLink : public sc_core::sc_module {
   // Hub mode (net_link_hub.cpp; a split run's switch process, whose peer i
   // is node i's process, each with this process its only peer): after the
   // peers are added, with control. A peer's CONTROLs are relayed to the
-  // others at their instant (a Fact and a StepEnd to every other, the
-  // StepEnd's node set to the sender's index; a ReadRequest, a
+  // others at their instant (a Fact, a StepQuery, a StepUnderway and a
+  // StepEnd to every other, the StepEnd's node set to the sender's index;
+  // a StepQuery answered here too; a ReadRequest, a
   // ProgressRequest and a Watch to the peer of its node, their replies
   // back; a ProgressRequest for kNodeHere answered here), and each peer is promised what this
   // process may do without it: min(its own next activity, every other
@@ -262,6 +270,11 @@ class NetLink : public sc_core::sc_module {
   void take_controls(uint64_t now);   // from every peer into ctl_q_ / reads_; events notified
   void take_run_end(size_t peer, const NetControl& c, uint64_t now);  // into peer_ends_
   void serve_reads(uint64_t now);     // requests stamped now answered
+  // StepQuerys stamped now answered once nothing is left to run at now
+  // (the instant has settled); true while one stamped now waits for that.
+  // One whose step has not begun here waits for a later settled point of
+  // the instant; once time has moved past it, it is dropped.
+  bool serve_queries(uint64_t now);
   void fail_run(const NetPeerError& e);  // the run fails with e (error(): the first one; sc_stop), from any process
   NetControl ask(size_t peer, NetControl r, const char* what);  // a request; its reply (the kernel waits)
   std::vector<std::unique_ptr<Peer>> peers_;
@@ -274,6 +287,8 @@ class NetLink : public sc_core::sc_module {
   bool control_ = false;
   NetMemReader reader_;
   NetProgressReader progress_;
+  NetStepUnderway underway_;
+  std::deque<NetControl> queries_;                     // StepQuerys to answer, by time
   std::deque<NetControl> ctl_q_;                       // StepEnds and Facts for the System
   std::deque<NetControl> watch_q_;                     // Watch controls for the System's wire monitors
   sc_core::sc_event watch_ev_;

@@ -44,6 +44,8 @@ bool NetLink::route(size_t from, NetControl& c) {
   };
   switch (c.kind) {
     case NetControl::Fact:
+    case NetControl::StepQuery:     // every node's process answers, and this one
+    case NetControl::StepUnderway:  // every process may be waiting for it
       to_others(c);
       return true;
     case NetControl::StepEnd:

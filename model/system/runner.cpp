@@ -45,6 +45,8 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
     if (split()) split_drain();
     if (branch ? first_fail_ps_ < sc_time_stamp().value() : (exit_code || split_peer_failed_)) return;
     ln.failed = false;
+    ln.ending = false;
+    ln.asked_ps = ln.underway_ps = ~uint64_t(0);  // the lanes behind ask again of this step
     StepRecord rec{step_kind(s), step_loc(s), sc_time_stamp().value(), 0, ""};
     if (ctx.log) ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "start", "", place + "0", branch);
     const bool repeat = std::holds_alternative<std::shared_ptr<RepeatStep>>(s);
@@ -74,12 +76,15 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
         System& sys;
         SplitLane& ln;
         ~EndDue() {
-          if (ln.end_due_ps == ~uint64_t(0)) return;
+          const bool held = ln.end_due_ps != ~uint64_t(0) || ln.awaiting_end;
           ln.end_due_ps = ~uint64_t(0);
-          sys.lane_end_ev_.notify(SC_ZERO_TIME);
+          ln.awaiting_end = false;
+          if (held) sys.lane_end_ev_.notify(SC_ZERO_TIME);
         }
       } due{*this, ln};
+      ln.ending = true;
       if (split_peer_passes(s)) ln.end_due_ps = now;
+      else ln.awaiting_end = split_lanes_wait();
       try {
         split_barrier();
       } catch (const std::exception& e) {
@@ -119,12 +124,20 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
 // node, a fault, a barrier): one process would have let that lane go on
 // first, so this one waits for that end (issue 16: a reg_poll after such a
 // step and another lane's reg_write to the same node took the node's MMIO
-// in the other order split).
+// in the other order split). A lane ahead waiting for an end that may be
+// now (a step of another node's) is asked about (a StepQuery): this one
+// waits for that end, or for the word that the step is still under way
+// there once that instant has settled (split.h). Both waits are for another
+// process's word: they count as passive (split_passive).
 void System::step_boundary(uint64_t lane_id) {
   ctx.note_progress(sc_time_stamp().value());
   settle::wait_settled(settle::Stage::kStep, lane_id);
-  while (split() && split_lane_ahead_ends_now(lane_id)) {
-    wait(lane_end_ev_);
+  while (split() && split_lane_ahead_may_end_now(lane_id)) {
+    // Waiting for another process's word (passive: split_passive).
+    ++split_waiting_;
+    wait(lane_end_ev_ | fail_ev_);
+    --split_waiting_;
+    split_woke_.notify(SC_ZERO_TIME);
     settle::wait_settled(settle::Stage::kStep, lane_id);
   }
 }

@@ -93,7 +93,8 @@ void System::join_split(const LinkParams& lp, const SplitOptions& so) {
   out->out = &net_link_->out(0);
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
   sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
-  net_link_->enable_control(local_reader(), local_progress());
+  net_link_->enable_control(local_reader(), local_progress(),
+                            [this](uint64_t id) { return split_underway(id); });
   set_split_policy();
 }
 
@@ -211,7 +212,7 @@ std::string System::introduce_split(bridge::NetPeer& peer, const SplitOptions& s
 }
 
 bool System::split_peer_passes(const Step& s) {
-  if (split_hub_ || (!split_star() && nodes.size() != 2)) return false;
+  if (!split_lanes_wait()) return false;
   // A barrier whose branches have all arrived here has them all there too:
   // the other processes' ended now, or earlier by a failure there (that
   // end is in already). A star's switch process ends a step once every
@@ -228,11 +229,40 @@ bool System::split_peer_passes(const Step& s) {
   return !p.empty() && std::all_of(p.begin(), p.end(), [&](const std::string& n) { return local(n); });
 }
 
-bool System::split_lane_ahead_ends_now(uint64_t lane_id) const {
+bool System::split_lanes_wait() const { return !split_hub_ && (split_star() || nodes.size() == 2); }
+
+bool System::split_lane_ahead_may_end_now(uint64_t lane_id) {
   const uint64_t now = sc_time_stamp().value();
+  bool hold = false;
+  std::map<uint64_t, SplitLane*> ask;  // by lane: the queries go out alike in every run
+  for (auto& [obj, l] : lanes_) {
+    if (l.id >= lane_id) continue;
+    if (l.end_due_ps == now) hold = true;
+    // After a failure at this instant the branches' steps start in any
+    // order (runner.cpp), and a lane ahead may never end its step.
+    if (l.awaiting_end && l.underway_ps != now && first_fail_ps_ > now && !exit_code) {
+      hold = true;
+      if (l.asked_ps != now) ask[l.id] = &l;
+    }
+  }
+  for (auto& [id, l] : ask) {
+    l->asked_ps = now;
+    bridge::NetControl q;
+    q.kind = bridge::NetControl::StepQuery;
+    q.id = l->id << 32 | l->seq;
+    net_link_->send_control(q);
+  }
+  return hold;
+}
+
+std::optional<bool> System::split_underway(uint64_t id) const {
   for (const auto& [obj, l] : lanes_)
-    if (l.id < lane_id && l.end_due_ps == now) return true;
-  return false;
+    if (l.id == id >> 32) {
+      const uint64_t seq = id & 0xFFFFFFFF;
+      if (l.seq < seq) return std::nullopt;
+      return l.seq == seq && !l.ending;
+    }
+  return std::nullopt;  // the lane has not begun here (its parallel not reached yet)
 }
 
 bool System::split_participates(const Step& s) const {
@@ -283,6 +313,21 @@ std::optional<bridge::NetControl> System::split_next() {
     // which reach no settled point, do nothing more.
     if (sc_get_simulator_status() == SC_SIM_USER_STOP) return std::nullopt;
     split_drain();
+    // Another process's part of this step is under way at that instant
+    // (split_lane_ahead_may_end_now's query): the lanes behind go on then.
+    // One for an earlier step of the lane came after its end: dropped.
+    for (auto it = split_pending_.begin(); it != split_pending_.end();) {
+      if (it->id >> 32 != ln.id || it->kind != bridge::NetControl::StepUnderway) {
+        ++it;
+        continue;
+      }
+      if (it->id == split_tag() && ln.awaiting_end) {
+        ln.underway_ps = it->time_ps;
+        const uint64_t now = sc_time_stamp().value();
+        lane_end_ev_.notify(sc_time(double(it->time_ps > now ? it->time_ps - now : 0), SC_PS));
+      }
+      it = split_pending_.erase(it);
+    }
     for (auto it = split_pending_.begin(); it != split_pending_.end(); ++it) {
       if (it->id >> 32 != ln.id) continue;
       bridge::NetControl c = std::move(*it);
@@ -337,7 +382,7 @@ std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours, 
 // lets them go once the step has ended; the switch's process's own lanes
 // are left out, as in split_peer_passes).
 std::vector<uint64_t> System::split_sum(const std::vector<uint64_t>& ours) {
-  if (!split_hub_ && (split_star() || nodes.size() == 2)) lane().end_due_ps = sc_time_stamp().value();
+  if (split_lanes_wait()) lane().end_due_ps = sc_time_stamp().value();
   std::vector<uint64_t> sum = ours;
   for (const auto& theirs : split_trade(ours, split_star() ? nodes.size() : 1, -1))
     for (size_t k = 0; k < sum.size(); ++k) sum[k] += theirs[k];

@@ -23,6 +23,15 @@
 // instant, so both stop their branches at the same step boundaries
 // (runner.cpp's first_fail_ps_ rule); TxLog orders an instant's branch
 // steps by their place in the scenario, so both write the same log.
+// One process passes an instant's settled points lane by lane, so a lane
+// whose step ends at that instant goes on before the lanes behind it.
+// Split, a lane behind waits for the lanes ahead that wait for another
+// process's end: one certain to come now (split_peer_passes), and one that
+// may (an `own` step elsewhere, e.g. a bypass_send from the other node):
+// for that it asks (a StepQuery at the instant, once per step and instant)
+// and goes on once the end has come or a process says its part is still
+// under way once its instant has settled (StepUnderway; runner.cpp's
+// step_boundary, split_lane_ahead_may_end_now).
 //
 // A switch topology splits into a star (split_star.cpp): a process per node
 // and one for the switch (`--node switch`), which relays the nodes'

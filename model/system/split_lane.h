@@ -30,6 +30,18 @@ struct SplitLane {
   // none. Lanes after it wait for that end (step_boundary).
   uint64_t end_due_ps = ~uint64_t(0);
   bool barrier_full = false;  // its last barrier step ended with every branch arrived
+  // Its step's part here is over: its StepEnd has gone out (split_barrier),
+  // or it has none to run here. A StepQuery for it is not answered.
+  bool ending = false;
+  // It waits for another process's end of its step, which may come at any
+  // instant (not certain to be now: split_peer_passes). A lane behind it
+  // asks at each instant it reaches (a StepQuery, once: asked_ps) whether
+  // that step is still under way there, and goes on once a process says
+  // so (a StepUnderway at that instant: underway_ps) or the end has come
+  // (issue 16: one process lets a lane whose step ends now go first).
+  bool awaiting_end = false;
+  uint64_t asked_ps = ~uint64_t(0);
+  uint64_t underway_ps = ~uint64_t(0);
 };
 
 }  // namespace ernic

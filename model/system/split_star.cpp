@@ -90,7 +90,8 @@ void System::join_split_star(const std::vector<LinkParams>& lps, const SplitOpti
   }
   sc_spawn(sc_bind(&System::watch_peer_end, this), "split_peer_end");
   if (!split_hub_) sc_spawn(sc_bind(&System::monitor_thread, this), "split_monitor");
-  net_link_->enable_control(local_reader(), local_progress());
+  net_link_->enable_control(local_reader(), local_progress(),
+                            [this](uint64_t id) { return split_underway(id); });
   if (split_hub_) net_link_->enable_hub();
   set_split_policy();
 }

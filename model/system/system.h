@@ -500,8 +500,17 @@ class System : public sc_core::sc_module {
   // client's step failed (its failure is the step's).
   bool split_await_request(Node& server, const host::Connection& c, const std::string& client);
   // A lane numbered before lane_id waits at this instant for the other
-  // process's end of a step that began here now (SplitLane::end_due_ps).
-  bool split_lane_ahead_ends_now(uint64_t lane_id) const;
+  // process's end of a step that began here now (SplitLane::end_due_ps),
+  // or for one that may end now (SplitLane::awaiting_end: asked here, a
+  // StepQuery, unless it was at this instant already).
+  bool split_lane_ahead_may_end_now(uint64_t lane_id);
+  // Lanes behind wait for the ones ahead of them (not the switch's
+  // process's own, which ends a step last; point to point or a star).
+  bool split_lanes_wait() const;
+  // The other processes' StepQuery for step `id` (lane << 32 | its number):
+  // true while this process's part of it is under way, false once it is
+  // over, nullopt before the lane has begun it.
+  std::optional<bool> split_underway(uint64_t id) const;
   // The other processes' end of step s, which ended here now, is certain
   // to be stamped now or earlier (point to point, or a star's node through
   // the switch's process): no other node is among s's participants (their
@@ -509,7 +518,7 @@ class System : public sc_core::sc_module {
   // (fault, link), or it ends at one instant everywhere (wait; barrier,
   // when every branch had arrived here).
   bool split_peer_passes(const Step& s);
-  sc_core::sc_event lane_end_ev_;  // a lane's end_due_ps was cleared
+  sc_core::sc_event lane_end_ev_;  // a lane's end_due_ps or awaiting_end was cleared, or its underway_ps set
   // The instant of the run's first failure (this process's, or the other's
   // told by a fact at that instant); a branch's step starts unless it lies
   // before (runner.cpp: simultaneous branches decide alike in any order).

@@ -51,6 +51,8 @@ struct Proc {
   bool hub = false;
   int node = -1;
   uint64_t progress = 0;  // ps: what its watchdog reports
+  std::optional<bool> underway = false;  // its answer to every StepQuery (NetStepUnderway)
+  uint64_t busy_at = 0;  // ps: a thread of its own runs three delta cycles at this instant (0: none)
   std::vector<Ask> asks;
   bool watch_ends = false;  // log each RunEnd at its instant ("end_at"), passing over each (as System does)
 };
@@ -86,6 +88,20 @@ struct Asker : sc_core::sc_module {
   }
 };
 
+// Runs three delta cycles at `at` (something left to run at that instant),
+// then says it is done.
+struct Busy : sc_core::sc_module {
+  SC_HAS_PROCESS(Busy);
+  uint64_t at = 0;
+  bool done = false;
+  explicit Busy(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
+  void run() {
+    wait(ps(at));
+    for (int k = 0; k < 3; ++k) wait(sc_core::SC_ZERO_TIME);
+    done = true;
+  }
+};
+
 // Logs "end_at <ps> <code> <how> <why>" at each peer end event, then
 // passes over that RunEnd (System::watch_peer_end's loop).
 struct EndWatcher : sc_core::sc_module {
@@ -117,6 +133,8 @@ inline int run_proc(const Proc& o, const std::string& f) {
         NetPeer::as_connecter(Channel::connect(Endpoint::parse("unix:" + o.connect), kTo), 0, o.connect_name, kTo));
   NetLink link("net", kTo);
   for (auto& p : peers) link.add_peer(std::move(p), kDelay, kPre, nullptr);
+  Busy busy("busy");
+  busy.at = o.busy_at;
   link.enable_control(
       [&](uint8_t node, uint64_t addr, uint64_t len) {
         log << "read node=" << int(node) << "\n";
@@ -129,6 +147,11 @@ inline int run_proc(const Proc& o, const std::string& f) {
         log << "progress node=" << int(node) << "\n";
         if (node != kHere && (o.hub || int(node) != o.node)) throw std::runtime_error(refusal(node));
         return o.progress;
+      },
+      [&](uint64_t id) {
+        log << "query step=" << id << " at " << ClockDomain::now_ps() << " busy " << (busy.done ? "done" : "running")
+            << "\n";
+        return o.underway;
       });
   if (o.hub) link.enable_hub();
   Asker asker("asker");

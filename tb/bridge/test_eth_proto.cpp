@@ -196,9 +196,11 @@ TEST(EthProto, ControlBytes) {
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
   EXPECT_EQ(why, "CONTROL says len 3 but carries 2 bytes");
   want[0] = 2;
-  want[4] = 9;
+  want[4] = 10;  // StepUnderway, the last kind defined
+  EXPECT_TRUE(decode_net(want.data(), want.size(), &why));
+  want[4] = 11;
   EXPECT_FALSE(decode_net(want.data(), want.size(), &why));
-  EXPECT_EQ(why, "CONTROL of unknown kind 9");
+  EXPECT_EQ(why, "CONTROL of unknown kind 11");
   m.control.kind = NetControl::Kind(0);
   EXPECT_THROW(encode_net(m), std::invalid_argument);
 }
