@@ -229,7 +229,7 @@ bool System::split_peer_passes(const Step& s) {
   return !p.empty() && std::all_of(p.begin(), p.end(), [&](const std::string& n) { return local(n); });
 }
 
-bool System::split_lanes_wait() const { return !split_hub_ && (split_star() || nodes.size() == 2); }
+bool System::split_lanes_wait() const { return split_star() || nodes.size() == 2; }
 
 bool System::split_lane_ahead_may_end_now(uint64_t lane_id) {
   const uint64_t now = sc_time_stamp().value();
@@ -379,8 +379,7 @@ std::vector<uint64_t> System::split_exchange(const std::vector<uint64_t>& ours, 
 // Every process sums at this instant (expect_idle at its end,
 // expect_compliance as it begins), so the lanes behind this one wait while
 // it trades, as for its step's end (split_end: alike; runner.cpp's EndDue
-// lets them go once the step has ended; the switch's process's own lanes
-// are left out, as in split_peer_passes).
+// lets them go once the step has ended).
 std::vector<uint64_t> System::split_sum(const std::vector<uint64_t>& ours) {
   if (split_lanes_wait()) lane().end_due_ps = sc_time_stamp().value();
   std::vector<uint64_t> sum = ours;

@@ -504,8 +504,8 @@ class System : public sc_core::sc_module {
   // or for one that may end now (SplitLane::awaiting_end: asked here, a
   // StepQuery, unless it was at this instant already).
   bool split_lane_ahead_may_end_now(uint64_t lane_id);
-  // Lanes behind wait for the ones ahead of them (not the switch's
-  // process's own, which ends a step last; point to point or a star).
+  // Lanes behind wait for the ones ahead of them: point to point, or a
+  // star (the switch's process's lanes too: tb/data/split/t11).
   bool split_lanes_wait() const;
   // The other processes' StepQuery for step `id` (lane << 32 | its number):
   // true while this process's part of it is under way, false once it is
