@@ -21,6 +21,7 @@ void System::peer_failed(int code, const std::string& why, const std::string& wh
   split_peer_failed_ = true;
   split_stopped_by_ = (who.empty() ? net_link_->peer_name() : who) + ": " + why;
   if (exit_code == 0) exit_code = code;
+  fail_ev_.notify(SC_ZERO_TIME);  // a barrier waiting here ends, as at a failure of this process's
 }
 
 // The other process ended its run while this one had not: with a failure
