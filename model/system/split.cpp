@@ -238,9 +238,9 @@ bool System::split_lane_ahead_may_end_now(uint64_t lane_id) {
   for (auto& [obj, l] : lanes_) {
     if (l.id >= lane_id) continue;
     if (l.end_due_ps == now) hold = true;
-    // After a failure at this instant the branches' steps start in any
-    // order (runner.cpp), and a lane ahead may never end its step.
-    if (l.awaiting_end && l.underway_ps != now && first_fail_ps_ > now && !exit_code) {
+    // After a failure's instant no branch's step starts (runner.cpp): a
+    // lane ahead may never end its step then.
+    if (l.awaiting_end && l.underway_ps != now && first_fail_ps_ >= now) {
       hold = true;
       if (l.asked_ps != now) ask[l.id] = &l;
     }
