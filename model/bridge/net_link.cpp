@@ -117,6 +117,7 @@ uint64_t NetLink::next_activity(uint64_t now) const {
   for (const auto& p : peers_)
     if (auto n = p->peer->next_packet_time()) t = std::min(t, *n);
   if (!relays_.empty()) t = std::min(t, relays_.begin()->first);  // hub mode: a relay is an act
+  for (const auto& q : queries_) t = std::min(t, std::max(q.time_ps, now));  // its answer is one
   return t;
 }
 
@@ -157,7 +158,9 @@ void NetLink::promise(uint64_t now) {
   // peers are bound by nothing else).
   // Not once a peer's run has ended: this one ends too, at that instant
   // (a hub's end then reaches every other peer).
-  const bool passive = control_ && passive_ && ctl_q_.empty() && peer_ends_.empty() && !peer_gone() && passive_();
+  // A StepQuery still to answer is a CONTROL this process will send.
+  const bool passive = control_ && passive_ && ctl_q_.empty() && queries_.empty() && peer_ends_.empty() &&
+                       !peer_gone() && passive_();
   const uint64_t own_err = control_ && erred_ ? erred_() : kInf;
   const uint64_t own_lax = std::min(control_ && unjudged_ ? unjudged_() : kInf, own_err);
   for (auto& p : peers_) {

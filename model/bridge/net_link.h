@@ -38,7 +38,9 @@
 // none after it until the peer promises more. Reads are served by the
 // thread at their instant through the reader given to enable_control; a
 // StepQuery at its instant once that has settled (nothing left to run at
-// it), and that instant is not passed before.
+// it), before time moves on (one whose step has not begun here is looked
+// at again while the instant lasts, then dropped). While one waits this
+// process is not passive, and its time counts as activity.
 // The control policy (set_control_policy) narrows that to what can reach
 // this process at its instant: a peer whose every step waits on this
 // process (passive, SYNC extension ctl_ps ~0) sends nothing that must be
@@ -272,8 +274,9 @@ class NetLink : public sc_core::sc_module {
   void serve_reads(uint64_t now);     // requests stamped now answered
   // StepQuerys stamped now answered once nothing is left to run at now
   // (the instant has settled); true while one stamped now waits for that.
-  // One whose step has not begun here waits for a later settled point of
-  // the instant; once time has moved past it, it is dropped.
+  // One whose step has not begun here is kept: the thread looks again when
+  // it comes back at this instant (a CONTROL that starts the lane brings
+  // it back); once time has moved past it, it is dropped.
   bool serve_queries(uint64_t now);
   void fail_run(const NetPeerError& e);  // the run fails with e (error(): the first one; sc_stop), from any process
   NetControl ask(size_t peer, NetControl r, const char* what);  // a request; its reply (the kernel waits)

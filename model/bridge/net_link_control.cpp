@@ -295,19 +295,26 @@ void NetLink::serve_reads(uint64_t now) {
 // ends later, unless a CONTROL still to come at this instant sets it going
 // (issue 16's note: that chain is not followed).
 bool NetLink::serve_queries(uint64_t now) {
-  auto due = [now](const NetControl& q) { return q.time_ps <= now; };
+  // One whose instant has passed is dropped: its lane never began the step
+  // here while the instant lasted.
+  auto passed = [now](const NetControl& q) { return q.time_ps < now; };
+  queries_.erase(std::remove_if(queries_.begin(), queries_.end(), passed), queries_.end());
+  auto due = [now](const NetControl& q) { return q.time_ps == now; };
   if (std::none_of(queries_.begin(), queries_.end(), due)) return false;
   if (sc_pending_activity_at_current_time()) return true;
   for (auto it = queries_.begin(); it != queries_.end();) {
-    const std::optional<bool> u = due(*it) && underway_ ? underway_(it->id) : std::optional<bool>(false);
-    if (!due(*it) || (!u && it->time_ps == now)) {
+    if (!due(*it)) {
+      ++it;
+      continue;
+    }
+    const std::optional<bool> underway = underway_ ? underway_(it->id) : std::optional<bool>(false);
+    if (!underway) {  // not begun here: kept for a later look at this instant
       ++it;
       continue;
     }
     const uint64_t id = it->id;
-    const bool stale = it->time_ps < now;
     it = queries_.erase(it);
-    if (stale || !*u) continue;
+    if (!*underway) continue;  // over: its StepEnd is out, nothing to say
     NetControl r;
     r.kind = NetControl::StepUnderway;
     r.id = id;

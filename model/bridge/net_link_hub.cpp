@@ -35,7 +35,8 @@ size_t NetLink::index_of(const Peer* p) const {
 
 // A peer's CONTROL in hub mode, at the instant it is taken: what is the
 // other peers' goes to them at its time (relays_); true when this
-// process's System takes it too (a Fact, a StepEnd, a RunEnd).
+// process takes it too (a Fact, a StepEnd, a RunEnd, a StepQuery it
+// answers as well, a StepUnderway).
 bool NetLink::route(size_t from, NetControl& c) {
   sent_ev_.notify(sc_core::SC_ZERO_TIME);  // the thread sends the relays at their instant
   auto to_others = [&](const NetControl& x) {

@@ -40,10 +40,7 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
     SplitLane& ln = lane();
     step_boundary(ln.id);
     const bool branch = ln.id != 0;  // a parallel's branch (TxLog: its instants' steps in order)
-    // After a failure no step starts; a branch's step at the failure's
-    // instant does (as the other branches' may have: an order-free rule).
-    if (split()) split_drain();
-    if (branch ? first_fail_ps_ < sc_time_stamp().value() : (exit_code || split_peer_failed_)) return;
+    if (lane_stopped()) return;
     ln.failed = false;
     ln.ending = false;
     ln.asked_ps = ln.underway_ps = ~uint64_t(0);  // the lanes behind ask again of this step
@@ -70,7 +67,9 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       ln.seq = seq;
       ln.loc = step_loc(s);
       ln.kind = step_kind(s);
-      // The other process's end is certain to be now or already in (step_boundary).
+      // The lanes behind wait for the other processes' end (step_boundary):
+      // one certain to be now or already in (end_due_ps), or one that may
+      // be now, asked about (awaiting_end).
       const uint64_t now = sc_time_stamp().value();
       struct EndDue {
         System& sys;
@@ -140,6 +139,16 @@ void System::step_boundary(uint64_t lane_id) {
     split_woke_.notify(SC_ZERO_TIME);
     settle::wait_settled(settle::Stage::kStep, lane_id);
   }
+}
+
+// After a failure no step starts; a branch's step at the failure's
+// instant does (as the other branches' may have: an order-free rule, which
+// a split run's processes, each learning of the other's failure at its own
+// point of that instant, follow alike).
+bool System::lane_stopped() {
+  if (split()) split_drain();
+  if (lane().id != 0) return first_fail_ps_ < sc_time_stamp().value();
+  return exit_code || split_peer_failed_;
 }
 
 void System::run_step(const Step& step, Group* g) {
@@ -312,7 +321,11 @@ void System::handle(const BarrierStep& s, const SourceLoc& loc, Group* g) {
 // repeat
 void System::handle(const std::shared_ptr<RepeatStep>& sp, const SourceLoc&, Group* g) {
   const std::string inside = lane().path;
-  for (uint32_t i = 0; i < sp->count && !exit_code; ++i) {
+  // A round starts as a step does (lane_stopped; a branch's repeat beside
+  // a failure at this instant goes on, as the step after it would: split,
+  // B's process took A's failure at that instant after its repeat had
+  // looked, or before it, from run to run).
+  for (uint32_t i = 0; i < sp->count && !lane_stopped(); ++i) {
     lane().path = inside + fmt::format("{:08x}", i);
     run_steps(sp->steps, g);
   }

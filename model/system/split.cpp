@@ -119,7 +119,10 @@ bool System::split_passive() const {
 void System::set_split_policy() {
   auto unjudged = [this] { return watch_buf_.empty() ? ~uint64_t(0) : std::get<0>(watch_buf_.begin()->first); };
   auto erred = [this] { return ctx.errors.empty() ? ~uint64_t(0) : ctx.errors.front().time_ps; };
-  net_link_->set_control_policy([this] { return split_passive(); }, scenario.limits.after_error_us * 1000000ull,
+  // Not while something is left to run at this instant: a held lane may
+  // have been let go (a StepUnderway taken) and count as waiting still.
+  auto passive = [this] { return split_passive() && !sc_pending_activity_at_current_time(); };
+  net_link_->set_control_policy(passive, scenario.limits.after_error_us * 1000000ull,
                                 unjudged, erred);
   // A model error is stated (SYNC lax_ps) at its instant, before any
   // CONTROL of a later instant could raise the peers' view of this

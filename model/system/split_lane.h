@@ -30,8 +30,9 @@ struct SplitLane {
   // none. Lanes after it wait for that end (step_boundary).
   uint64_t end_due_ps = ~uint64_t(0);
   bool barrier_full = false;  // its last barrier step ended with every branch arrived
-  // Its step's part here is over: its StepEnd has gone out (split_barrier),
-  // or it has none to run here. A StepQuery for it is not answered.
+  // Its step's part here is over: it has reached split_barrier (a node's
+  // process has sent its StepEnd there; the switch's sends it last), or it
+  // has none to run here. A StepQuery for it is not answered.
   bool ending = false;
   // It waits for another process's end of its step, which may come at any
   // instant (not certain to be now: split_peer_passes). A lane behind it
