@@ -117,7 +117,12 @@ uint64_t NetLink::next_activity(uint64_t now) const {
   for (const auto& p : peers_)
     if (auto n = p->peer->next_packet_time()) t = std::min(t, *n);
   if (!relays_.empty()) t = std::min(t, relays_.begin()->first);  // hub mode: a relay is an act
-  for (const auto& q : queries_) t = std::min(t, std::max(q.time_ps, now));  // its answer is one
+  // A StepQuery stamped later: its answer is an act then (one stamped now
+  // whose step has not begun here is answered only once a CONTROL of a
+  // peer's sets its lane going, as an answer to that: not this process's
+  // own activity, which would keep every peer at now).
+  for (const auto& q : queries_)
+    if (q.time_ps > now) t = std::min(t, q.time_ps);
   return t;
 }
 

@@ -40,7 +40,7 @@
 // StepQuery at its instant once that has settled (nothing left to run at
 // it), before time moves on (one whose step has not begun here is looked
 // at again while the instant lasts, then dropped). While one waits this
-// process is not passive, and its time counts as activity.
+// process is not passive, and one stamped later counts as activity.
 // The control policy (set_control_policy) narrows that to what can reach
 // this process at its instant: a peer whose every step waits on this
 // process (passive, SYNC extension ctl_ps ~0) sends nothing that must be

@@ -265,7 +265,10 @@ std::optional<bool> System::split_underway(uint64_t id) const {
       if (l.seq < seq) return std::nullopt;
       return l.seq == seq && !l.ending;
     }
-  return std::nullopt;  // the lane has not begun here (its parallel not reached yet)
+  // Lanes are numbered as they begin: one made and gone has ended its
+  // steps; one not made yet has not begun (its parallel not reached).
+  if ((id >> 32) <= lanes_made_) return false;
+  return std::nullopt;
 }
 
 bool System::split_participates(const Step& s) const {
