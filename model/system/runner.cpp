@@ -130,11 +130,19 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
 // process's word: they count as passive (split_passive).
 void System::step_boundary(uint64_t lane_id) {
   ctx.note_progress(sc_time_stamp().value());
+  settle_in_lane_order(lane_id);
+}
+
+// A settled point of this instant, and in a split run every lane ahead
+// that waits for another process's word at it heard (step_boundary).
+void System::settle_in_lane_order(uint64_t lane_id) {
   settle::wait_settled(settle::Stage::kStep, lane_id);
   while (split() && split_lane_ahead_may_end_now(lane_id)) {
     // Waiting for another process's word (passive: split_passive).
     ++split_waiting_;
+    lane().held = true;
     wait(lane_end_ev_ | fail_ev_);
+    lane().held = false;
     --split_waiting_;
     split_woke_.notify(SC_ZERO_TIME);
     settle::wait_settled(settle::Stage::kStep, lane_id);

@@ -262,7 +262,7 @@ std::optional<bool> System::split_underway(uint64_t id) const {
   for (const auto& [obj, l] : lanes_)
     if (l.id == id >> 32) {
       const uint64_t seq = id & 0xFFFFFFFF;
-      if (l.seq < seq) return std::nullopt;
+      if (l.seq < seq || (l.seq == seq && !l.ending && l.held)) return std::nullopt;
       return l.seq == seq && !l.ending;
     }
   // Lanes are numbered as they begin: one made and gone has ended its

@@ -43,6 +43,10 @@ struct SplitLane {
   bool awaiting_end = false;
   uint64_t asked_ps = ~uint64_t(0);
   uint64_t underway_ps = ~uint64_t(0);
+  // It waits for a lane ahead at this instant (settle_in_lane_order): a
+  // step under way here may still end at this instant once that one has
+  // gone on, so a StepQuery for it waits too.
+  bool held = false;
 };
 
 }  // namespace ernic

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 
-#include "model/sim/settle.h"
-
 namespace ernic {
 
 using namespace sc_core;
@@ -138,7 +136,7 @@ void System::handle(const ExpectBypassStep& s, const SourceLoc& loc, Group*) {
   for (;;) {
     while (short_of() && sc_time_stamp().value() < deadline)
       wait(sc_time(double(deadline - sc_time_stamp().value()), SC_PS), n->bypass_ev);
-    settle::wait_settled(settle::Stage::kStep, lane().id);
+    settle_in_lane_order(lane().id);  // split: a lane ahead held for the other's word goes first too
     if (!short_of() || sc_time_stamp().value() >= deadline) break;
   }
   --bounded_;

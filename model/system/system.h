@@ -358,6 +358,9 @@ class System : public sc_core::sc_module {
   void run_steps(const std::vector<Step>& steps, Group* g);
   void step_boundary(uint64_t lane_id);  // a step's start or end: at its instant's settled point
   bool lane_stopped();                   // the calling lane starts no more steps (a failure: runner.cpp)
+  // A settled point, the lanes ahead waited for as at a step's boundary (a
+  // step that judges within its instant, lane by lane: expect_bypass).
+  void settle_in_lane_order(uint64_t lane_id);
   void run_step(const Step& s, Group* g);  // std::visit: the handler of the step's kind
   void run_branch(const std::vector<Step>* steps, Group* g, uint64_t lane_id, std::string path);
   void fail(const SourceLoc& loc, const std::string& what, int code = 1);
