@@ -47,7 +47,8 @@
 //     sender's run is over (b: its exit code; data: why it failed, when a
 //     peer of its failed it, as text), before its TERMINATE, 6 an
 //     event for a wire monitor in another process: model/system/split.h,
-//     7 a watchdog progress request, 8 its reply), node u8 @5 (a read's
+//     7 a watchdog progress request, 8 its reply, 9 a StepQuery, 10 a
+//     StepUnderway: below), node u8 @5 (a read's
 //     node, a watch's monitor's node, by scenario index; a progress
 //     request's: that node's process, or 0xFF the process that gets it), time_ps u64 @8 (the
 //     sender's simulated time: the step's end, the read's instant), id u64

@@ -131,7 +131,7 @@ void System::handle(const ExpectBypassStep& s, const SourceLoc& loc, Group*) {
   // frame (a split run's link thread delivers it in a delta cycle of its
   // own), and of two branches' expect_bypass on one node woken at one
   // instant the one ahead takes the frames first (a break-it finding,
-  // tb/data/split/t17, t18); the other waits on for more.
+  // tb/data/split/t17, t18, t19); the other waits on for more.
   ++bounded_;
   for (;;) {
     while (short_of() && sc_time_stamp().value() < deadline)
