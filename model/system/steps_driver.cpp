@@ -103,7 +103,11 @@ void System::handle(const PostStep& s, const SourceLoc& loc, Group*) {
   // full); with none, only when the SQ is full (else nothing would complete).
   const bool each = s.doorbell == Doorbell::each;
   const bool ring_last = s.doorbell == Doorbell::once;
-  for (uint32_t r = 0; r < s.repeat && !exit_code; ++r) {
+  // A round after the first (the driver may have waited for room in the
+  // SQ) stops as a step would not start (lane_stopped): not at a failure's
+  // own instant, which one process and a split run reach in different
+  // orders (a failure in another branch at this instant).
+  for (uint32_t r = 0; r < s.repeat && (r == 0 || !lane_stopped()); ++r) {
     for (const auto& p : sb_posts) scoreboard.post(p);
     n->driver->post(c, wqes, each, /*ring=*/each || (ring_last && r + 1 == s.repeat));
   }

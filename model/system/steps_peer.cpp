@@ -187,7 +187,7 @@ void System::post_peer(const PostStep& s, const SourceLoc& loc) {
     p.immdt = w.immdt;
     wqes.push_back(p);
   }
-  for (uint32_t r = 0; r < s.repeat && !exit_code; ++r) n->peer->post(qpn, wqes);
+  for (uint32_t r = 0; r < s.repeat && (r == 0 || !lane_stopped()); ++r) n->peer->post(qpn, wqes);  // as steps_driver.cpp's
 }
 
 // wait_completions on the peer's end: its requester's completions, within
