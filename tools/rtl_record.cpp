@@ -30,6 +30,11 @@ class DatapathRecorder : public sc_module {
   }
   ~DatapathRecorder() override { close(); }
 
+  void fell(bool core, bool cmac) {
+    if (core) core_prev_ = false;
+    if (cmac) cmac_prev_ = false;
+  }
+
   void before_eval() {
     if (!stim_) return;
     const bool core = p_.core_clk.read(), cmac = p_.cmac_clk.read();
@@ -92,6 +97,11 @@ void record_rtl_datapath(const std::string& node, const std::string& path) {
         r->before_eval();
         eval();
       };
+      if (t.fell)  // a clock that went low without an eval (RoceDatapathTop::fell)
+        t.fell = [r = rec.get(), fell = t.fell](bool core, bool cmac) {
+          r->fell(core, cmac);
+          fell(core, cmac);
+        };
       return t;
     };
     return std::make_unique<RtlDatapath>(name, core, cmac, ctx, scope, cfg, bind, "rtl");

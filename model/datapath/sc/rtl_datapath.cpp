@@ -69,6 +69,7 @@ void RtlDatapath::start() {
   p_.seed.write(uint32_t(cfg_.seed ^ (cfg_.seed >> 32)));
   top_.eval();
   defer_ = !traced_ && ctx_.vcd == nullptr;
+  fold_ = defer_ && top_.fell != nullptr;
   core_next_ps_ = core_.period_ps() / 2;
   cmac_next_ps_ = cmac_.period_ps() / 2;
 }
@@ -109,7 +110,7 @@ void RtlDatapath::edges() {
   // its own domain only; then one evaluation takes every edge of the instant.
   if (core_due) core_model ? core_model_edge() : core_rise(now);
   if (cmac_due) cmac_model ? cmac_model_edge() : cmac_rise(now);
-  if (core_due || cmac_due) top_.eval();
+  if (core_due || cmac_due) evaluate(core_due && !core_model, cmac_due && !cmac_model);
   if (core_model) core_gate(now);
   if (cmac_model) cmac_gate(now);
   // A rising edge whose model edge will be quiet: that edge is owed, and
@@ -125,6 +126,21 @@ void RtlDatapath::edges() {
     cmac_next_ps_ += cmac_.period_ps() / 2;
   }
   arm(now);
+}
+
+// The top evaluated for this instant's edges (rising: the clocks with a
+// rising edge now). With no waveform, a model edge alone is not evaluated
+// (fold_): its inputs and its clock's fall wait for the next rising edge's
+// eval, which takes them as they stand, as an eval at the model edge
+// would have left them (nothing reads an output between the two that an
+// input drives: the ports read are registered or the model's own);
+// `fell` tells the top that the rising clocks went low in between.
+void RtlDatapath::evaluate(bool core_rising, bool cmac_rising) {
+  if (fold_) {
+    if (!core_rising && !cmac_rising) return;
+    top_.fell(core_rising, cmac_rising);
+  }
+  top_.eval();
 }
 
 // An owed model edge due now is this instant's model edge, as if it had not
@@ -144,7 +160,7 @@ void RtlDatapath::owed_edges(uint64_t now) {
   if (!core && !cmac) return;
   if (core) core_model_edge();
   if (cmac) cmac_model_edge();
-  top_.eval();
+  evaluate(false, false);
   if (core) {
     core_owed_ = false;
     core_gate(core_owed_ps_);

@@ -132,6 +132,12 @@ struct RoceDatapathTop {
   // The beat roce_tx hands the FIFO at the coming core edge (tvalid and
   // tready as they stand); false when none.
   std::function<bool(TxSeamBeat&)> tx_seam;
+  // Tells the model that the named clocks went low since its last eval()
+  // (their model edge was not evaluated), so that the next eval() takes
+  // their rising edge: the model's record of each clock's last value, from
+  // which Verilator tells an edge. Empty when the top has no such record
+  // (another Verilator): then every model edge is evaluated.
+  std::function<void(bool core, bool cmac)> fell;
 };
 using RoceDatapathBinder = std::function<RoceDatapathTop(const char* name, RoceDatapathPorts& p)>;
 
@@ -184,6 +190,7 @@ class RtlDatapath : public RoceDatapath {
   // one eval() of the top (file comment).
   void edges();
   void start();                    // time 0: resets low, constant inputs
+  void evaluate(bool core_rising, bool cmac_rising);
   void arm(uint64_t now);          // the next activation: the next edge of a running clock (edge_ev_), or a wake
   void owed_edges(uint64_t now);   // the model edges owed (file comment) whose time has come
   bool core_quiet() const;         // after a core rising edge's evaluation: its model edge may be owed
@@ -226,6 +233,7 @@ class RtlDatapath : public RoceDatapath {
   bool started_ = false;
   bool traced_ = false;            // the top is in a waveform
   bool defer_ = false;             // quiet model edges are owed (no waveform)
+  bool fold_ = false;              // model edges are not evaluated: the next rising edge's eval takes their inputs
   bool core_owed_ = false, cmac_owed_ = false;  // a quiet model edge is owed, at:
   uint64_t core_owed_ps_ = 0, cmac_owed_ps_ = 0;
   sc_core::sc_event wake_ev_;      // an idle clock has new input

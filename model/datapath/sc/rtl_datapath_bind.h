@@ -14,6 +14,8 @@
 // roce_datapath.sv.
 #pragma once
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "model/datapath/sc/rtl_datapath.h"
 #if ERNIC_RTL_TRACE
@@ -21,6 +23,16 @@
 #endif
 
 namespace ernic {
+
+namespace rtl_bind_detail {
+// Verilator 5.006's record of a clock's value at the last eval (the root's
+// __Vtrigrprev__TOP__<clock>), found when the top has one.
+template <class R, class = void>
+struct HasClockRecord : std::false_type {};
+template <class R>
+struct HasClockRecord<R, std::void_t<decltype(std::declval<R&>().__Vtrigrprev__TOP__core_clk),
+                                     decltype(std::declval<R&>().__Vtrigrprev__TOP__cmac_clk)>> : std::true_type {};
+}  // namespace rtl_bind_detail
 
 // Builds a Verilated --cc top with roce_datapath's ports and binds the
 // ports to its fields. `name`: the instance name (the VCD scope), in full.
@@ -90,6 +102,12 @@ RoceDatapathTop bind_roce_datapath(const char* name, RoceDatapathPorts& p) {
     b.last = r->roce_datapath__DOT__tx_tlast;
     return true;
   };
+  using Root = std::remove_pointer_t<decltype(raw->rootp)>;
+  if constexpr (rtl_bind_detail::HasClockRecord<Root>::value)
+    t.fell = [raw](bool core, bool cmac) {
+      if (core) raw->rootp->__Vtrigrprev__TOP__core_clk = 0;
+      if (cmac) raw->rootp->__Vtrigrprev__TOP__cmac_clk = 0;
+    };
   t.model = std::move(v);
   return t;
 }
