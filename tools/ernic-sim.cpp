@@ -150,7 +150,7 @@ int sc_main(int argc, char** argv) {
   app.add_subcommand("icarus", "the RTL datapath under Icarus and under Verilator + SystemC with one recorded stimulus: "
                                "speed and outputs (ernic-sim icarus --help)")
       ->allow_extras();  // dispatched in main() (tools/icarus_compare.h)
-  runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
+  runc->add_option("--plant-bug", opt.test_plant_bug, "test only: plant a named bug in the model (ack_coalescing, cq_entry_race)");
   random_mode::Options rnd_opt;
   auto* randc = random_mode::add_command(app, rnd_opt);
   BenchCli bench;  // tools/bench_cli.h

@@ -1042,7 +1042,7 @@ CLI::App* add_command(CLI::App& app, Options& opt) {
   c->add_option("--out", opt.out_dir, "directory for the scenarios, reports and reduced files");
   c->add_flag("--keep", opt.keep, "keep every scenario and report (default: only failing seeds')");
   c->add_flag("--generate", opt.generate_only, "write the scenarios only, run nothing");
-  c->add_option("--plant-bug", opt.plant_bug, "test only: run the model with a planted bug (ack_coalescing)");
+  c->add_option("--plant-bug", opt.plant_bug, "test only: run the model with a planted bug (ack_coalescing, cq_entry_race)");
   c->add_option("--max-failures", opt.max_failures, "start no new seed after this many failures (0: run all)")
       ->check(no_minus("--max-failures is 0..18446744073709551615"));
   c->add_option("--reduce", opt.reduce, "reduce the first this many failing seeds (0: none)")

@@ -78,7 +78,7 @@ namespace ernic::random_mode {
 //                   left unacknowledged: its MSN runs ahead of its PSN (the
 //                   wire monitor's `msn` rule) and, when it was the last
 //                   packet, the requester waits for its local ACK timeout.
-inline const std::vector<std::string> kPlantableBugs = {"ack_coalescing"};
+inline const std::vector<std::string> kPlantableBugs = {"ack_coalescing", "cq_entry_race"};
 
 struct Options {
   uint64_t seed = 1;

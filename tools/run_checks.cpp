@@ -35,7 +35,10 @@ bool check_scenario_for_run(Scenario& sc, const RunOptions& opt, const std::stri
   }
   if (!opt.test_plant_bug.empty()) {  // test only: a planted bug in the model (tools/random.h)
     std::fprintf(stderr, "ernic-sim: test only: the model carries the planted bug '%s'\n", opt.test_plant_bug.c_str());
-    for (auto& n : sc.nodes) n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
+    for (auto& n : sc.nodes) {
+      n.test_bug_ack_coalescing = opt.test_plant_bug == "ack_coalescing";
+      n.test_bug_cq_entry_race = opt.test_plant_bug == "cq_entry_race";
+    }
   }
   // Does a program step (at any depth) name this node?
   std::function<bool(const std::vector<Step>&, const std::string&)> has_program_step =

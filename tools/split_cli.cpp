@@ -26,7 +26,7 @@ void add_split_cli(CLI::App& app, CLI::App& run, SplitCli& c) {
   n->add_option("--log", *c.log, "transaction log (JSON lines): this node's records and every step's");
   n->add_option("--datapath", *c.datapath, "rtl, model or user:<name>");
   n->add_flag("--quiet", *c.quiet, "no summary on stdout");
-  n->add_option("--plant-bug", c.opt->test_plant_bug, "test only: plant a named bug in the model (ack_coalescing)");
+  n->add_option("--plant-bug", c.opt->test_plant_bug, "test only: plant a named bug in the model (ack_coalescing, cq_entry_race)");
   n->add_flag("--no-idle-skip", *c.no_idle_skip, "evaluate every clock domain every cycle (same results, slower)");
   c.handshake_opt =
       n->add_option("--handshake-random", *c.handshake, "randomised VALID/READY on every seam with this seed");

@@ -74,6 +74,9 @@ struct ErnicConfig {
   // count was reached carries the PSN before the newest accepted one, and
   // the count restarts: that packet is never acknowledged by it.
   bool test_bug_ack_coalescing = false;
+  // cq_entry_race: a QP's completions do not wait for each other's CQ entry
+  // (RespHndler::complete as it was before stop 46): two at once take one.
+  bool test_bug_cq_entry_race = false;
 };
 
 // Statistics the summary prints (beyond the PG332 counter registers).

@@ -20,7 +20,15 @@ namespace fatal = pg332::fatal;
 
 RespHndler::RespHndler(sc_module_name name, ErnicShared& s, Interrupts& intr, WqeCache& cache, RetryBuf& bufs,
                        std::function<void(uint32_t, uint32_t)>& cq_db_sink)
-    : sc_module(name), s_(s), intr_(intr), cache_(cache), bufs_(bufs), cq_db_sink_(cq_db_sink), timed_(s.cfg.num_qp) {
+    : sc_module(name),
+      s_(s),
+      intr_(intr),
+      cache_(cache),
+      bufs_(bufs),
+      cq_db_sink_(cq_db_sink),
+      timed_(s.cfg.num_qp),
+      cq_called_(size_t(s.cfg.num_qp) + 1, 0),
+      cq_taken_(size_t(s.cfg.num_qp) + 1, 0) {
   SC_THREAD(timer_thread);
 }
 
@@ -28,6 +36,8 @@ RespHndler::RespHndler(sc_module_name name, ErnicShared& s, Interrupts& intr, Wq
 
 void RespHndler::complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, bool error) {
   const uint32_t n = qp.qpn;
+  const uint64_t ticket = cq_called_[n]++;
+  while (cq_taken_[n] != ticket && !s_.cfg.test_bug_cq_entry_race) wait(cq_taken_ev_);
   const uint32_t depth = s_.sq_depth(n) ? s_.sq_depth(n) : 1;  // the CQ has the SQ's depth
   const uint32_t head = FLD::CQHEADi_VALUE.get(s_.Q(n, R::q::CQHEADi)) % depth;
   if (s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_CQE_WRITE_EN.bit()) {
@@ -40,6 +50,8 @@ void RespHndler::complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, 
   }
   const uint32_t new_head = (head + 1) % depth;
   s_.Q(n, R::q::CQHEADi) = new_head;
+  ++cq_taken_[n];  // the next completion may take its entry (its writes queue behind these)
+  cq_taken_ev_.notify(SC_ZERO_TIME);
   s_.dma_cmpl.write32(s_.q64(n, R::q::CQDBADDi, R::q::CQDBADDMSBi), new_head, n);
   if (!(s_.Q(n, R::q::QPCONFi) & FLD::QPCONFi_HW_HANDSHAKE_DIS.bit()) && cq_db_sink_) {
     s_.ctx.set(s_.wave.cq_db_addr, ErnicWaveform::db_addr(n));

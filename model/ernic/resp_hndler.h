@@ -54,7 +54,11 @@ class RespHndler : public sc_core::sc_module {
   void rx_cnp(qp::QpContext& qp);
 
   // A CQE for the WQE (ERRFLAG when error), CQHEADi, its mirror, the
-  // sideband and the CQ interrupt. Timed (DMA writes).
+  // sideband and the CQ interrupt. Timed (DMA writes). A QP's completions
+  // take their CQ entries in the order they are called, one after the
+  // other: one called while another of the QP is being written (its
+  // outstanding WQEs flushed by the RX side's fatal path and by the
+  // requester at once) waits for the entry before it to be taken.
   void complete(qp::QpContext& qp, uint16_t wrid, uint8_t wqe_opcode, bool error);
   // Every outstanding WQE completes with ERRFLAG, oldest first.
   void flush_outstanding(qp::QpContext& qp);
@@ -112,6 +116,9 @@ class RespHndler : public sc_core::sc_module {
   // with a deadline plus a word scan, not num_qp (see timer_thread).
   qp::RoundRobinSet timed_;
   Deadline timer_wait_{&s_.timer_ev};  // the timer thread's sleep (model/sim/deadline.h)
+  // By QPN: completions called (tickets given) and entries taken (complete).
+  std::vector<uint64_t> cq_called_, cq_taken_;
+  sc_core::sc_event cq_taken_ev_;  // an entry was taken
 };
 
 }  // namespace ernic

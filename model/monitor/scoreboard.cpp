@@ -311,7 +311,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
   const char* opname = opcode ? sb_opcode_name(*opcode) : "an unknown opcode";
   std::vector<std::string> out;
   Qp& q = qps_.at(qpi);
-  const bool q_aside = aside_.count(q.node) != 0;
+  const bool q_aside = aside_cqes_.count(q.node) != 0;
   if (q.outstanding.empty()) {
     if (!q_aside)
       out.push_back(fmt::format("scoreboard: {} QP{} completed wr_id {} ({}) {}, but no WQE posted through the "
@@ -361,7 +361,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
                       origin(fmt::format("the {} completed {} (inline SEND data may fill 16 bytes)", op.desc, when),
                              false));
     }
-  } else if (!error && op.tlen && !q_aside) {
+  } else if (!error && op.tlen && !aside_.count(q.node)) {  // (split: the peer's MRs are registered in its process)
     const Qp* peer = q.peer >= 0 ? &qps_[q.peer] : nullptr;
     if (!peer || !aside_.count(peer->node))
       out.push_back(fmt::format("scoreboard: the {} completed {} without ERRFLAG, but its remote range matches no MR "
@@ -380,7 +380,8 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
   return out;
 }
 
-void Scoreboard::stand_aside(const std::string& node, const std::string& reason) {
+void Scoreboard::stand_aside(const std::string& node, const std::string& reason, bool cqes_too) {
+  if (cqes_too) aside_cqes_[node] = true;
   if (aside_.count(node)) return;
   aside_[node] = reason;
   aside_msgs_.push_back(node + ": " + reason);

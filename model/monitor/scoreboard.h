@@ -24,7 +24,12 @@
 //   operation still in flight may write.
 // - stand_aside(): something the scoreboard cannot see may write a node's
 //   buffers (WQEs posted by register writes, a hand-programmed MR table):
-//   their contents are no longer compared (the guards still are).
+//   their contents are no longer compared (the guards still are), nor are
+//   its CQEs matched to its posts (WQEs the driver did not post). With
+//   cqes_too false only the contents stand aside (a split run: the other
+//   node's operations on the memory run in another process, but this node's
+//   posts and CQEs are all here, so an RC QP's in-order completion is still
+//   checked).
 // - check_all(): every buffer, at the end of a run; the targets of
 //   operations that never completed are undefined.
 //
@@ -107,7 +112,7 @@ class Scoreboard {
   std::vector<std::string> complete(int qp, uint16_t wr_id, std::optional<SbOpcode> opcode, bool error,
                                     const std::string& when);
 
-  void stand_aside(const std::string& node, const std::string& reason);
+  void stand_aside(const std::string& node, const std::string& reason, bool cqes_too = true);
 
   // Everything, at the end of a run.
   std::vector<std::string> check_all();
@@ -219,7 +224,8 @@ class Scoreboard {
   std::vector<Origin> origins_;
   std::vector<Qp> qps_;
   std::map<uint64_t, Op> inflight_;       // by id
-  std::map<std::string, std::string> aside_;   // node -> reason
+  std::map<std::string, std::string> aside_;   // node -> reason: contents not compared
+  std::map<std::string, bool> aside_cqes_;     // node -> its CQEs not matched to its posts either
   std::vector<std::string> aside_msgs_, notes_;
   uint64_t next_op_ = 1;
   uint64_t bytes_checked_ = 0, guard_bytes_checked_ = 0, ops_tracked_ = 0, ops_completed_ = 0, mismatches_ = 0;

@@ -174,9 +174,10 @@ struct NodeConfig {
     uint32_t sq_depth = 64, rq_depth = 16, rq_elem_bytes = 4096, pmtu = 4096;
   };
   std::optional<QpSetupFsm> qp_setup_fsm;
-  // Not a scenario key: set by `ernic-sim run --plant-bug ack_coalescing`
-  // (test only; ErnicConfig::test_bug_ack_coalescing).
+  // Not scenario keys: set by `ernic-sim run --plant-bug NAME` (test only;
+  // ErnicConfig's fields of the same names).
   bool test_bug_ack_coalescing = false;
+  bool test_bug_cq_entry_race = false;
   std::optional<HandshakeRandom> handshake_random;  // the node's own `handshake_random`
   NodeExtensions ext;        // `extensions`: named extensions, not PG332 (extensions.h)
   // `kind: peer` (model/peer/peer.h): the node is the ideal IBTA peer, a

@@ -73,6 +73,7 @@ Node::Node(sc_module_name name, const NodeConfig& c, const Scenario& sc, const C
   ec.timing.rx_handler_gbps = c.rx_handler_gbps;
   ec.timing.rx_overflow_fails = c.rx_overflow_fails;
   ec.test_bug_ack_coalescing = c.test_bug_ack_coalescing;  // test only (run --plant-bug)
+  ec.test_bug_cq_entry_race = c.test_bug_cq_entry_race;
   if (c.mr_cache_cam) {  // `mr_cache: cam` (model/mr, A-MRC-1..3)
     ec.mr.mode = MrLookupMode::cam;
     ec.mr.entries = c.mr_cache_entries;
@@ -352,7 +353,8 @@ void System::introduce_nodes() {
     if (split_run)
       scoreboard.stand_aside(n->cfg.name, "split run (issue 16, phase 1): the other node's operations on this "
                                           "memory run in the other process; canaries still checked, contents by "
-                                          "the scenario's memory steps");
+                                          "the scenario's memory steps",
+                            /*cqes_too=*/false);
   }
 }
 

@@ -11,8 +11,9 @@ shared-memory queues; --chaos-us N --runs K runs the
 split K times with random wall-clock sleeps of up to N us in the link
 (determinism under chaos: every run must equal one process).
 --plant-bug NAME runs both with that planted model bug (test only);
---expect-error TEXT also requires a model error containing TEXT
-("where: what", e.g. "monitor B->A: msn") in both reports, at one time.
+--expect-error TEXT also requires a model error ("where: what", e.g.
+"monitor B->A: msn") or a failure containing TEXT in both reports, at the
+same times.
 
   split_identity.py --sim build/ernic-sim --datapath model --out DIR S.yaml
                     [--transport unix|tcp|shm] [--chaos-us N --runs K]
@@ -58,10 +59,12 @@ def compare(d, one, split, mode, expect_error=None):
         if k not in JSON_DIFFER and j1.get(k) != j2.get(k):
             bad.append(f"JSON key '{k}' differs")
     if expect_error:
-        found = [[e["time_ps"] for e in j.get("model_errors", []) if expect_error in e["where"] + ": " + e["what"]]
+        found = [[e["time_ps"] for e in j.get("model_errors", []) if expect_error in e["where"] + ": " + e["what"]] +
+                 [f["time_ps"] for f in j.get("failures", []) if expect_error in f["what"]]
                  for j in (j1, j2)]
         if not found[0] or found[0] != found[1]:
-            bad.append(f"model error '{expect_error}': at {found[0]} ps in one process, at {found[1]} ps split")
+            bad.append(f"model error or failure '{expect_error}': at {found[0]} ps in one process, at {found[1]} ps "
+                       "split")
     procs = len(j1.get("nodes", {})) + (1 if "switch" in j1 else 0)  # a switch runs in a process of its own
     if "split" not in j2 or len(j2["split"]["processes"]) != procs:
         bad.append(f"the split report has no 'split' section of {procs} processes")
