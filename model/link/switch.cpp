@@ -42,6 +42,7 @@ void Switch::arrive(size_t in, FrameBytes f, bool bad_fcs) {
     return;
   }
   const uint64_t now = ClockDomain::now_ps();
+  settle(now);  // departures of this instant first (PFC counts)
   if (pfc::is_mac_control(f.data(), f.size())) {  // ends at the port
     if (auto p = pfc::parse(f.data(), f.size()))
       ip.rx_pause(*p, now);
@@ -95,6 +96,10 @@ void Switch::forward() {
     pending_.erase(it);
     ports_[pd.egress]->enqueue(std::move(pd.e));
   }
+}
+
+void Switch::settle(uint64_t now) {
+  for (auto& p : ports_) p->settle(now);
 }
 
 double Switch::draw() { return double(rng_() >> 11) * 0x1.0p-53; }

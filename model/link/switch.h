@@ -114,7 +114,7 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
   // The counters as they stand now: paused_ns with a hold still running
   // (counters.paused_ns adds a hold when it ends).
   SwitchPortCounters counters_now() const;
-  uint64_t queue_bytes() const { return q_bytes_; }
+  uint64_t queue_bytes() const { return q_bytes_ - (leaving_.n && leaving_.ps <= now_ps() ? leaving_.n : 0); }
   uint64_t ingress_bytes() const { return ingress_bytes_; }
   uint16_t xoff_standing() const { return tx_pause_.standing; }
 
@@ -134,6 +134,13 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
   bool mark_ecn(FrameBytes& f);        // the ECN decision for a frame queued now
   bool held(const Entry& e, uint16_t stat) const;
   void egress();                       // SC_THREAD
+  // The frame on the line leaves the queue's count (and its ingress port's
+  // PFC class) once its last byte is out: at that instant before anything
+  // else there reads the counts, whichever process the kernel runs first
+  // (Switch::settle: a split run's switch process ordered an arrival and a
+  // departure at one instant unlike one process did).
+  void settle(uint64_t now);
+  static uint64_t now_ps();
   // Puts f on the line now (the line free) and returns when its last byte is out.
   void transmit(FrameBytes f, bool own);
   void log(const char* what, const std::string& value);
@@ -152,6 +159,11 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
   bool oversize_seen_ = false;         // a frame larger than the buffer came (an event the first time)
   double red_avg_ = 0;                 // RED's average queue (bytes), ecn.weight < 1
   uint64_t idle_since_ps_ = 0;         // the queue has been empty since then
+  struct Leaving {
+    uint64_t ps = 0, n = 0;            // last byte out at ps; n bytes (0: none)
+    size_t ingress = 0;
+    bool lossless = false;
+  } leaving_;                          // the frame on the line, still counted
   void red_arrival();                  // RED's average at a frame's arrival
   sc_core::sc_event wake_;
   int v_queue_, v_ingress_, v_xoff_, v_paused_;
@@ -184,6 +196,7 @@ class Switch : public sc_core::sc_module {
   // A frame whose last byte arrived at port `in` now.
   void arrive(size_t in, FrameBytes f, bool bad_fcs);
   void forward();                      // SC_THREAD: frames to their egress queues after latency_ps
+  void settle(uint64_t now);           // every port's departures due by now (SwitchPort::settle)
   double draw();                       // RED: u in [0, 1)
 
   SimContext& ctx_;

@@ -125,7 +125,20 @@ void SwitchPort::red_arrival() {
   red_avg_ = (1.0 - c.weight) * red_avg_ + c.weight * double(q_bytes_);
 }
 
+void SwitchPort::settle(uint64_t now) {
+  if (!leaving_.n || leaving_.ps > now) return;
+  const uint64_t n = leaving_.n;
+  leaving_.n = 0;
+  q_bytes_ -= n;  // its last byte is out
+  if (q_bytes_ == 0) idle_since_ps_ = leaving_.ps;
+  sw_.ctx_.set(v_queue_, q_bytes_);
+  if (leaving_.lossless) sw_.ports_[leaving_.ingress]->ingress_release(n);
+}
+
+uint64_t SwitchPort::now_ps() { return ClockDomain::now_ps(); }
+
 void SwitchPort::enqueue(Entry e) {
+  sw_.settle(ClockDomain::now_ps());
   const uint64_t n = e.f.size();
   red_arrival();
   if (q_bytes_ + n > sw_.cfg_.buffer_bytes) {
@@ -222,11 +235,9 @@ void SwitchPort::egress() {
         Entry e = std::move(*it);
         q_.erase(it);
         const uint64_t n = e.f.size();
+        leaving_ = {now + line_.frame_ps(n), n, e.ingress, e.lossless};
         transmit(std::move(e.f), /*own=*/false);
-        q_bytes_ -= n;  // its last byte is out
-        if (q_bytes_ == 0) idle_since_ps_ = ClockDomain::now_ps();
-        sw_.ctx_.set(v_queue_, q_bytes_);
-        if (e.lossless) sw_.ports_[e.ingress]->ingress_release(n);
+        settle(ClockDomain::now_ps());  // unless an arrival at this instant did it first
         continue;
       }
       wake = std::min(wake, rx_pause_.next_expiry(now));
