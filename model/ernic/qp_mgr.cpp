@@ -157,6 +157,11 @@ void QpMgr::flush_fatal_wqe(qp::QpContext& qp) {
   qp.req.sq_ci = (qp.req.sq_ci + 1) % s_.sq_depth(n);
   s_.Q(n, R::q::STATCURSQPTRi) = qp.req.sq_ci;
   const pg332::Wqe w = fetched ? pg332::decode_wqe(b) : pg332::Wqe{};
+  // The WQEs sent before it complete first: the fatal path's flush of
+  // them (the RX side's) may still be going on while this fetch returned;
+  // taking them here keeps the CQ in WQE order (each takes its entry as
+  // it leaves the queue: RespHndler::complete).
+  resp_.flush_outstanding(qp);
   resp_.complete(qp, w.wrid, w.opcode, true);
 }
 

@@ -101,9 +101,13 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
       --at;
     steps_done.insert(at, std::move(rec));
     ln.path = base;
+    // A branch's step failed itself; one of the scenario's own lane ends
+    // in a failed run (another process's failure before this instant
+    // counts as in one process, where it set exit_code: lane_stopped).
+    const bool failed = branch ? ln.failed : exit_code != 0 || first_fail_ps_ < rec.end_ps;
     if (ctx.log)
-      ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end",
-                    (branch ? ln.failed : exit_code != 0) ? "failed" : "", place + "2", branch);
+      ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end", failed ? "failed" : "",
+                    place + "2", branch);
   }
 }
 
@@ -152,11 +156,14 @@ void System::settle_in_lane_order(uint64_t lane_id) {
 // After a failure no step starts; a branch's step at the failure's
 // instant does (as the other branches' may have: an order-free rule, which
 // a split run's processes, each learning of the other's failure at its own
-// point of that instant, follow alike).
+// point of that instant, follow alike). The scenario's own lane stops at
+// this process's failure at once, and at another's from the instant after
+// it (the failure's Fact: first_fail_ps_), as one process has then.
 bool System::lane_stopped() {
   if (split()) split_drain();
-  if (lane().id != 0) return first_fail_ps_ < sc_time_stamp().value();
-  return exit_code || split_peer_failed_;
+  const uint64_t now = sc_time_stamp().value();
+  if (lane().id != 0) return first_fail_ps_ < now;
+  return exit_code || split_peer_failed_ || first_fail_ps_ < now;
 }
 
 void System::run_step(const Step& step, Group* g) {

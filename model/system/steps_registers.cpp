@@ -76,8 +76,11 @@ void System::handle(const RegWriteStep& s, const SourceLoc& loc, Group*) {
   if (places_memory(s.ref.reg, &qp_level)) {
     const std::string why = fmt::format("register-level write of {} at {} (the scoreboard cannot see where data "
                                         "lands, e.g. WQEs posted by hand)", reg_name(s.ref), loc.str());
-    for (auto& o : nodes)  // a QP reaches its peers' memory too
-      if (o.get() == n || qp_level) scoreboard.stand_aside(o->cfg.name, why);
+    // A QP reaches its peers' memory too; their CQEs still answer their own
+    // posts (matched also where this step does not run: a split run's
+    // other processes).
+    for (auto& o : nodes)
+      if (o.get() == n || qp_level) scoreboard.stand_aside(o->cfg.name, why, /*cqes_too=*/o.get() == n);
   }
   const uint32_t addr = reg_addr(s.ref);
   if (s.ref.field.empty()) {

@@ -69,7 +69,10 @@ void RtlDatapath::start() {
   p_.seed.write(uint32_t(cfg_.seed ^ (cfg_.seed >> 32)));
   top_.eval();
   defer_ = !traced_ && ctx_.vcd == nullptr;
-  fold_ = defer_ && top_.fell != nullptr;
+  // Not a user's top: its seam may drive a ready or an output from an
+  // input combinationally (AXI4-Stream allows it; rtl/SEAM.md), which the
+  // C++ reads before the next rising edge.
+  fold_ = defer_ && top_.fell != nullptr && kind_ == "rtl";
   core_next_ps_ = core_.period_ps() / 2;
   cmac_next_ps_ = cmac_.period_ps() / 2;
 }
