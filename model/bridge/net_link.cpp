@@ -112,8 +112,14 @@ void NetLink::deliver(uint64_t now) {
 // The earliest this process may still act: its next pending SystemC
 // activity, a PACKET received and not yet carried in.
 uint64_t NetLink::next_activity(uint64_t now) const {
-  const sc_time d = sc_time_to_pending_activity();
-  uint64_t t = acting_now_ ? now : d >= sc_max_time() - sc_time_stamp() ? kInf : now + d.value();
+  // sc_time_to_pending_activity is the next timed notification's time
+  // minus now, in unsigned arithmetic: a notification made with a delay
+  // that wrapped below zero lies in the past, which the kernel runs at now
+  // (as it runs the next delta), and comes out above the no-activity value
+  // (sc_max_time() - now): that is activity now, not none (issue 16: A
+  // promised "never" with a doorbell pending, and B ran past A's failure).
+  const uint64_t d = sc_time_to_pending_activity().value(), none = sc_max_time().value() - sc_time_stamp().value();
+  uint64_t t = acting_now_ || d > none ? now : d == none ? kInf : now + d;
   for (const auto& p : peers_)
     if (auto n = p->peer->next_packet_time()) t = std::min(t, *n);
   if (!relays_.empty()) t = std::min(t, relays_.begin()->first);  // hub mode: a relay is an act

@@ -33,7 +33,10 @@ QpMgr::QpMgr(sc_module_name name, ErnicShared& s, WqeCache& cache, WqeProc& wqe_
 void QpMgr::ring(uint32_t qpn, uint32_t sq_pi) {
   const uint64_t t = ClockDomain::now_ps() + s_.core.period_ps() * s_.cfg.timing.doorbell_cycles;
   db_q_.push_back({t, qpn, sq_pi});
-  doorbell_ev_.notify(ps(db_q_.front().t_ps - ClockDomain::now_ps()));
+  // The oldest may be due already (the dispatch thread busy since): not a
+  // delay below zero, which wraps to a notification in the past.
+  const uint64_t now = ClockDomain::now_ps(), due = db_q_.front().t_ps;
+  doorbell_ev_.notify(ps(due > now ? due - now : 0));
 }
 
 void QpMgr::apply_doorbells() {
