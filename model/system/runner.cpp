@@ -329,12 +329,8 @@ void System::handle(const BarrierStep& s, const SourceLoc& loc, Group* g) {
   size_t& a = g->arrived[s.name];
   ++a;
   g->changed.notify(SC_ZERO_TIME);
-  if (split()) lane().in_barrier = true;
   while (g->arrived[s.name] < g->branches && !exit_code) wait(g->changed | fail_ev_);
-  if (split()) {
-    lane().in_barrier = false;
-    lane().barrier_full = g->arrived[s.name] >= g->branches;  // split_peer_passes
-  }
+  if (split()) lane().barrier_full = g->arrived[s.name] >= g->branches;  // split_peer_passes
 }
 
 // repeat

@@ -238,22 +238,8 @@ bool System::split_lane_ahead_may_end_now(uint64_t lane_id) {
   const uint64_t now = sc_time_stamp().value();
   bool hold = false;
   std::map<uint64_t, SplitLane*> ask;  // by lane: the queries go out alike in every run
-  // A lane ahead in a barrier ends there if a failure comes at this
-  // instant, and one process has the failure of a lane behind too before
-  // this lane goes on (its step fails before that lane's boundary): so
-  // then every lane that waits for another process's end, ahead or
-  // behind, may end the barrier now (gen9/y1077, tb/data/split/t26).
-  bool barrier_ahead = false;
-  for (const auto& [obj, l] : lanes_) barrier_ahead = barrier_ahead || (l.id < lane_id && l.in_barrier);
   for (auto& [obj, l] : lanes_) {
-    if (l.id == lane_id) continue;
-    if (l.id > lane_id) {
-      if (barrier_ahead && l.awaiting_end && l.underway_ps != now && first_fail_ps_ >= now) {
-        hold = true;
-        if (l.asked_ps != now) ask[l.id] = &l;
-      }
-      continue;
-    }
+    if (l.id >= lane_id) continue;
     if (l.end_due_ps == now) hold = true;
     // After a failure's instant no branch's step starts (runner.cpp): a
     // lane ahead may never end its step then.

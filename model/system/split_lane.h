@@ -30,10 +30,6 @@ struct SplitLane {
   // none. Lanes after it wait for that end (step_boundary).
   uint64_t end_due_ps = ~uint64_t(0);
   bool barrier_full = false;  // its last barrier step ended with every branch arrived
-  // It waits in a barrier step, which a failure ends (runner.cpp): one
-  // that another process's lane may have at this instant (split.cpp
-  // split_lane_ahead_may_end_now).
-  bool in_barrier = false;
   // Its step's part here is over: it has reached split_barrier (a node's
   // process has sent its StepEnd there; the switch's sends it last), or it
   // has none to run here. A StepQuery for it is not answered.
