@@ -42,7 +42,7 @@ void Switch::arrive(size_t in, FrameBytes f, bool bad_fcs) {
     return;
   }
   const uint64_t now = ClockDomain::now_ps();
-  settle(now);  // departures of this instant first (PFC counts)
+  release_departures(now);  // departures of this instant first (PFC counts)
   if (pfc::is_mac_control(f.data(), f.size())) {  // ends at the port
     if (auto p = pfc::parse(f.data(), f.size()))
       ip.rx_pause(*p, now);
@@ -98,8 +98,8 @@ void Switch::forward() {
   }
 }
 
-void Switch::settle(uint64_t now) {
-  for (auto& p : ports_) p->settle(now);
+void Switch::release_departures(uint64_t now) {
+  for (auto& p : ports_) p->release_departure(now);
 }
 
 double Switch::draw() { return double(rng_() >> 11) * 0x1.0p-53; }

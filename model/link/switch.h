@@ -137,9 +137,9 @@ class SwitchPort : public sc_core::sc_module, public FrameSink {
   // The frame on the line leaves the queue's count (and its ingress port's
   // PFC class) once its last byte is out: at that instant before anything
   // else there reads the counts, whichever process the kernel runs first
-  // (Switch::settle: a split run's switch process ordered an arrival and a
+  // (Switch::release_departures: a split run's switch process ordered an arrival and a
   // departure at one instant unlike one process did).
-  void settle(uint64_t now);
+  void release_departure(uint64_t now);
   static uint64_t now_ps();
   // Puts f on the line now (the line free) and returns when its last byte is out.
   void transmit(FrameBytes f, bool own);
@@ -196,7 +196,7 @@ class Switch : public sc_core::sc_module {
   // A frame whose last byte arrived at port `in` now.
   void arrive(size_t in, FrameBytes f, bool bad_fcs);
   void forward();                      // SC_THREAD: frames to their egress queues after latency_ps
-  void settle(uint64_t now);           // every port's departures due by now (SwitchPort::settle)
+  void release_departures(uint64_t now);  // every port's departures due by now (SwitchPort::release_departure)
   double draw();                       // RED: u in [0, 1)
 
   SimContext& ctx_;

@@ -125,7 +125,7 @@ void SwitchPort::red_arrival() {
   red_avg_ = (1.0 - c.weight) * red_avg_ + c.weight * double(q_bytes_);
 }
 
-void SwitchPort::settle(uint64_t now) {
+void SwitchPort::release_departure(uint64_t now) {
   if (!leaving_.n || leaving_.ps > now) return;
   const uint64_t n = leaving_.n;
   leaving_.n = 0;
@@ -138,7 +138,7 @@ void SwitchPort::settle(uint64_t now) {
 uint64_t SwitchPort::now_ps() { return ClockDomain::now_ps(); }
 
 void SwitchPort::enqueue(Entry e) {
-  sw_.settle(ClockDomain::now_ps());
+  sw_.release_departures(ClockDomain::now_ps());
   const uint64_t n = e.f.size();
   red_arrival();
   if (q_bytes_ + n > sw_.cfg_.buffer_bytes) {
@@ -237,7 +237,7 @@ void SwitchPort::egress() {
         const uint64_t n = e.f.size();
         leaving_ = {now + line_.frame_ps(n), n, e.ingress, e.lossless};
         transmit(std::move(e.f), /*own=*/false);
-        settle(ClockDomain::now_ps());  // unless an arrival at this instant did it first
+        release_departure(ClockDomain::now_ps());  // unless an arrival at this instant did it first
         continue;
       }
       wake = std::min(wake, rx_pause_.next_expiry(now));

@@ -104,7 +104,7 @@ void System::run_steps(const std::vector<Step>& steps, Group* g) {
     // A branch's step failed itself; one of the scenario's own lane ends
     // in a failed run (another process's failure before this instant
     // counts as in one process, where it set exit_code: lane_stopped).
-    const bool failed = branch ? ln.failed : exit_code != 0 || first_fail_ps_ < rec.end_ps;
+    const bool failed = branch ? ln.failed : run_failed_before(rec.end_ps);
     if (ctx.log)
       ctx.log->step(sc_time_stamp().value(), step_loc(s).str(), step_kind(s), "end", failed ? "failed" : "",
                     place + "2", branch);
@@ -163,8 +163,13 @@ bool System::lane_stopped() {
   if (split()) split_drain();
   const uint64_t now = sc_time_stamp().value();
   if (lane().id != 0) return first_fail_ps_ < now;
-  return exit_code || split_peer_failed_ || first_fail_ps_ < now;
+  return run_failed_before(now);
 }
+
+// This process's failure at any time, another's (its Fact) before t: for
+// the scenario's own lane, as one process has it (lane_stopped, a step's
+// end record).
+bool System::run_failed_before(uint64_t t) const { return exit_code || split_peer_failed_ || first_fail_ps_ < t; }
 
 void System::run_step(const Step& step, Group* g) {
   const SourceLoc& loc = step_loc(step);

@@ -358,6 +358,7 @@ class System : public sc_core::sc_module {
   void run_steps(const std::vector<Step>& steps, Group* g);
   void step_boundary(uint64_t lane_id);  // a step's start or end: at its instant's settled point
   bool lane_stopped();                   // the calling lane starts no more steps (a failure: runner.cpp)
+  bool run_failed_before(uint64_t t) const;  // the scenario's own lane's view of a failure (runner.cpp)
   // A settled point, the lanes ahead waited for as at a step's boundary (a
   // step that judges within its instant, lane by lane: expect_bypass).
   void settle_in_lane_order(uint64_t lane_id);
