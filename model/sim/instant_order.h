@@ -16,8 +16,14 @@
 //
 // Rule: a requester enters with its rank (fixed per requester) and is
 // served at a settled point of the instant (model/sim/settle.h: nothing is
-// left to run at it), the first pending by (instant entered, rank, entry
-// sequence), one per settled point. Which requesters are pending when the
+// left to run at it), the first pending by (instant entered, rank, the
+// entering process's name, entry sequence), one per settled point. Two
+// processes of one rank entering at one instant go in the order of their
+// names (hierarchical, the node's in them: the same in every composition),
+// not in the order they entered, which the kernel chose (gen10/z3168: D's
+// QP 1 payload read and a READ response's payload read, both on
+// wqe_proc_top_m_axi at one instant, took the link in the other order
+// split, 520 ns apart). Which requesters are pending when the
 // node's instant settles follows from the node's own events only; the
 // delta cycle each entered in does not (it counts the kernel's other work:
 // random seed 151 split took the PCIe link in the other order when the
@@ -30,10 +36,10 @@
 // Cost: a few delta cycles per use (to the instant's settled point).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <systemc>
-#include <tuple>
 
 #include "model/sim/settle.h"
 
@@ -48,7 +54,7 @@ class InstantOrder final : public settle::Client {
 
   // In an SC_THREAD: returns when it is the caller's turn.
   void enter(uint32_t rank) {
-    const Key k{sc_core::sc_time_stamp().value(), rank, seq_++};
+    const Key k{sc_core::sc_time_stamp().value(), rank, sc_core::sc_get_current_process_b()->name(), seq_++};
     pending_.insert(k);
     settle::poke();
     while (held_ != k) sc_core::wait(turn_);
@@ -84,7 +90,21 @@ class InstantOrder final : public settle::Client {
   };
 
  private:
-  using Key = std::tuple<uint64_t, uint32_t, uint64_t>;  // (instant entered in ps, rank, entry sequence)
+  // (instant entered in ps, rank, entering process's name, entry sequence);
+  // the name lives as long as its process, which waits here until it leaves.
+  struct Key {
+    uint64_t t_ps;
+    uint32_t rank;
+    const char* who;
+    uint64_t seq;
+    bool operator<(const Key& o) const {
+      if (t_ps != o.t_ps) return t_ps < o.t_ps;
+      if (rank != o.rank) return rank < o.rank;
+      if (const int c = std::strcmp(who, o.who)) return c < 0;
+      return seq < o.seq;
+    }
+    bool operator!=(const Key& o) const { return t_ps != o.t_ps || rank != o.rank || seq != o.seq; }
+  };
   std::set<Key> pending_;
   std::optional<Key> held_;
   uint64_t seq_ = 0;

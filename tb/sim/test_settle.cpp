@@ -77,6 +77,29 @@ TEST(InstantOrder, LeftFromAnEarlierInstantGoFirst) {
 
 // Threads waiting for the settled point are released by (stage, rank,
 // arrival), one per settled point, after the orders' grants; each runs in
+
+// Two processes of one rank at one instant go in the order of their names,
+// not in the order they entered (which the kernel chose: gen10/z3168, two
+// threads of one node on one DMA master). "b_enters_first" enters three
+// delta cycles before "a_enters_late" and still goes second; a lower rank
+// goes first whatever its name.
+TEST(InstantOrder, OneRankAtOneInstantByProcessName) {
+  sc_set_time_resolution(1, SC_PS);
+  InstantOrder order;
+  std::vector<std::string> served;
+  auto user = [&](const char* tag, uint32_t rank, int deltas) {
+    return [&, tag, rank, deltas] {
+      wait(sc_time(10, SC_NS));
+      for (int i = 0; i < deltas; ++i) wait(SC_ZERO_TIME);
+      const InstantOrder::Turn turn(&order, rank);
+      served.push_back(tag);
+    };
+  };
+  Runner z("z_low_rank", user("z_low_rank", 1, 2)), b("b_enters_first", user("b_enters_first", 4, 0)),
+      a("a_enters_late", user("a_enters_late", 4, 3));
+  sc_start();
+  EXPECT_EQ(served, (std::vector<std::string>{"z_low_rank", "a_enters_late", "b_enters_first"}));
+}
 // a settled instant, and the last (the link's, which then blocks for its
 // peers) finds nothing at all pending, not even the service's next look.
 TEST(Settle, ReleasedByStageThenRankAfterTheGrants) {
