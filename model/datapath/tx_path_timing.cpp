@@ -26,7 +26,7 @@ void TxPathTiming::take(uint64_t x) {
     throw std::logic_error("TxPathTiming: take of a frame whose head is not loaded");
   const Rec& r = rec(f_take_);
   // Beat j is taken at x + j; taking it loads beat j + 1 (rptr moves).
-  for (uint32_t j = 1; j < r.O; ++j) R_.push_back(x + j - 1);
+  if (r.O > 1) push_loads(x, r.O - 1);
   prev_take_last_ = x + r.O - 1;
   any_take_ = true;
   ++f_take_;
@@ -90,7 +90,7 @@ void TxPathTiming::advance() {
       if (n_out_ >= cfg_.fifo_depth) {
         const uint64_t i = n_out_ - cfg_.fifo_depth;  // its read frees a FIFO entry
         if (i >= R_.end()) break;
-        t = std::max(t, core_edge_after(cmac_edge_ps(R_.at(i))) + N);
+        t = std::max(t, R_.at(i));
       }
       t_prev_ = t;
       any_out_ = true;
@@ -110,11 +110,28 @@ void TxPathTiming::advance() {
       uint64_t h = cmac_edge_after(core_edge_ps(r.tlast)) + N;
       if (any_take_) h = std::max(h, prev_take_last_);
       r.head = h;
-      R_.push_back(h);
+      push_loads(h, 1);
       progress = true;
     }
   }
   trim();
+}
+
+// R_ for FIFO loads at CMAC edges x .. x + n - 1: e1_core + N of each.
+// Consecutive CMAC edges are C ps apart, so after the first the core edge
+// follows by adding C to a remainder: one division a call, not one a beat
+// (it was 8 % of a model run's instructions, issue 17).
+void TxPathTiming::push_loads(uint64_t x, uint64_t n) {
+  const uint64_t P = cfg_.core_ps, C = cfg_.cmac_ps, N = cfg_.sync_stages;
+  uint64_t t = cmac_edge_ps(x);
+  for (; n && t < P / 2; --n, t += C) R_.push_back(N);  // before core edge 0 (edge_after: 0)
+  if (!n) return;
+  uint64_t q = (t - P / 2) / P, rem = (t - P / 2) % P;  // core_edge_after(t) = q + 1
+  for (;;) {
+    R_.push_back(q + 1 + N);
+    if (!--n) return;
+    for (rem += C; rem >= P; rem -= P) ++q;
+  }
 }
 
 void TxPathTiming::trim() {

@@ -102,12 +102,15 @@ class TxPathTiming {
   const Rec& rec(uint64_t f) const { return recs_.at(f); }
   Rec& rec(uint64_t f) { return recs_.at(f); }
   void advance();
+  void push_loads(uint64_t x, uint64_t n);
   void trim();
 
   Config cfg_;
   IndexedRing<Rec> recs_;  // frames from min(f_out_, f_take_) on
   // Values looked up 32 frames / 256 beats back.
-  IndexedRing<uint64_t> S_, P_, R_;  // rd_start per frame; pop per body beat; FIFO load per beat
+  // rd_start per frame; pop per body beat; per FIFO load (R_n, a CMAC
+  // edge) the core edge that sees the entry it frees: e1_core(R_n) + N.
+  IndexedRing<uint64_t> S_, P_, R_;
   // Cursors: next frame to load, to assemble (body beat i_asm_, global
   // g_asm_), to read out (output beat j_out_, global n_out_), to take.
   uint64_t f_load_ = 0, prev_load_ = 0;
