@@ -31,7 +31,7 @@ size_t System::frames_seen(const Direction& d, const std::vector<uint8_t>& opcod
 
 // Does got[from..] match the pattern sequence exactly (every frame used)?
 // Backtracking over the repetition counts; the patterns are short.
-bool System::frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
+bool System::frames_match(const FrameList& got, size_t from, const std::vector<FramePattern>& pat,
                           std::string* why) const {
   size_t best = from;  // furthest frame reached, for the message
   size_t best_pi = 0;  // the pattern that frame was held against

@@ -202,13 +202,18 @@ struct FrameRec {
   std::string str() const;  // one line: time, opcode, PSN, QP, length
 };
 
+// A direction's frames in order; a deque: appending never moves the
+// records already there (a vector's growth copied every record, 1 % of a
+// model run of 100,000 frames, issue 17).
+using FrameList = std::deque<FrameRec>;
+
 // One direction of the link, "A->B": what A's CMAC sent (tx tap) and what
 // B's CMAC received (rx tap). With a switch, the frames A sent to B's MAC
 // and those B received from A's; frames between a node and the switch
 // itself (pause frames) are under "A->switch" / "switch->A".
 struct DirFrames {
   std::string name;
-  std::vector<FrameRec> tx, rx;
+  FrameList tx, rx;
   size_t cursor_tx = 0, cursor_rx = 0;  // expect_frames consumed up to here
 };
 
@@ -441,7 +446,7 @@ class System : public sc_core::sc_module {
   // Why this process stopped with the other's exit code ("": it did not).
   std::string split_stopped_by_;
  private:
-  bool frames_match(const std::vector<FrameRec>& got, size_t from, const std::vector<FramePattern>& pat,
+  bool frames_match(const FrameList& got, size_t from, const std::vector<FramePattern>& pat,
                     std::string* why) const;
   size_t frames_seen(const Direction& d, const std::vector<uint8_t>& opcodes) const;
   // Control flow (runner.cpp).
