@@ -249,15 +249,19 @@ void Scoreboard::post(const Post& p) {
     op.copy.assign(p.length, 0);
     add_range(op.undef, 0, p.length);
   }
-  // Operations in flight that this one races with (only those of other QPs
-  // can: when every operation in flight is this QP's, there is none to visit).
+  // Operations in flight that this one races with: those of other QPs, and
+  // a READ of this QP (when every operation in flight is this QP's and none
+  // is a READ, there is none to visit).
   const bool others_in_flight = inflight_.size() > q.outstanding.size();
   for (auto& [id, x] : inflight_) {
-    if (!others_in_flight) break;
+    if (!others_in_flight && !q.reads_outstanding) break;
     uint64_t lo, hi;
     if (op.tbuf < 0) break;
-    // This one writes what x still has to read (x on another QP: unordered).
-    if (x.sbuf == op.tbuf && x.qp != op.qp &&
+    // This one writes what x still has to read: x on another QP (unordered),
+    // or a READ of this QP, which the responder executes again, from memory
+    // as it is then, when its response is lost (IBTA 9.9.4.2; only a fenced WR
+    // would make this one wait for it): rc_read_reexecuted_sees_later_write.
+    if (x.sbuf == op.tbuf && (x.qp != op.qp || x.opcode == SbOpcode::read) &&
         overlap(x.soff, x.soff + x.slen, op.toff, op.toff + op.tlen + op.tpad, lo, hi))
       add_range(x.undef, lo - x.soff, hi - x.soff);
     // Both write the same bytes from different QPs: either may land last.
@@ -268,6 +272,7 @@ void Scoreboard::post(const Post& p) {
     }
   }
   if (!op.copied && op.slen) ++bufs_[size_t(op.sbuf)].shared_sources;
+  if (op.opcode == SbOpcode::read) ++q.reads_outstanding;
   q.outstanding.push_back(op.id);
   cover(op, +1);
   inflight_.emplace(op.id, std::move(op));
@@ -324,6 +329,7 @@ std::vector<std::string> Scoreboard::complete(int qpi, uint16_t wr_id, std::opti
   if (!op.copied && op.slen) --bufs_[size_t(op.sbuf)].shared_sources;
   cover(op, -1);
   q.outstanding.erase(q.outstanding.begin());
+  if (op.opcode == SbOpcode::read) --q.reads_outstanding;
   ++ops_completed_;
   bool trusted = true;
   if (op.wr_id != wr_id || !opcode || op.opcode != *opcode) {

@@ -172,6 +172,7 @@ class Scoreboard {
     uint32_t rq_depth = 0, rq_elem = 0;
     uint64_t sends_posted = 0;     // SENDs posted towards this QP's RQ (element index)
     std::vector<uint64_t> outstanding;  // op ids, oldest first
+    uint32_t reads_outstanding = 0;     // READs among them (post(): a later WRITE may race with one)
   };
   struct Op {
     uint64_t id = 0;

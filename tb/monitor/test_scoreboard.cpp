@@ -177,6 +177,28 @@ TEST_F(Fixture, RacesAndInFlightRangesAreNotJudged) {
   EXPECT_TRUE(sb.check_all().empty());
 }
 
+// A READ of B's dst[0..511] into A's src[2048..], then a WRITE on the same
+// QP of src[0..63] over dst[0..63]. The READ's response is lost and B
+// executes it again after the WRITE (IBTA 9.9.4.2): the READ returns the
+// WRITE's bytes there. Those 64 bytes are not judged; the other 448 are,
+// and a wrong one among them is caught.
+TEST_F(Fixture, ReadReexecutedAfterALaterWriteOfItsQp) {
+  std::vector<uint8_t> old(512);
+  for (uint64_t k = 0; k < 512; ++k) b[kDst + k] = old[k] = uint8_t(0xC0 ^ k);
+  sb.host_write("B", kDst, old.data(), 512, "fill at test:40");
+  sb.post({qa, SbOpcode::read, 1, kSrc + 2048, 512, kVa + kDst, kRkeyDst, "post at test:41"});
+  post_write(2, 0, 0, 64);
+  nic_write(0, 0, 64);                                 // the WRITE lands at B
+  std::memcpy(&a[kSrc + 2048], &b[kDst], 512);         // then the READ, executed again
+  a[kSrc + 2048 + 300] ^= 0x01;                        // and one byte the NIC got wrong
+  const auto errs = sb.complete(qa, 1, SbOpcode::read, false, "at 1 us");
+  ASSERT_EQ(errs.size(), 1u) << all(errs);
+  EXPECT_TRUE(has(errs, "node A MR 'src' offset 2348")) << all(errs);
+  EXPECT_TRUE(has(errs, "expected 0xec, found 0xed")) << all(errs);  // byte 300: 0xC0 ^ 0x2C, one bit flipped
+  EXPECT_TRUE(sb.complete(qa, 2, SbOpcode::write, false, "at 2 us").empty());
+  EXPECT_TRUE(sb.check_all().empty());
+}
+
 TEST_F(Fixture, OutOfOrderCompletionIsReported) {
   post_write(1, 0, 0, 64);
   const auto errs = sb.complete(qa, 9, SbOpcode::write, false, "at 1 us");
