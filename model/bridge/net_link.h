@@ -146,8 +146,11 @@ class NetLink : public sc_core::sc_module {
   // has not judged (~0: none). erred(): the instant of this process's
   // earliest model error (~0: none); its run ends slack_ps after it, so
   // the peers keep within that (SYNC extension lax_ps). Before sc_start.
+  // judge(upto): feeds this process's wire monitors every event before upto
+  // (no wait: callable from a thread blocked in ask() or await_peer_end(),
+  // which run no other SystemC thread, the monitor's included).
   void set_control_policy(std::function<bool()> passive, uint64_t slack_ps, std::function<uint64_t()> unjudged,
-                          std::function<uint64_t()> erred);
+                          std::function<uint64_t()> erred, std::function<void(uint64_t)> judge = {});
   // What the policy reads changed at now (a model error): the link's
   // thread promises again at this instant.
   void policy_changed() { sent_ev_.notify(sc_core::SC_ZERO_TIME); }
@@ -250,6 +253,8 @@ class NetLink : public sc_core::sc_module {
   sc_core::sc_event peer_err_ev_;
   std::function<bool()> passive_;
   std::function<uint64_t()> unjudged_, erred_;
+  std::function<void(uint64_t)> judge_;
+  void judge_behind(uint64_t now);
   uint64_t slack_ps_ = 1;
   bool acting_now_ = false;  // await_watches: a process acts at now
   // Hub mode (net_link_hub.cpp).

@@ -123,7 +123,7 @@ void System::set_split_policy() {
   // have been let go (a StepUnderway taken) and count as waiting still.
   auto passive = [this] { return split_passive() && !sc_pending_activity_at_current_time(); };
   net_link_->set_control_policy(passive, scenario.limits.after_error_us * 1000000ull,
-                                unjudged, erred);
+                                unjudged, erred, [this](uint64_t upto) { monitor_feed(upto); });
   // A model error is stated (SYNC lax_ps) at its instant, before any
   // CONTROL of a later instant could raise the peers' view of this
   // process's progress past it.
