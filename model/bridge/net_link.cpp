@@ -232,6 +232,11 @@ void NetLink::block(uint64_t now, bool watches_only) {
         watch_ev_.notify(SC_ZERO_TIME);
         break;
       }
+    // A thread acting at now (await_watches) holds up the monitor's: what
+    // the floor has passed is judged here and the SYNC said again, or a
+    // peer held short of an event our last SYNC named would wait for us
+    // while we wait for it (judge_behind; a review finding of stop 47).
+    if (watches_only) judge_behind(now);
     chaos();
     if (hub_)
       wait_any(*lim);

@@ -109,8 +109,7 @@ bool NetLink::await_peer_end() {
       }
       const auto it = peer_ends_.lower_bound(end_cursor_);
       if (all_in && ((it != peer_ends_.end() && it->first <= now) || peer_gone())) return true;
-      judge_behind(now);
-      promise(now);
+      judge_behind(now);  // and promise(now)
       chaos();
       if (hub_)
         wait_any(*peers_.front());
@@ -132,10 +131,11 @@ void NetLink::set_control_policy(std::function<bool()> passive, uint64_t slack_p
   judge_ = std::move(judge);
 }
 
-// A thread blocked at now for a peer's word (ask, await_peer_end) holds up
-// every other SystemC thread of this process, the link's and the wire
-// monitor's too: the events the peers' floor has passed are judged here,
-// and what the SYNC says (its lax horizon above all) is said again at now.
+// A thread blocked at now for a peer's word (ask, await_peer_end, the
+// block of await_watches) holds up every other SystemC thread of this
+// process, the link's and the wire monitor's too: the events the peers'
+// floor has passed are judged here, and what the SYNC says (its lax
+// horizon above all) is said again at now.
 // Otherwise a peer kept short of this process's lax horizon (an event not
 // judged, plus slack) waits for it while it waits for that peer (gen11/
 // w1086: A's monitor judged B's event of 35.272 us, then A's watchdog asked
