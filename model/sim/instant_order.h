@@ -52,12 +52,26 @@ class InstantOrder final : public settle::Client {
   InstantOrder(const InstantOrder&) = delete;
   InstantOrder& operator=(const InstantOrder&) = delete;
 
-  // In an SC_THREAD: returns when it is the caller's turn.
+  // In an SC_THREAD: returns when it is the caller's turn. A process killed
+  // or reset while it waits here leaves no entry behind (its name would
+  // dangle) and gives up a turn granted to it.
   void enter(uint32_t rank) {
     const Key k{sc_core::sc_time_stamp().value(), rank, sc_core::sc_get_current_process_b()->name(), seq_++};
     pending_.insert(k);
     settle::poke();
+    struct Unwind {
+      InstantOrder& o;
+      const Key& k;
+      bool entered = false;
+      ~Unwind() {
+        if (entered) return;
+        o.pending_.erase(k);
+        if (o.held_ && !(*o.held_ != k)) o.held_.reset();
+        if (!o.pending_.empty()) settle::poke();
+      }
+    } unwind{*this, k};
     while (held_ != k) sc_core::wait(turn_);
+    unwind.entered = true;
   }
   void leave() {
     pending_.erase(*held_);

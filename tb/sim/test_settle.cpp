@@ -75,6 +75,35 @@ TEST(InstantOrder, LeftFromAnEarlierInstantGoFirst) {
   EXPECT_EQ(at, (std::vector<uint64_t>{5000, 15000, 15000, 15000}));
 }
 
+// A process killed while it waits for its turn leaves nothing behind: the
+// others are served as if it had never asked (its entry, which names it,
+// is gone with it).
+TEST(InstantOrder, AProcessKilledWhileWaitingLeavesNoEntry) {
+  sc_set_time_resolution(1, SC_PS);
+  InstantOrder order;
+  std::vector<std::string> served;
+  sc_process_handle victim;
+  Runner v("victim", [&] {
+    victim = sc_get_current_process_handle();
+    wait(sc_time(10, SC_NS));
+    const InstantOrder::Turn turn(&order, 0);
+    served.push_back("victim");
+  });
+  Runner o("other", [&] {
+    wait(sc_time(10, SC_NS));
+    const InstantOrder::Turn turn(&order, 1);
+    served.push_back("other");
+  });
+  Runner k("killer", [&] {
+    wait(sc_time(10, SC_NS));
+    wait(SC_ZERO_TIME);  // the victim has entered; the instant has not settled
+    victim.kill();
+  });
+  sc_start();
+  EXPECT_EQ(served, (std::vector<std::string>{"other"}));
+  EXPECT_FALSE(order.wants());
+}
+
 // Threads waiting for the settled point are released by (stage, rank,
 // arrival), one per settled point, after the orders' grants; each runs in
 
@@ -110,7 +139,9 @@ TEST(Settle, ReleasedByStageThenRankAfterTheGrants) {
     return [&, tag, s, rank] {
       wait(sc_time(10, SC_NS));
       settle::wait_settled(s, rank);
-      if (s == settle::Stage::kLink) EXPECT_FALSE(sc_pending_activity_at_current_time());
+      if (s == settle::Stage::kLink) {
+        EXPECT_FALSE(sc_pending_activity_at_current_time());
+      }
       seen.push_back(tag);
       wait(SC_ZERO_TIME);  // activity of its own: the next one waits for it
       seen.push_back(std::string(tag) + " done");
