@@ -66,8 +66,8 @@ void NetPeer::send_packet(uint64_t t_ps, uint8_t port, const std::vector<uint8_t
   m.bad_fcs = bad_fcs;
   m.frame = frame;
   send(m);
+  note_sent(t_ps, false);
   ++packets_sent_;
-  unacked_.push_back({t_ps, false});
   last_info_sent_.reset();
 }
 
@@ -86,10 +86,20 @@ bool NetPeer::promise(uint64_t t_ps, const std::optional<NetSyncInfo>& info) {
 
 // A CONTROL's time may precede a PACKET's stamp: the least of them.
 std::optional<uint64_t> NetPeer::earliest_unacked(bool controls_only) const {
-  std::optional<uint64_t> t;
-  for (const auto& [stamp, control] : unacked_)
-    if (!controls_only || control) t = std::min(t.value_or(stamp), stamp);
-  return t;
+  const auto& q = controls_only ? min_ctl_ : min_all_;
+  if (q.empty()) return std::nullopt;
+  return q.front().second;
+}
+
+// Message packets_sent_ + controls_sent_ (before this one counts) into the
+// running minima: an entry at or above t can no longer be the least.
+void NetPeer::note_sent(uint64_t t_ps, bool control) {
+  const uint64_t i = packets_sent_ + controls_sent_;
+  for (auto* q : {&min_all_, control ? &min_ctl_ : nullptr}) {
+    if (!q) continue;
+    while (!q->empty() && q->back().second >= t_ps) q->pop_back();
+    q->push_back({i, t_ps});
+  }
 }
 
 void NetPeer::send_control(const NetControl& c) {
@@ -98,8 +108,8 @@ void NetPeer::send_control(const NetControl& c) {
   m.timestamp_ps = sent_any_ ? last_sent_ : 0;
   m.control = c;
   send(m);
+  note_sent(c.time_ps, true);
   ++controls_sent_;
-  unacked_.push_back({c.time_ps, true});
   last_info_sent_.reset();
 }
 
@@ -135,7 +145,9 @@ void NetPeer::take(const std::vector<uint8_t>& bytes) {
           throw NetPeerError(name_ + ": a SYNC acknowledging " + std::to_string(peer_info_->acked) + " PACKETs, " +
                              std::to_string(packets_sent_ + controls_sent_) + " sent and " + std::to_string(acked_) +
                              " acknowledged before (a protocol violation)");
-        while (acked_ < peer_info_->acked) unacked_.pop_front(), ++acked_;
+        acked_ = peer_info_->acked;
+        for (auto* q : {&min_all_, &min_ctl_})
+          while (!q->empty() && q->front().first < acked_) q->pop_front();
       }
       break;
     case NetMsg::Terminate:

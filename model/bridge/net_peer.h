@@ -130,8 +130,14 @@ class NetPeer {
   std::deque<NetPacket> in_;
   std::optional<NetSyncInfo> peer_info_, last_info_sent_;
   std::deque<NetControl> ctl_in_;
-  std::deque<std::pair<uint64_t, bool>> unacked_;   // (stamp or a CONTROL's time, is a CONTROL) of those sent, from index acked_ on
+  // The PACKETs and CONTROLs sent and not yet acknowledged (index acked_
+  // on), as two running minima (earliest_unacked): (index, a PACKET's stamp
+  // or a CONTROL's time), each entry below the ones after it; those of
+  // CONTROLs alone in the second. O(1) a look (a scan of every message in
+  // flight was 1.3 % of a split stream's CPU, issue 16).
+  std::deque<std::pair<uint64_t, uint64_t>> min_all_, min_ctl_;
   uint64_t acked_ = 0;
+  void note_sent(uint64_t t_ps, bool control);
   uint64_t packets_sent_ = 0, syncs_sent_ = 0, packets_received_ = 0, syncs_received_ = 0;
   uint64_t controls_sent_ = 0, controls_received_ = 0;
 };
