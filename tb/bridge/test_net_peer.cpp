@@ -150,6 +150,38 @@ TEST(NetPeer, EqualStampsOrderByChannelThenSequence) {
 // order, counted with the PACKETs in the SYNC extension's acknowledgement,
 // and its time (earlier than a PACKET stamp sent before it) the earliest
 // unacknowledged instant until the peer has taken it in.
+// The earliest instant among the messages in flight as the peer's
+// acknowledgements take them one by one: a CONTROL's time below a PACKET's
+// stamp sent before it, a later CONTROL below an earlier PACKET, and the
+// CONTROLs alone (earliest_unacked(true)).
+TEST(NetPeer, EarliestUnackedFollowsPartialAcknowledgements) {
+  auto [b, a] = peers("partial");
+  const std::vector<uint8_t> frame(60, 0x5A);
+  NetControl c;
+  c.kind = NetControl::Fact;
+  a->send_packet(9000, 0, frame);  // 1
+  c.time_ps = 8100;
+  a->send_control(c);              // 2
+  a->send_packet(9100, 0, frame);  // 3
+  c.time_ps = 8300;
+  a->send_control(c);              // 4
+  a->send_packet(9700, 0, frame);  // 5
+  EXPECT_EQ(a->earliest_unacked(), std::optional<uint64_t>(8100));
+  EXPECT_EQ(a->earliest_unacked(true), std::optional<uint64_t>(8100));
+  ASSERT_TRUE(a->promise(12000));
+  b->wait_horizon(12000, milliseconds(5000));
+  const std::vector<std::pair<uint64_t, std::pair<std::optional<uint64_t>, std::optional<uint64_t>>>> want = {
+      {1, {8100, 8100}}, {2, {8300, 8300}}, {3, {8300, 8300}}, {4, {9700, std::nullopt}}, {5, {std::nullopt, std::nullopt}}};
+  uint64_t t = 13000;
+  for (const auto& [acked, e] : want) {
+    ASSERT_TRUE(b->promise(t, NetSyncInfo{20000, acked, 100}));
+    a->wait_horizon(t, milliseconds(5000));
+    EXPECT_EQ(a->earliest_unacked(), e.first) << acked << " acknowledged";
+    EXPECT_EQ(a->earliest_unacked(true), e.second) << acked << " acknowledged";
+    t += 100;
+  }
+}
+
 TEST(NetPeer, ControlsAreOrderedAcknowledgedAndMakeNoPromise) {
   auto [b, a] = peers("control");
   const std::vector<uint8_t> frame(60, 0x5A);
