@@ -249,9 +249,19 @@ void Scoreboard::post(const Post& p) {
     op.copy.assign(p.length, 0);
     add_range(op.undef, 0, p.length);
   }
-  // Operations in flight that this one races with: those of other QPs, and
-  // a READ of this QP (when every operation in flight is this QP's and none
-  // is a READ, there is none to visit).
+  note_races(op, q);
+  if (!op.copied && op.slen) ++bufs_[size_t(op.sbuf)].shared_sources;
+  if (op.opcode == SbOpcode::read) ++q.reads_outstanding;
+  q.outstanding.push_back(op.id);
+  cover(op, +1);
+  inflight_.emplace(op.id, std::move(op));
+  ++ops_tracked_;
+}
+
+// Operations in flight that op (being posted on q) races with: those of
+// other QPs, and a READ of q (when every operation in flight is q's and none
+// is a READ, there is none to visit).
+void Scoreboard::note_races(Op& op, const Qp& q) {
   const bool others_in_flight = inflight_.size() > q.outstanding.size();
   for (auto& [id, x] : inflight_) {
     if (!others_in_flight && !q.reads_outstanding) break;
@@ -271,12 +281,6 @@ void Scoreboard::post(const Post& p) {
       add_range(op.taint, lo - op.toff, hi - op.toff);
     }
   }
-  if (!op.copied && op.slen) ++bufs_[size_t(op.sbuf)].shared_sources;
-  if (op.opcode == SbOpcode::read) ++q.reads_outstanding;
-  q.outstanding.push_back(op.id);
-  cover(op, +1);
-  inflight_.emplace(op.id, std::move(op));
-  ++ops_tracked_;
 }
 
 void Scoreboard::cover(const Op& op, int64_t sign) {

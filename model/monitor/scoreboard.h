@@ -204,6 +204,7 @@ class Scoreboard {
   std::vector<Range> inflight_targets(int bi, uint64_t except) const;
   void compare_span(const Buffer& buf, const uint8_t* mem, uint64_t a, uint64_t b, int org, SbMismatch& first,
                     uint64_t& diffs, std::vector<Range>& bad) const;
+  void note_races(Op& op, const Qp& q);  // post(): op's races with the operations in flight
   void cover(const Op& op, int64_t sign);  // op's target range into (+1) or out of (-1) its buffer's inflight_cover
   // Before bytes [lo, hi) of buffer bi's shadow change: the operations in
   // flight whose source they are keep their own copy.
